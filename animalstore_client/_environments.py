@@ -1,0 +1,121 @@
+"""The service's environments and how the base URL is chosen.
+
+The two base URLs are written here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from ._exceptions import ClientValidationError
+
+__all__ = ["Environment", "resolve_base_url"]
+
+API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
+BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
+ENVIRONMENT_VARIABLE = "ANIMALSTORE_ENVIRONMENT"
+
+
+class Environment(str, enum.Enum):
+    """A deployment of the animal store service.
+
+    ```python
+    client = AnimalStoreClient(environment=Environment.STAGING)
+    assert client.base_url == Environment.STAGING.base_url
+    ```
+    """
+
+    PRODUCTION = "production"
+    STAGING = "staging"
+
+    @property
+    def base_url(self) -> str:
+        """The base URL of this environment; it ends in ``/v1``."""
+        return _BASE_URLS[self]
+
+    def __str__(self) -> str:
+        # str-mixin enums print as "Environment.STAGING" before 3.12; the
+        # value is what users type and what the variable holds.
+        return self.value
+
+
+# The service has not published its hostnames yet; these are placeholders on
+# the reserved .example domain, so nothing can leak to a real host by accident.
+_BASE_URLS: dict[Environment, str] = {
+    Environment.PRODUCTION: "https://api.animalstore.example/v1",
+    Environment.STAGING: "https://staging.api.animalstore.example/v1",
+}
+
+_ALLOWED = ", ".join(repr(e.value) for e in Environment)
+
+
+def parse_environment(value: object, *, argument: str) -> Environment:
+    """Return the `Environment` named by ``value`` or raise `ClientValidationError`."""
+    if isinstance(value, Environment):
+        return value
+    if isinstance(value, str):
+        try:
+            return Environment(value)
+        except ValueError:
+            pass
+    raise ClientValidationError(
+        f"{argument} must be one of {_ALLOWED} or an Environment member, got {value!r}",
+        argument=argument,
+        rule=f"one of {_ALLOWED}",
+        value=value,
+    )
+
+
+def normalize_base_url(value: object, *, argument: str) -> str:
+    """Check an explicit base URL and return it without a trailing slash."""
+    if not isinstance(value, str):
+        raise ClientValidationError(
+            f"{argument} must be a str such as 'https://host/v1', got {value!r}",
+            argument=argument,
+            rule="an http:// or https:// URL",
+            value=value,
+        )
+    url = value.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
+        raise ClientValidationError(
+            f"{argument} must be an absolute http:// or https:// URL such as "
+            f"'https://host/v1', got {value!r}",
+            argument=argument,
+            rule="an http:// or https:// URL",
+            value=value,
+        )
+    if "?" in url or "#" in url:
+        raise ClientValidationError(
+            f"{argument} must not contain a query or fragment, got {value!r}",
+            argument=argument,
+            rule="no query or fragment",
+            value=value,
+        )
+    return url
+
+
+def resolve_base_url(
+    *,
+    base_url: str | None,
+    environment: Environment | str | None,
+    env: Mapping[str, str],
+) -> str:
+    """Pick the base URL; the first of these that is set wins.
+
+    The ``base_url`` argument, the ``environment`` argument, the
+    ``ANIMALSTORE_BASE_URL`` variable, the ``ANIMALSTORE_ENVIRONMENT``
+    variable, and finally production. An empty variable counts as unset.
+    """
+    if base_url is not None:
+        return normalize_base_url(base_url, argument="base_url")
+    if environment is not None:
+        return parse_environment(environment, argument="environment").base_url
+    from_env = env.get(BASE_URL_VARIABLE, "").strip()
+    if from_env:
+        return normalize_base_url(from_env, argument=BASE_URL_VARIABLE)
+    named = env.get(ENVIRONMENT_VARIABLE, "").strip()
+    if named:
+        return parse_environment(named, argument=ENVIRONMENT_VARIABLE).base_url
+    return Environment.PRODUCTION.base_url

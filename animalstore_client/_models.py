@@ -1,0 +1,138 @@
+"""The service's resources as frozen attrs classes.
+
+Attributes are snake_case; the JSON names (camelCase) and every conversion
+rule live in the one converter in ``_serde``, not here.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+__all__ = ["ErrorBody", "NewPet", "Pet", "PetStatus"]
+
+
+class PetStatus(str, enum.Enum):
+    """An animal's availability.
+
+    A value the SDK does not know yet (the service may add one) is kept rather
+    than rejected: it arrives as a `PetStatus` whose value is the new string,
+    so ``pet.status == "adopted"`` holds and ``pet.status in PetStatus`` does
+    not. Arguments sent to the service must be one of the members below.
+    """
+
+    AVAILABLE = "available"
+    PENDING = "pending"
+    SOLD = "sold"
+
+    def __str__(self) -> str:
+        # str-mixin enums print as "PetStatus.SOLD" before 3.12; the wire
+        # value is what users compare and print.
+        return self.value
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        # The default reduce calls PetStatus(value), which refuses an
+        # unknown value; this keeps unknown values picklable too.
+        return (_pet_status, (self._value_,))
+
+    @property
+    def is_known(self) -> bool:
+        """Whether this is one of the members this SDK version knows."""
+        return self._value_ in PetStatus._value2member_map_
+
+
+def _pet_status(value: str) -> PetStatus:
+    """The member for ``value``, or a new `PetStatus` holding an unknown value."""
+    member = PetStatus._value2member_map_.get(value)
+    if member is not None:
+        return member  # type: ignore[return-value]  # the map holds PetStatus members
+    unknown = str.__new__(PetStatus, value)
+    unknown._value_ = value
+    unknown._name_ = value.upper()
+    return unknown
+
+
+@attrs.frozen
+class NewPet:
+    """The request body of `create_pet`.
+
+    ```python
+    NewPet(name="Rex", category_id=3).to_dict()
+    # {'name': 'Rex', 'categoryId': 3}
+    ```
+    """
+
+    name: str
+    category_id: int
+    status: PetStatus | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """This object as JSON-ready data with the service's camelCase names."""
+        from ._serde import unstructure
+
+        return unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> NewPet:
+        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
+        from ._serde import structure_argument
+
+        return structure_argument(data, cls)
+
+
+@attrs.frozen
+class Pet:
+    """An animal as the service returns it.
+
+    ```python
+    pet = Pet.from_dict({"id": 1, "name": "Rex", "categoryId": 3, "status": "sold"})
+    assert pet.category_id == 3 and pet.status is PetStatus.SOLD
+    ```
+    """
+
+    id: int
+    name: str
+    category_id: int
+    status: PetStatus | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """This object as JSON-ready data with the service's camelCase names."""
+        from ._serde import unstructure
+
+        return unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Pet:
+        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
+        from ._serde import structure_argument
+
+        return structure_argument(data, cls)
+
+
+@attrs.frozen
+class ErrorBody:
+    """The service's Error object, carried by every error response.
+
+    ```python
+    ErrorBody.from_dict({"code": "not_found", "message": "No pet 7", "status": 404})
+    ```
+    """
+
+    code: str
+    message: str
+    status: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """This object as JSON-ready data."""
+        from ._serde import unstructure
+
+        return unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> ErrorBody:
+        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
+        from ._serde import structure_argument
+
+        return structure_argument(data, cls)

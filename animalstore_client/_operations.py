@@ -1,0 +1,178 @@
+"""The sans-IO core: requests are built and responses interpreted here, with no I/O.
+
+``build_<operation>`` checks the arguments and returns the `httpx.Request`;
+``parse_<operation>`` turns the `httpx.Response` into a model or raises the
+matching exception. Both clients call these, so the two cannot drift apart,
+and every rule can be tested without a network or a mock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import attrs
+import httpx
+
+from ._exceptions import APIResponseValidationError, APIStatusError, status_error_class
+from ._models import ErrorBody, NewPet, Pet
+from ._serde import StructureError, dumps, loads, structure, unstructure
+from ._validation import check_int64, check_limit, check_status, check_str
+
+T = TypeVar("T")
+
+_JSON = "application/json"
+
+
+@attrs.frozen
+class RequestConfig:
+    """What every request of one client shares."""
+
+    base_url: str
+    """The base URL without a trailing slash; paths are appended to it."""
+    # Lower-case names, so that per-request additions replace rather than
+    # duplicate. Holds the Authorization header, so it is kept out of repr.
+    headers: Mapping[str, str] = attrs.field(repr=False)
+    timeout: httpx.Timeout
+
+
+def _request(
+    config: RequestConfig,
+    method: str,
+    path: str,
+    *,
+    params: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+) -> httpx.Request:
+    headers = config.headers
+    if content is not None:
+        headers = {**headers, "content-type": _JSON}
+    return httpx.Request(
+        method,
+        config.base_url + path,
+        params=params,
+        headers=headers,
+        content=content,
+        # httpx applies the client's own timeout only when this is absent.
+        extensions={"timeout": config.timeout.as_dict()},
+    )
+
+
+def build_list_pets(config: RequestConfig, *, limit: object = None, status: object = None) -> httpx.Request:
+    """``GET /pets``; ``limit`` and ``status`` are sent only when given."""
+    checked_limit = check_limit(limit)
+    checked_status = check_status(status)
+    params: dict[str, str] = {}
+    if checked_limit is not None:
+        params["limit"] = str(checked_limit)
+    if checked_status is not None:
+        params["status"] = checked_status.value
+    return _request(config, "GET", "/pets", params=params)
+
+
+def build_create_pet(
+    config: RequestConfig,
+    *,
+    name: object,
+    category_id: object,
+    status: object = None,
+) -> httpx.Request:
+    """``POST /pets`` with a NewPet JSON body."""
+    new_pet = NewPet(
+        name=check_str(name, "name"),
+        category_id=check_int64(category_id, "category_id"),
+        status=check_status(status),
+    )
+    return _request(config, "POST", "/pets", content=dumps(unstructure(new_pet)))
+
+
+def build_get_pet(config: RequestConfig, pet_id: object) -> httpx.Request:
+    """``GET /pets/{petId}``."""
+    return _request(config, "GET", f"/pets/{check_int64(pet_id, 'pet_id')}")
+
+
+def parse_list_pets(response: httpx.Response) -> list[Pet]:
+    """The 200 body of ``GET /pets``, or the matching exception."""
+    return _parse(response, list[Pet], "Pets (an array of Pet)")
+
+
+def parse_create_pet(response: httpx.Response) -> Pet:
+    """The 201 body of ``POST /pets``, or the matching exception."""
+    return _parse(response, Pet, "Pet")
+
+
+def parse_get_pet(response: httpx.Response) -> Pet:
+    """The 200 body of ``GET /pets/{petId}``, or the matching exception."""
+    return _parse(response, Pet, "Pet")
+
+
+def _parse(response: httpx.Response, cls: type[T], what: str, *, attempts: int = 1) -> T:
+    if not response.is_success:
+        raise status_error(response, attempts=attempts)
+    try:
+        data = loads(response.content)
+    except ValueError as exc:
+        raise APIResponseValidationError(
+            f"{_origin(response)}: the body is not valid JSON ({exc}): {_snippet(response.text)}",
+            response=response,
+            body=response.text,
+            attempts=attempts,
+        ) from exc
+    try:
+        return structure(data, cls)
+    except StructureError as exc:
+        raise APIResponseValidationError(
+            f"{_origin(response)}: the body is not a valid {what}: " + "; ".join(exc.problems),
+            response=response,
+            body=data,
+            attempts=attempts,
+        ) from exc.__cause__
+
+
+def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusError:
+    """The exception for a non-2xx response, of the class its status names."""
+    body = _error_payload(response)
+    error: ErrorBody | None = None
+    if isinstance(body, dict):
+        try:
+            error = structure(body, ErrorBody)
+        except StructureError:
+            error = None
+    message = _origin(response)
+    if error is not None:
+        message += f": {error.code}: {error.message}"
+    elif isinstance(body, str) and body.strip():
+        message += f": {_snippet(body)}"
+    elif body is not None:
+        message += f": {_snippet(str(body))}"
+    request_id = response.headers.get("x-request-id")
+    if request_id:
+        message += f" (request id {request_id})"
+    if attempts > 1:
+        message += f" after {attempts} attempts"
+    return status_error_class(response.status_code)(
+        message, response=response, body=body, error=error, attempts=attempts
+    )
+
+
+def _error_payload(response: httpx.Response) -> Any:
+    if not response.content:
+        return None
+    try:
+        return loads(response.content)
+    except ValueError:
+        return response.text
+
+
+def _origin(response: httpx.Response) -> str:
+    request = response.request
+    return f"{response.status_code} {response.reason_phrase} from {request.method} {request.url}"
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    flat = _SPACE.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

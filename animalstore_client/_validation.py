@@ -1,0 +1,141 @@
+"""Argument checks, run before any request is built.
+
+Each check raises `ClientValidationError` naming the argument, the rule and
+the value, so a caller can fix the call without reading the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+
+from ._exceptions import ClientValidationError
+from ._models import PetStatus
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+LIMIT_MIN = 1
+LIMIT_MAX = 100
+
+_STATUS_VALUES = ", ".join(repr(member.value) for member in PetStatus)
+
+
+def _fail(argument: str, rule: str, value: object, *, shown: str | None = None) -> ClientValidationError:
+    got = shown if shown is not None else repr(value)
+    return ClientValidationError(f"{argument} must be {rule}, got {got}", argument=argument, rule=rule, value=value)
+
+
+def _is_int(value: object) -> bool:
+    # bool is an int subclass; limit=True must not mean limit=1.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_limit(limit: object) -> int | None:
+    """``limit`` of `list_pets`: ``None`` or an int from 1 to 100."""
+    if limit is None:
+        return None
+    rule = f"an int from {LIMIT_MIN} to {LIMIT_MAX}"
+    if not _is_int(limit) or not LIMIT_MIN <= limit <= LIMIT_MAX:  # type: ignore[operator]
+        raise _fail("limit", rule, limit)
+    return int(limit)  # type: ignore[call-overload]
+
+
+def check_int64(value: object, argument: str) -> int:
+    """An int (not bool) within the signed 64-bit range the service uses for ids."""
+    rule = "an int within int64 (-2**63 to 2**63-1)"
+    if not _is_int(value) or not INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
+        raise _fail(argument, rule, value)
+    return int(value)  # type: ignore[call-overload]
+
+
+def check_str(value: object, argument: str) -> str:
+    """A ``str``."""
+    if not isinstance(value, str):
+        raise _fail(argument, "a str", value)
+    return value
+
+
+def check_status(status: object, argument: str = "status") -> PetStatus | None:
+    """``None``, a known `PetStatus`, or one of its string values."""
+    if status is None:
+        return None
+    if isinstance(status, str):
+        member = PetStatus._value2member_map_.get(str(status))
+        if member is not None:
+            return PetStatus(member)
+    raise _fail(argument, f"a PetStatus or one of {_STATUS_VALUES}", status)
+
+
+def check_api_key(api_key: object) -> str:
+    """A key that can travel in a header; its value never appears in the error."""
+    if not isinstance(api_key, str):
+        raise _fail("api_key", "a str", None, shown=f"a {type(api_key).__name__} (value not shown)")
+    rule = "a non-empty str of printable ASCII with no whitespace or control characters"
+    if not api_key:
+        raise _fail("api_key", rule, None, shown="an empty str")
+    for index, char in enumerate(api_key):
+        if not "!" <= char <= "~":
+            raise _fail(
+                "api_key",
+                rule,
+                None,
+                shown=f"a key with {_char_name(char)} at index {index} (the key is not shown)",
+            )
+    return api_key
+
+
+def _char_name(char: str) -> str:
+    if char == " ":
+        return "a space"
+    if char.isspace():
+        return f"whitespace {char!r}"
+    if ord(char) < 0x20 or ord(char) == 0x7F:
+        return f"control character {char!r}"
+    return f"non-ASCII character U+{ord(char):04X}"
+
+
+def check_max_retries(value: object) -> int:
+    """``max_retries``: an int >= 0."""
+    if not _is_int(value) or value < 0:  # type: ignore[operator]
+        raise _fail("max_retries", "an int >= 0", value)
+    return int(value)  # type: ignore[call-overload]
+
+
+def check_timeout(value: object, argument: str = "timeout") -> httpx.Timeout:
+    """A timeout: seconds as a number, an `httpx.Timeout`, or ``None`` for none at all."""
+    if isinstance(value, httpx.Timeout):
+        return value
+    if value is None:
+        return httpx.Timeout(None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return httpx.Timeout(float(value))
+    raise _fail(argument, "a number of seconds > 0, an httpx.Timeout, or None for no timeout", value)
+
+
+def check_headers(headers: object, argument: str) -> dict[str, str]:
+    """A mapping of header names to str values that may not set ``Authorization``."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise _fail(argument, "a mapping of header names to str values", headers)
+    result: dict[str, str] = {}
+    for name, value in headers.items():  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(name, str) or not name or not all("!" <= c <= "~" and c != ":" for c in name):
+            raise _fail(argument, "a mapping whose keys are header names (printable ASCII, no ':')", name)
+        if name.lower() == "authorization":
+            raise ClientValidationError(
+                f"{argument} must not set Authorization: the client sends the API key itself; "
+                "pass api_key= (or use with_options(api_key=...)) to change it",
+                argument=argument,
+                rule="no Authorization header",
+                value=None,
+            )
+        if not isinstance(value, str) or not all(" " <= c <= "~" or c == "\t" for c in value):
+            raise _fail(
+                argument,
+                f"a mapping whose values are str of printable ASCII (header {name!r})",
+                value,
+            )
+        result[name] = value
+    return result

@@ -1,0 +1,3 @@
+"""The package version, read by ``pyproject.toml`` (hatch) and ``__init__``."""
+
+__version__ = "1.0.0"
