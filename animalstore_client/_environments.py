@@ -8,6 +8,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+import httpx
+
 from ._exceptions import ClientValidationError
 
 __all__ = ["Environment", "resolve_base_url"]
@@ -82,6 +84,17 @@ def normalize_base_url(value: object, *, argument: str) -> str:
         raise ClientValidationError(
             f"{argument} must be an absolute http:// or https:// URL such as "
             f"'https://host/v1', got {value!r}",
+            argument=argument,
+            rule="an http:// or https:// URL",
+            value=value,
+        )
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or not parsed.host or " " in url:
+        raise ClientValidationError(
+            f"{argument} must be a valid URL such as 'https://host/v1', got {value!r}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,

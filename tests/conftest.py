@@ -1,0 +1,91 @@
+"""Shared fixtures: a clean environment and one client factory for both variants.
+
+Tests that take ``make_client`` run twice, once with `AnimalStoreClient` and
+once with `AsyncAnimalStoreClient` driven on a private event loop, so each
+behaviour is written once and proven for both clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+
+API_KEY = "test-key-0123456789"
+PRODUCTION = "https://api.animalstore.example/v1"
+STAGING = "https://staging.api.animalstore.example/v1"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio, the loop the SDK supports."""
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's own ANIMALSTORE_* variables."""
+    for name in ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_ENVIRONMENT", "ANIMALSTORE_LOG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class SyncView:
+    """Calls an async client's coroutine methods to completion on one loop."""
+
+    def __init__(self, client: AsyncAnimalStoreClient, loop: asyncio.AbstractEventLoop) -> None:
+        self._client = client
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = attribute(*args, **kwargs)
+            return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
+
+        return call
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.aclose())
+
+    @property
+    def inner(self) -> AsyncAnimalStoreClient:
+        return self._client
+
+
+ClientFactory = Callable[..., Any]
+
+
+@pytest.fixture(params=["sync", "async"])
+def variant(request: pytest.FixtureRequest) -> str:
+    """Which client a parametrized test is running against."""
+    return str(request.param)
+
+
+@pytest.fixture
+def make_client(variant: str) -> Iterator[ClientFactory]:
+    """Build a client of the current variant; defaults to a test key and production."""
+    loop = asyncio.new_event_loop()
+    made: list[Any] = []
+
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        if not args and "api_key" not in kwargs:
+            kwargs["api_key"] = API_KEY
+        if variant == "sync":
+            client: Any = AnimalStoreClient(*args, **kwargs)
+        else:
+            client = SyncView(AsyncAnimalStoreClient(*args, **kwargs), loop)
+        made.append(client)
+        return client
+
+    yield factory
+    for client in made:
+        client.close()
+    loop.close()

@@ -1,0 +1,129 @@
+"""The exception hierarchy, its messages, and pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import httpx
+import pytest
+
+import animalstore_client as sdk
+from animalstore_client._operations import status_error
+
+REQUEST = httpx.Request(
+    "POST",
+    "https://api.animalstore.example/v1/pets",
+    headers={"Authorization": "Bearer sk-secret-999"},
+    content=b'{"name":"Rex","categoryId":1}',
+)
+
+
+def _status_error(status: int, **kwargs: object) -> sdk.APIStatusError:
+    response = httpx.Response(status, request=REQUEST, **kwargs)  # type: ignore[arg-type]
+    return status_error(response)
+
+
+def test_hierarchy() -> None:
+    """Validation errors are ValueErrors apart from APIError; timeouts are connection errors."""
+    assert issubclass(sdk.ClientValidationError, sdk.AnimalStoreError)
+    assert issubclass(sdk.ClientValidationError, ValueError)
+    assert not issubclass(sdk.ClientValidationError, sdk.APIError)
+    assert issubclass(sdk.APITimeoutError, sdk.APIConnectionError)
+    assert issubclass(sdk.APIConnectionError, sdk.APIError)
+    assert issubclass(sdk.APIResponseValidationError, sdk.APIError)
+    for name in (
+        "BadRequestError",
+        "AuthenticationError",
+        "PermissionDeniedError",
+        "NotFoundError",
+        "ConflictError",
+        "UnprocessableEntityError",
+        "RateLimitError",
+        "InternalServerError",
+    ):
+        assert issubclass(getattr(sdk, name), sdk.APIStatusError)
+    assert issubclass(sdk.APIStatusError, sdk.APIError)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        _status_error(404, json={"code": "not_found", "message": "No pet", "status": 404}, headers={"x-request-id": "r-1"}),
+        _status_error(502, text="<html>Bad Gateway</html>"),
+        _status_error(418),
+        sdk.APIConnectionError("Connection error", request=REQUEST, attempts=3),
+        sdk.APITimeoutError("Request timed out", request=REQUEST),
+        sdk.APIResponseValidationError(
+            "bad body", response=httpx.Response(200, json=[1], request=REQUEST), body=[1]
+        ),
+        sdk.ClientValidationError("limit must be ...", argument="limit", rule="an int", value=500),
+        sdk.AnimalStoreError("No API key"),
+    ],
+    ids=lambda exc: type(exc).__name__,
+)
+def test_exceptions_pickle_with_class_message_and_status(exc: sdk.AnimalStoreError) -> None:
+    """Every exception survives pickle with its class, message and attributes."""
+    clone = pickle.loads(pickle.dumps(exc))
+    assert type(clone) is type(exc)
+    assert str(clone) == str(exc)
+    if isinstance(exc, sdk.APIStatusError):
+        assert isinstance(clone, sdk.APIStatusError)
+        assert clone.status_code == exc.status_code
+        assert clone.code == exc.code
+        assert clone.message == exc.message
+        assert clone.body == exc.body
+        assert clone.request_id == exc.request_id
+        assert clone.response.status_code == exc.status_code
+    if isinstance(exc, sdk.APIError):
+        assert isinstance(clone, sdk.APIError)
+        assert clone.attempts == exc.attempts
+        assert clone.request.url == exc.request.url
+    if isinstance(exc, sdk.ClientValidationError):
+        assert isinstance(clone, sdk.ClientValidationError)
+        assert (clone.argument, clone.rule, clone.value) == ("limit", "an int", 500)
+
+
+def test_pickled_exception_carries_no_key() -> None:
+    """Pickling redacts the Authorization header of the request and of the response's request."""
+    exc = _status_error(401, json={"code": "unauthorized", "message": "bad key", "status": 401})
+    data = pickle.dumps(exc)
+    assert b"sk-secret-999" not in data
+    clone = pickle.loads(data)
+    assert clone.request.headers["Authorization"] == "[redacted]"
+    assert clone.response.request.headers["Authorization"] == "[redacted]"
+    assert clone.request.content == REQUEST.content
+    # The live exception keeps the real request for the caller's own debugging.
+    assert exc.request.headers["Authorization"] == "Bearer sk-secret-999"
+
+
+def test_unpicklable_validation_value_is_kept_as_repr() -> None:
+    """A value that cannot be pickled is carried as its repr rather than breaking pickle."""
+    exc = sdk.ClientValidationError("bad", argument="status", rule="a PetStatus", value=lambda: 1)
+    clone = pickle.loads(pickle.dumps(exc))
+    assert isinstance(clone.value, str)
+    assert "lambda" in clone.value
+
+
+def test_status_error_message_includes_status_code_message_and_request_id() -> None:
+    """str() shows the status, the method and URL, the code, the message and the request id."""
+    exc = _status_error(
+        404, json={"code": "not_found", "message": "No pet 7", "status": 404}, headers={"x-request-id": "r-1"}
+    )
+    assert str(exc) == (
+        "404 Not Found from POST https://api.animalstore.example/v1/pets: not_found: No pet 7 (request id r-1)"
+    )
+
+
+def test_long_html_error_is_shortened_in_the_message() -> None:
+    """A long non-JSON body is flattened and cut in the message but kept whole in body."""
+    html = "<html>\n" + "x" * 5000 + "\n</html>"
+    exc = _status_error(503, text=html)
+    assert len(str(exc)) < 300
+    assert exc.body == html
+    assert isinstance(exc, sdk.InternalServerError)
+
+
+@pytest.mark.parametrize(("status", "cls"), [(599, sdk.InternalServerError), (600, sdk.APIStatusError)])
+def test_5xx_boundaries(status: int, cls: type[sdk.APIStatusError]) -> None:
+    """InternalServerError covers exactly 500 to 599."""
+    assert type(_status_error(status)) is cls

@@ -1,0 +1,115 @@
+"""Models and the converter: names, strictness, unknown values, round trips."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import attrs
+import pytest
+
+from animalstore_client import ClientValidationError, ErrorBody, NewPet, Pet, PetStatus
+
+
+def test_pet_round_trips_through_camel_case() -> None:
+    """to_dict gives camelCase JSON and from_dict reads it back to an equal Pet."""
+    pet = Pet(id=1, name="Rex", category_id=3, status=PetStatus.SOLD)
+    data = pet.to_dict()
+    assert data == {"id": 1, "name": "Rex", "categoryId": 3, "status": "sold"}
+    assert type(data["status"]) is str
+    assert Pet.from_dict(data) == pet
+
+
+def test_none_status_is_left_out_of_to_dict() -> None:
+    """An unset status is omitted, not written as null."""
+    assert NewPet(name="Rex", category_id=3).to_dict() == {"name": "Rex", "categoryId": 3}
+    assert Pet(id=1, name="Rex", category_id=3).to_dict() == {"id": 1, "name": "Rex", "categoryId": 3}
+
+
+def test_error_body_round_trips() -> None:
+    """ErrorBody keeps the service's field names."""
+    data = {"code": "not_found", "message": "No pet 7", "status": 404}
+    assert ErrorBody.from_dict(data).to_dict() == data
+
+
+def test_models_are_frozen() -> None:
+    """Models cannot be changed after construction."""
+    pet = Pet(id=1, name="Rex", category_id=3)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        pet.name = "Max"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"id": "1", "name": "Rex", "categoryId": 3}, "$.id: expected an integer, got '1'"),
+        ({"id": 1.0, "name": "Rex", "categoryId": 3}, "$.id: expected an integer, got 1.0"),
+        ({"id": False, "name": "Rex", "categoryId": 3}, "$.id: expected an integer, got False"),
+        ({"id": 1, "name": 7, "categoryId": 3}, "$.name: expected a string, got 7"),
+        ({"id": 1, "name": "Rex"}, "$.categoryId: required field missing"),
+        ({"id": 1, "name": "Rex", "categoryId": 3, "status": None}, None),
+        ({"id": 1, "name": "Rex", "categoryId": 3, "status": ["sold"]}, "$.status: expected a string"),
+        ("Rex", "$: expected a JSON object, got 'Rex'"),
+    ],
+)
+def test_from_dict_is_strict(data: Any, problem: str | None) -> None:
+    """Strings are not numbers, floats and bools are not ints, numbers are not strings."""
+    if problem is None:
+        assert Pet.from_dict(data).status is None
+        return
+    with pytest.raises(ClientValidationError) as info:
+        Pet.from_dict(data)
+    assert problem in str(info.value)
+    assert info.value.argument == "data"
+
+
+def test_from_dict_reports_every_problem_with_json_names() -> None:
+    """All faults are listed at once, under their JSON names rather than attribute names."""
+    with pytest.raises(ClientValidationError) as info:
+        NewPet.from_dict({"name": None, "categoryId": "x"})
+    message = str(info.value)
+    assert "$.name: expected a string, got None" in message
+    assert "$.categoryId: expected an integer, got 'x'" in message
+    assert "category_id" not in message
+
+
+def test_unknown_status_is_kept_as_a_pet_status() -> None:
+    """A status the SDK does not know stays a PetStatus equal to the new string."""
+    pet = Pet.from_dict({"id": 1, "name": "Rex", "categoryId": 3, "status": "adopted"})
+    assert pet.status == "adopted"
+    assert isinstance(pet.status, PetStatus)
+    assert pet.status.value == "adopted"
+    assert str(pet.status) == "adopted"
+    assert not pet.status.is_known
+    assert PetStatus.SOLD.is_known
+    assert pet.to_dict()["status"] == "adopted"
+
+
+def test_known_status_is_the_member_itself() -> None:
+    """A known value structures to the enum member, not a copy."""
+    assert Pet.from_dict({"id": 1, "name": "R", "categoryId": 3, "status": "sold"}).status is PetStatus.SOLD
+
+
+def test_unknown_status_pickles_and_copies() -> None:
+    """A Pet with an unknown status survives pickle and deepcopy."""
+    pet = Pet.from_dict({"id": 1, "name": "Rex", "categoryId": 3, "status": "adopted"})
+    for clone in (pickle.loads(pickle.dumps(pet)), copy.deepcopy(pet)):
+        assert clone == pet
+        assert clone.status == "adopted"
+        assert isinstance(clone.status, PetStatus)
+    assert pickle.loads(pickle.dumps(PetStatus.PENDING)) is PetStatus.PENDING
+
+
+def test_pet_status_constructor_stays_strict() -> None:
+    """PetStatus('adopted') still raises: unknown values come only from the service."""
+    with pytest.raises(ValueError, match="adopted"):
+        PetStatus("adopted")
+
+
+def test_pet_status_is_a_str_enum() -> None:
+    """Members compare equal to and print as their wire values."""
+    assert PetStatus.AVAILABLE == "available"
+    assert str(PetStatus.PENDING) == "pending"
+    assert f"{PetStatus.SOLD}" == "sold"
+    assert [member.value for member in PetStatus] == ["available", "pending", "sold"]
