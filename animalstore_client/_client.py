@@ -41,6 +41,7 @@ DEFAULT_MAX_RETRIES = 2
 # running into PoolTimeout; keep-alive bounded so idle sockets are released.
 DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 
+
 class _Unset:
     """Marks an argument the caller left out (``None`` means "no timeout")."""
 
@@ -58,7 +59,6 @@ def _user_agent() -> str:
 class _BaseClient:
     """Configuration shared by both clients; holds no I/O."""
 
-    _http: httpx.Client | httpx.AsyncClient
     _owns_http: bool
     _closed: bool
 
@@ -137,6 +137,16 @@ class _BaseClient:
             raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
 
 
+def _check_http_client(http_client: object, expected: type[Any]) -> None:
+    if http_client is not None and not isinstance(http_client, expected):
+        raise ClientValidationError(
+            f"http_client must be an httpx.{expected.__name__}, got {type(http_client).__name__}",
+            argument="http_client",
+            rule=f"an httpx.{expected.__name__}",
+            value=http_client,
+        )
+
+
 def _connection_error(exc: httpx.RequestError, request: httpx.Request) -> APIConnectionError:
     if isinstance(exc, httpx.TimeoutException):
         return APITimeoutError(f"Request timed out: {request.method} {request.url} ({exc!r})", request=request)
@@ -177,13 +187,7 @@ class AnimalStoreClient(_BaseClient):
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
-        if http_client is not None and not isinstance(http_client, httpx.Client):
-            raise ClientValidationError(
-                f"http_client must be an httpx.Client, got {type(http_client).__name__}",
-                argument="http_client",
-                rule="an httpx.Client",
-                value=http_client,
-            )
+        _check_http_client(http_client, httpx.Client)
         super().__init__(
             api_key,
             environment=environment,
@@ -273,13 +277,7 @@ class AsyncAnimalStoreClient(_BaseClient):
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
-            raise ClientValidationError(
-                f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}",
-                argument="http_client",
-                rule="an httpx.AsyncClient",
-                value=http_client,
-            )
+        _check_http_client(http_client, httpx.AsyncClient)
         super().__init__(
             api_key,
             environment=environment,

@@ -82,8 +82,7 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
         raise ClientValidationError(
-            f"{argument} must be an absolute http:// or https:// URL such as "
-            f"'https://host/v1', got {value!r}",
+            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {value!r}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,

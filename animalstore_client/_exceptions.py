@@ -30,6 +30,7 @@ never leaves the process that way.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import pickle
 from typing import TYPE_CHECKING, Any
@@ -62,8 +63,7 @@ _REDACTED = "[redacted]"
 
 def _redact_request(request: httpx.Request) -> httpx.Request:
     headers = [
-        (name, _REDACTED if name.lower() == "authorization" else value)
-        for name, value in request.headers.items()
+        (name, _REDACTED if name.lower() == "authorization" else value) for name, value in request.headers.items()
     ]
     try:
         content = request.content
@@ -77,7 +77,8 @@ def _picklable(value: object) -> object:
         return _redact_request(value)
     if isinstance(value, httpx.Response):
         clone = copy.copy(value)
-        if value._request is not None:  # noqa: SLF001 (public .request raises when unset)
+        # httpx raises RuntimeError when a response has no request attached.
+        with contextlib.suppress(RuntimeError):
             clone.request = _redact_request(value.request)
         return clone
     try:
@@ -240,7 +241,8 @@ class APIStatusError(APIError):
     @property
     def request_id(self) -> str | None:
         """The ``x-request-id`` response header, to quote to support; else ``None``."""
-        return self.response.headers.get("x-request-id")
+        request_id: str | None = self.response.headers.get("x-request-id")
+        return request_id
 
 
 class BadRequestError(APIStatusError):

@@ -35,7 +35,7 @@ class PetStatus(str, enum.Enum):
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         # The default reduce calls PetStatus(value), which refuses an
         # unknown value; this keeps unknown values picklable too.
-        return (_pet_status, (self._value_,))
+        return (pet_status_from_wire, (self._value_,))
 
     @property
     def is_known(self) -> bool:
@@ -43,7 +43,7 @@ class PetStatus(str, enum.Enum):
         return self._value_ in PetStatus._value2member_map_
 
 
-def _pet_status(value: str) -> PetStatus:
+def pet_status_from_wire(value: str) -> PetStatus:
     """The member for ``value``, or a new `PetStatus` holding an unknown value."""
     member = PetStatus._value2member_map_.get(value)
     if member is not None:

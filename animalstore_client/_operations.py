@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 import httpx
@@ -133,12 +133,10 @@ def _parse(response: httpx.Response, cls: type[T], what: str, *, attempts: int =
 def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusError:
     """The exception for a non-2xx response, of the class its status names."""
     body = _error_payload(response)
-    error: ErrorBody | None = None
-    if isinstance(body, dict):
-        try:
-            error = structure(body, ErrorBody)
-        except StructureError:
-            error = None
+    try:
+        error: ErrorBody | None = structure(body, ErrorBody)
+    except StructureError:
+        error = None
     message = _origin(response)
     if error is not None:
         message += f": {error.code}: {error.message}"
@@ -156,7 +154,7 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
     )
 
 
-def _error_payload(response: httpx.Response) -> Any:
+def _error_payload(response: httpx.Response) -> object:
     if not response.content:
         return None
     try:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._exceptions import ClientValidationError
-from ._models import ErrorBody, NewPet, Pet, PetStatus, _pet_status
+from ._models import ErrorBody, NewPet, Pet, PetStatus, pet_status_from_wire
 
 T = TypeVar("T")
 
@@ -58,7 +58,7 @@ def _structure_str(value: object, _: type) -> str:
 
 def _structure_status(value: object, _: type) -> PetStatus:
     if isinstance(value, str):
-        return _pet_status(value)
+        return pet_status_from_wire(value)
     raise TypeError(f"expected a string, got {_describe(value)}")
 
 
@@ -77,7 +77,7 @@ def _register(cls: type[Any]) -> None:
     def structure_object(value: object, _: type) -> Any:
         if not isinstance(value, dict):
             raise TypeError(f"expected a JSON object, got {_describe(value)}")
-        return structure(value, cls)
+        return structure(cast("dict[str, Any]", value), cls)
 
     converter.register_structure_hook(cls, structure_object)
     # None-valued optional fields are left out of the JSON rather than sent

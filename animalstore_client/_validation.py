@@ -7,6 +7,7 @@ the value, so a caller can fix the call without reading the source.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import httpx
 
@@ -26,27 +27,21 @@ def _fail(argument: str, rule: str, value: object, *, shown: str | None = None) 
     return ClientValidationError(f"{argument} must be {rule}, got {got}", argument=argument, rule=rule, value=value)
 
 
-def _is_int(value: object) -> bool:
-    # bool is an int subclass; limit=True must not mean limit=1.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def check_limit(limit: object) -> int | None:
     """``limit`` of `list_pets`: ``None`` or an int from 1 to 100."""
     if limit is None:
         return None
-    rule = f"an int from {LIMIT_MIN} to {LIMIT_MAX}"
-    if not _is_int(limit) or not LIMIT_MIN <= limit <= LIMIT_MAX:  # type: ignore[operator]
-        raise _fail("limit", rule, limit)
-    return int(limit)  # type: ignore[call-overload]
+    # bool is an int subclass; limit=True must not mean limit=1.
+    if isinstance(limit, int) and not isinstance(limit, bool) and LIMIT_MIN <= limit <= LIMIT_MAX:
+        return int(limit)
+    raise _fail("limit", f"an int from {LIMIT_MIN} to {LIMIT_MAX}", limit)
 
 
 def check_int64(value: object, argument: str) -> int:
     """An int (not bool) within the signed 64-bit range the service uses for ids."""
-    rule = "an int within int64 (-2**63 to 2**63-1)"
-    if not _is_int(value) or not INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
-        raise _fail(argument, rule, value)
-    return int(value)  # type: ignore[call-overload]
+    if isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX:
+        return int(value)
+    raise _fail(argument, "an int within int64 (-2**63 to 2**63-1)", value)
 
 
 def check_str(value: object, argument: str) -> str:
@@ -97,9 +92,9 @@ def _char_name(char: str) -> str:
 
 def check_max_retries(value: object) -> int:
     """``max_retries``: an int >= 0."""
-    if not _is_int(value) or value < 0:  # type: ignore[operator]
-        raise _fail("max_retries", "an int >= 0", value)
-    return int(value)  # type: ignore[call-overload]
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    raise _fail("max_retries", "an int >= 0", value)
 
 
 def check_timeout(value: object, argument: str = "timeout") -> httpx.Timeout:
@@ -120,7 +115,8 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
     if not isinstance(headers, Mapping):
         raise _fail(argument, "a mapping of header names to str values", headers)
     result: dict[str, str] = {}
-    for name, value in headers.items():  # pyright: ignore[reportUnknownVariableType]
+    items = cast("Mapping[object, object]", headers).items()
+    for name, value in items:
         if not isinstance(name, str) or not name or not all("!" <= c <= "~" and c != ":" for c in name):
             raise _fail(argument, "a mapping whose keys are header names (printable ASCII, no ':')", name)
         if name.lower() == "authorization":

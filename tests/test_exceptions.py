@@ -48,14 +48,16 @@ def test_hierarchy() -> None:
 @pytest.mark.parametrize(
     "exc",
     [
-        _status_error(404, json={"code": "not_found", "message": "No pet", "status": 404}, headers={"x-request-id": "r-1"}),
+        _status_error(
+            404,
+            json={"code": "not_found", "message": "No pet", "status": 404},
+            headers={"x-request-id": "r-1"},
+        ),
         _status_error(502, text="<html>Bad Gateway</html>"),
         _status_error(418),
         sdk.APIConnectionError("Connection error", request=REQUEST, attempts=3),
         sdk.APITimeoutError("Request timed out", request=REQUEST),
-        sdk.APIResponseValidationError(
-            "bad body", response=httpx.Response(200, json=[1], request=REQUEST), body=[1]
-        ),
+        sdk.APIResponseValidationError("bad body", response=httpx.Response(200, json=[1], request=REQUEST), body=[1]),
         sdk.ClientValidationError("limit must be ...", argument="limit", rule="an int", value=500),
         sdk.AnimalStoreError("No API key"),
     ],
