@@ -9,7 +9,13 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 ```
 """
 
-from ._client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, AnimalStoreClient, AsyncAnimalStoreClient
+from ._client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    AnimalStoreClient,
+    AsyncAnimalStoreClient,
+    InsecureTransportWarning,
+)
 from ._environments import Environment
 from ._exceptions import (
     AnimalStoreError,
@@ -29,13 +35,17 @@ from ._exceptions import (
     UnprocessableEntityError,
 )
 from ._models import ErrorBody, NewPet, Pet, PetStatus
+from ._response import APIResponse
+from ._validation import NOT_GIVEN, NotGiven
 from ._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
+    "NOT_GIVEN",
     "APIConnectionError",
     "APIError",
+    "APIResponse",
     "APIResponseValidationError",
     "APIStatusError",
     "APITimeoutError",
@@ -48,9 +58,11 @@ __all__ = [
     "ConflictError",
     "Environment",
     "ErrorBody",
+    "InsecureTransportWarning",
     "InternalServerError",
     "NewPet",
     "NotFoundError",
+    "NotGiven",
     "PermissionDeniedError",
     "Pet",
     "PetStatus",

@@ -15,10 +15,18 @@ from typing import TypeVar
 import attrs
 import httpx
 
-from ._exceptions import APIResponseValidationError, APIStatusError, status_error_class
+from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._models import ErrorBody, NewPet, Pet
 from ._serde import StructureError, dumps, loads, structure, unstructure
-from ._validation import check_int64, check_limit, check_status, check_str
+from ._validation import (
+    NOT_GIVEN,
+    check_headers,
+    check_int64,
+    check_limit,
+    check_status,
+    check_str,
+    check_timeout,
+)
 
 T = TypeVar("T")
 
@@ -44,10 +52,16 @@ def _request(
     *,
     params: Mapping[str, str] | None = None,
     content: bytes | None = None,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
 ) -> httpx.Request:
     headers = config.headers
+    if extra_headers is not None:
+        extra = check_headers(extra_headers, "extra_headers")
+        headers = {**headers, **{name.lower(): value for name, value in extra.items()}}
     if content is not None:
         headers = {**headers, "content-type": _JSON}
+    chosen = config.timeout if timeout is NOT_GIVEN else check_timeout(timeout)
     return httpx.Request(
         method,
         config.base_url + path,
@@ -55,11 +69,18 @@ def _request(
         headers=headers,
         content=content,
         # httpx applies the client's own timeout only when this is absent.
-        extensions={"timeout": config.timeout.as_dict()},
+        extensions={"timeout": chosen.as_dict()},
     )
 
 
-def build_list_pets(config: RequestConfig, *, limit: object = None, status: object = None) -> httpx.Request:
+def build_list_pets(
+    config: RequestConfig,
+    *,
+    limit: object = None,
+    status: object = None,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
+) -> httpx.Request:
     """``GET /pets``; ``limit`` and ``status`` are sent only when given."""
     checked_limit = check_limit(limit)
     checked_status = check_status(status)
@@ -68,7 +89,7 @@ def build_list_pets(config: RequestConfig, *, limit: object = None, status: obje
         params["limit"] = str(checked_limit)
     if checked_status is not None:
         params["status"] = checked_status.value
-    return _request(config, "GET", "/pets", params=params)
+    return _request(config, "GET", "/pets", params=params, timeout=timeout, extra_headers=extra_headers)
 
 
 def build_create_pet(
@@ -77,6 +98,8 @@ def build_create_pet(
     name: object,
     category_id: object,
     status: object = None,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
 ) -> httpx.Request:
     """``POST /pets`` with a NewPet JSON body."""
     new_pet = NewPet(
@@ -84,30 +107,104 @@ def build_create_pet(
         category_id=check_int64(category_id, "category_id"),
         status=check_status(status),
     )
-    return _request(config, "POST", "/pets", content=dumps(unstructure(new_pet)))
+    body = dumps(unstructure(new_pet))
+    return _request(config, "POST", "/pets", content=body, timeout=timeout, extra_headers=extra_headers)
 
 
-def build_get_pet(config: RequestConfig, pet_id: object) -> httpx.Request:
+def build_get_pet(
+    config: RequestConfig,
+    pet_id: object,
+    *,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
+) -> httpx.Request:
     """``GET /pets/{petId}``."""
-    return _request(config, "GET", f"/pets/{check_int64(pet_id, 'pet_id')}")
+    path = f"/pets/{check_int64(pet_id, 'pet_id')}"
+    return _request(config, "GET", path, timeout=timeout, extra_headers=extra_headers)
 
 
-def parse_list_pets(response: httpx.Response) -> list[Pet]:
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def build_request(
+    config: RequestConfig,
+    method: object,
+    path: object,
+    *,
+    params: object = None,
+    json: object = None,
+    headers: object = None,
+    timeout: object = NOT_GIVEN,
+) -> httpx.Request:
+    """Any request under the base URL, for paths the SDK has no method for."""
+    if not isinstance(method, str) or not _TOKEN.match(method):
+        raise ClientValidationError(
+            f"method must be an HTTP method name such as 'GET', got {method!r}",
+            argument="method",
+            rule="an HTTP method name",
+            value=method,
+        )
+    # A path that is a full or scheme-relative URL would send the key elsewhere.
+    if not isinstance(path, str) or not path.startswith("/") or path.startswith("//") or "#" in path:
+        raise ClientValidationError(
+            f"path must be a path under the base URL starting with '/', such as '/store/orders', got {path!r}",
+            argument="path",
+            rule="a path starting with a single '/'",
+            value=path,
+        )
+    content = None
+    if json is not None:
+        try:
+            content = dumps(json)
+        except (TypeError, ValueError) as exc:
+            raise ClientValidationError(
+                f"json must be JSON-serializable data without NaN or Infinity ({exc}), got {json!r}",
+                argument="json",
+                rule="JSON-serializable data",
+                value=json,
+            ) from exc
+    try:
+        return _request(
+            config,
+            method.upper(),
+            path,
+            params=params,  # type: ignore[arg-type]  # httpx checks the shape
+            content=content,
+            timeout=timeout,
+            extra_headers=headers,
+        )
+    except (TypeError, httpx.InvalidURL) as exc:
+        raise ClientValidationError(
+            f"params must be a mapping of names to str, int, float or bool values ({exc}), got {params!r}",
+            argument="params",
+            rule="a mapping of query parameters",
+            value=params,
+        ) from exc
+
+
+def parse_list_pets(response: httpx.Response, attempts: int = 1) -> list[Pet]:
     """The 200 body of ``GET /pets``, or the matching exception."""
-    return _parse(response, list[Pet], "Pets (an array of Pet)")
+    return _parse(response, list[Pet], "Pets (an array of Pet)", attempts)
 
 
-def parse_create_pet(response: httpx.Response) -> Pet:
+def parse_create_pet(response: httpx.Response, attempts: int = 1) -> Pet:
     """The 201 body of ``POST /pets``, or the matching exception."""
-    return _parse(response, Pet, "Pet")
+    return _parse(response, Pet, "Pet", attempts)
 
 
-def parse_get_pet(response: httpx.Response) -> Pet:
+def parse_get_pet(response: httpx.Response, attempts: int = 1) -> Pet:
     """The 200 body of ``GET /pets/{petId}``, or the matching exception."""
-    return _parse(response, Pet, "Pet")
+    return _parse(response, Pet, "Pet", attempts)
 
 
-def _parse(response: httpx.Response, cls: type[T], what: str, *, attempts: int = 1) -> T:
+def parse_raw(response: httpx.Response, attempts: int = 1) -> httpx.Response:
+    """The response itself when it is 2xx, else the matching exception."""
+    if not response.is_success:
+        raise status_error(response, attempts=attempts)
+    return response
+
+
+def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> T:
     if not response.is_success:
         raise status_error(response, attempts=attempts)
     try:

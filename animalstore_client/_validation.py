@@ -19,6 +19,35 @@ INT64_MAX = 2**63 - 1
 LIMIT_MIN = 1
 LIMIT_MAX = 100
 
+
+class NotGiven:
+    """The type of `NOT_GIVEN`: an argument left out, as distinct from ``None``.
+
+    For ``timeout=`` the difference matters: left out means "the client's
+    timeout", ``None`` means "no timeout at all".
+    """
+
+    _instance: NotGiven | None = None
+
+    def __new__(cls) -> NotGiven:
+        # One instance, so that identity checks hold across copies and pickles.
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN = NotGiven()
+"""The default of per-call ``timeout=``: use the client's setting."""
+
 _STATUS_VALUES = ", ".join(repr(member.value) for member in PetStatus)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+from animalstore_client._client import _BaseClient
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"
@@ -32,6 +33,23 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's own ANIMALSTORE_* variables."""
     for name in ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_ENVIRONMENT", "ANIMALSTORE_LOG"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Backoff sleeps are recorded instead of slept, and jitter is zero, so retries are instant and exact."""
+    recorded: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        recorded.append(seconds)
+
+    async def async_sleep(seconds: float) -> None:
+        recorded.append(seconds)
+
+    monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(sleep))
+    monkeypatch.setattr(AsyncAnimalStoreClient, "_sleep", staticmethod(async_sleep))
+    monkeypatch.setattr(_BaseClient, "_jitter", staticmethod(lambda: 0.0))
+    return recorded
 
 
 class SyncView:

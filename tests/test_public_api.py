@@ -33,6 +33,10 @@ EXPECTED = {
     "InternalServerError",
     "DEFAULT_TIMEOUT",
     "DEFAULT_MAX_RETRIES",
+    "NOT_GIVEN",
+    "NotGiven",
+    "APIResponse",
+    "InsecureTransportWarning",
     "__version__",
 }
 

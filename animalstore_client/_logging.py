@@ -1,0 +1,43 @@
+"""The ``animalstore_client`` logger and the ``ANIMALSTORE_LOG`` switch.
+
+The library adds no handler unless ``ANIMALSTORE_LOG`` asks for one. Records
+hold the method, URL, status, elapsed time, retry number and delay; never a
+header, so the ``Authorization`` header and the key cannot reach a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+
+from ._exceptions import ClientValidationError
+
+LOG_VARIABLE = "ANIMALSTORE_LOG"
+logger = logging.getLogger("animalstore_client")
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+
+
+class _EnvHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The stderr handler ``ANIMALSTORE_LOG`` adds; marked so it is added once."""
+
+
+def configure_from_env(env: Mapping[str, str]) -> None:
+    """Add a stderr handler at the level ``ANIMALSTORE_LOG`` names, once."""
+    value = env.get(LOG_VARIABLE, "").strip().lower()
+    if not value:
+        return
+    level = _LEVELS.get(value)
+    if level is None:
+        raise ClientValidationError(
+            f"{LOG_VARIABLE} must be 'debug' or 'info' (or unset), got {value!r}",
+            argument=LOG_VARIABLE,
+            rule="'debug' or 'info'",
+            value=value,
+        )
+    logger.setLevel(level)
+    if not any(isinstance(handler, _EnvHandler) for handler in logger.handlers):
+        handler = _EnvHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)

@@ -1,0 +1,117 @@
+"""The retry policy, as pure functions: whether to retry, and how long to wait first.
+
+Both clients call `delay_after_response` and `delay_after_error` and do the
+sleeping themselves, so the policy is written (and tested) once.
+
+The central rule: a request that may have changed state on the service is
+never repeated. Reads (GET, HEAD, OPTIONS) are retried on any transport
+failure and on 408, 429, 500, 502, 503 and 504. Anything else, `create_pet`
+included, is retried only where the service cannot have acted on it: a
+failure to connect (nothing was sent), a 429 and a 503. A read timeout, a
+500, a 502 or a 504 on a POST may follow a stored pet, so retrying could
+create a duplicate.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Mapping
+from datetime import datetime, timezone
+
+import httpx
+
+INITIAL_DELAY = 0.5
+"""Seconds before the first retry; each later retry waits twice as long."""
+MAX_DELAY = 8.0
+"""The longest backoff between two attempts."""
+JITTER = 0.25
+"""Random jitter shortens a backoff delay by up to this fraction, never lengthens it."""
+MAX_RETRY_AFTER = 60.0
+"""The longest ``Retry-After`` honoured; a longer one ends the retries."""
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+READ_RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# 429 and 503 say the request was refused before being acted on.
+WRITE_RETRY_STATUSES = frozenset({429, 503})
+
+# Failures that happen before any byte of the request leaves: a retry cannot
+# repeat an action the service already took.
+_NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def is_idempotent(method: str) -> bool:
+    """Whether repeating ``method`` cannot change state on the service."""
+    return method.upper() in IDEMPOTENT_METHODS
+
+
+def backoff_delay(retry_number: int, jitter: float) -> float:
+    """Seconds to wait before retry ``retry_number`` (1 for the first retry).
+
+    ``jitter`` is a number in [0, 1) (``random.random()``); it shortens the
+    delay by up to a quarter so that many clients do not retry in step.
+    """
+    base = min(INITIAL_DELAY * 2.0 ** (retry_number - 1), MAX_DELAY)
+    return base * (1.0 - JITTER * jitter)
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP-date), or ``None``.
+
+    An HTTP-date in the past means "now" (0 seconds); a value that is neither
+    form is ignored (``None``).
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    current = now if now is not None else datetime.now(timezone.utc)
+    return max(0.0, (when - current).total_seconds())
+
+
+def delay_after_response(
+    method: str,
+    status_code: int,
+    headers: Mapping[str, str],
+    *,
+    retries_done: int,
+    max_retries: int,
+    jitter: float,
+    now: datetime | None = None,
+) -> float | None:
+    """Seconds to wait before retrying after a response, or ``None`` to stop."""
+    if retries_done >= max_retries:
+        return None
+    allowed = READ_RETRY_STATUSES if is_idempotent(method) else WRITE_RETRY_STATUSES
+    if status_code not in allowed:
+        return None
+    retry_after = parse_retry_after(headers.get("retry-after"), now)
+    if retry_after is not None:
+        # The service asked for more patience than a caller should wait
+        # inside one call: give the error back and let the caller decide.
+        return retry_after if retry_after <= MAX_RETRY_AFTER else None
+    return backoff_delay(retries_done + 1, jitter)
+
+
+def delay_after_error(
+    method: str,
+    error: httpx.RequestError,
+    *,
+    retries_done: int,
+    max_retries: int,
+    jitter: float,
+) -> float | None:
+    """Seconds to wait before retrying after a transport error, or ``None`` to stop."""
+    if retries_done >= max_retries:
+        return None
+    if not isinstance(error, httpx.TransportError):
+        return None  # DecodingError, TooManyRedirects: a retry cannot help
+    if not is_idempotent(method) and not isinstance(error, _NOTHING_SENT):
+        return None
+    return backoff_delay(retries_done + 1, jitter)
