@@ -747,7 +747,9 @@ class AsyncAnimalStoreClient(_BaseClient):
         if not self._closed:
             self._closed = True
             if self._owns_pool:
-                await self._pool.http.aclose()
+                # On a new event loop the old pool's sockets cannot be closed
+                # gracefully; they are left to the garbage collector.
+                await self._http_for_this_loop().aclose()
 
     async def __aenter__(self) -> Self:
         return self

@@ -54,10 +54,11 @@ def _request(
     content: bytes | None = None,
     timeout: object = NOT_GIVEN,
     extra_headers: object = None,
+    headers_argument: str = "extra_headers",
 ) -> httpx.Request:
     headers = config.headers
     if extra_headers is not None:
-        extra = check_headers(extra_headers, "extra_headers")
+        extra = check_headers(extra_headers, headers_argument)
         headers = {**headers, **{name.lower(): value for name, value in extra.items()}}
     if content is not None:
         headers = {**headers, "content-type": _JSON}
@@ -172,6 +173,7 @@ def build_request(
             content=content,
             timeout=timeout,
             extra_headers=headers,
+            headers_argument="headers",
         )
     except (TypeError, httpx.InvalidURL) as exc:
         raise ClientValidationError(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
-from animalstore_client._client import _BaseClient
+from animalstore_client._client import AsyncAnimalStoreClientWithRawResponse, _BaseClient
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"
@@ -55,18 +55,25 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 class SyncView:
     """Calls an async client's coroutine methods to completion on one loop."""
 
-    def __init__(self, client: AsyncAnimalStoreClient, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, client: Any, loop: asyncio.AbstractEventLoop) -> None:
         self._client = client
         self._loop = loop
+
+    def _wrap(self, value: Any) -> Any:
+        if isinstance(value, (AsyncAnimalStoreClient, AsyncAnimalStoreClientWithRawResponse)):
+            return SyncView(value, self._loop)
+        return value
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
         if not callable(attribute):
-            return attribute
+            return self._wrap(attribute)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             result = attribute(*args, **kwargs)
-            return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
+            if inspect.isawaitable(result):
+                result = self._loop.run_until_complete(result)
+            return self._wrap(result)
 
         return call
 
@@ -74,7 +81,7 @@ class SyncView:
         self._loop.run_until_complete(self._client.aclose())
 
     @property
-    def inner(self) -> AsyncAnimalStoreClient:
+    def inner(self) -> Any:
         return self._client
 
 

@@ -1,0 +1,156 @@
+"""A scriptable HTTP/1.1 server on 127.0.0.1 for faults respx cannot fake.
+
+Each request takes the next action from the script (the last action repeats):
+answer, hang without answering, or send part of a body and close. Real
+sockets mean real httpx/httpcore code paths: refused connections, read
+timeouts, bodies cut off mid-JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from types import TracebackType
+
+Action = Callable[[socket.socket], bool]
+"""Writes to the connection; returns whether the connection stays open."""
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes = field(repr=False)
+
+
+def _head(status: int, headers: dict[str, str], length: int) -> bytes:
+    lines = [
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
+        f"Content-Length: {length}",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def respond(status: int = 200, body: object = None, headers: dict[str, str] | None = None) -> Action:
+    """Answer with ``body`` as JSON (bytes are sent as they are)."""
+    content = body if isinstance(body, bytes) else json.dumps(body).encode() if body is not None else b""
+    extra = {"Content-Type": "application/json", **(headers or {})}
+
+    def action(conn: socket.socket) -> bool:
+        conn.sendall(_head(status, extra, len(content)) + content)
+        return True
+
+    return action
+
+
+def cut(status: int, partial: bytes, claimed: int) -> Action:
+    """Promise ``claimed`` bytes, send ``partial``, then close the connection."""
+
+    def action(conn: socket.socket) -> bool:
+        conn.sendall(_head(status, {"Content-Type": "application/json"}, claimed) + partial)
+        return False
+
+    return action
+
+
+class LoopbackServer:
+    """``with LoopbackServer([respond(503), respond(200, [])]) as server:`` then use ``server.base_url``."""
+
+    def __init__(self, script: list[Action] | None = None) -> None:
+        self.script = list(script or [respond(200, [])])
+        self.received: list[Received] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.1)
+        self.port = self._sock.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._threads: list[threading.Thread] = []
+        self._connections: list[socket.socket] = []
+
+    def hang(self) -> Action:
+        """Read the request and never answer (until the server stops)."""
+
+        def action(_: socket.socket) -> bool:
+            self._stop.wait()
+            return False
+
+        return action
+
+    def _next_action(self) -> Action:
+        with self._lock:
+            return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def __enter__(self) -> LoopbackServer:
+        thread = threading.Thread(target=self._accept, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return self
+
+    def __exit__(self, *exc: object | TracebackType) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        for conn in self._connections:
+            conn.close()
+        self._sock.close()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self._connections.append(conn)
+            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(0.2)
+        buffer = b""
+        while not self._stop.is_set():
+            try:
+                while b"\r\n\r\n" not in buffer:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                request_line, *header_lines = head.decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+                length = int(headers.get("content-length", "0"))
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                body, buffer = buffer[:length], buffer[length:]
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            method, target, _ = request_line.split(" ", 2)
+            with self._lock:
+                self.received.append(Received(method, target, headers, body))
+            try:
+                if not self._next_action()(conn):
+                    conn.close()
+                    return
+            except OSError:
+                return
+
+
+def refused_url() -> str:
+    """A base URL on a loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
