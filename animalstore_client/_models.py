@@ -10,6 +10,7 @@ import enum
 from typing import Any
 
 import attrs
+from typing_extensions import Self
 
 __all__ = ["ErrorBody", "NewPet", "Pet", "PetStatus"]
 
@@ -54,8 +55,27 @@ def pet_status_from_wire(value: str) -> PetStatus:
     return unknown
 
 
+class _JSONModel:
+    """``to_dict`` and ``from_dict`` for the models, through the one converter."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """This object as JSON-ready data with the service's (camelCase) names."""
+        from ._serde import unstructure
+
+        return unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
+        from ._serde import structure_argument
+
+        return structure_argument(data, cls)
+
+
 @attrs.frozen
-class NewPet:
+class NewPet(_JSONModel):
     """The request body of `create_pet`.
 
     ```python
@@ -68,22 +88,9 @@ class NewPet:
     category_id: int
     status: PetStatus | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """This object as JSON-ready data with the service's camelCase names."""
-        from ._serde import unstructure
-
-        return unstructure(self)
-
-    @classmethod
-    def from_dict(cls, data: object) -> NewPet:
-        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
-        from ._serde import structure_argument
-
-        return structure_argument(data, cls)
-
 
 @attrs.frozen
-class Pet:
+class Pet(_JSONModel):
     """An animal as the service returns it.
 
     ```python
@@ -97,22 +104,9 @@ class Pet:
     category_id: int
     status: PetStatus | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """This object as JSON-ready data with the service's camelCase names."""
-        from ._serde import unstructure
-
-        return unstructure(self)
-
-    @classmethod
-    def from_dict(cls, data: object) -> Pet:
-        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
-        from ._serde import structure_argument
-
-        return structure_argument(data, cls)
-
 
 @attrs.frozen
-class ErrorBody:
+class ErrorBody(_JSONModel):
     """The service's Error object, carried by every error response.
 
     ```python
@@ -123,16 +117,3 @@ class ErrorBody:
     code: str
     message: str
     status: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """This object as JSON-ready data."""
-        from ._serde import unstructure
-
-        return unstructure(self)
-
-    @classmethod
-    def from_dict(cls, data: object) -> ErrorBody:
-        """Build from JSON data; raises `ClientValidationError` naming each bad field."""
-        from ._serde import structure_argument
-
-        return structure_argument(data, cls)
