@@ -1,0 +1,28 @@
+"""Test your code against an in-memory animal store: no network, no key.
+
+```python
+from animalstore_client.testing import FakeAnimalStore
+
+def test_adopt_flow():
+    store = FakeAnimalStore(pets=[{"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}])
+    with store.client() as client:
+        my_app.adopt(client, pet_id=1)
+    assert store.requests[-1].method == "POST"
+```
+
+Run it as a server with ``python -m animalstore_client.testing --port 8080``.
+Importing this module is never needed by the SDK itself, so it costs nothing
+to applications that do not test.
+"""
+
+from ._store import FAKE_BASE_URL, FakeAnimalStore, FakeResponse, RecordedRequest
+from ._transport import AsyncFakeTransport, FakeTransport
+
+__all__ = [
+    "FAKE_BASE_URL",
+    "AsyncFakeTransport",
+    "FakeAnimalStore",
+    "FakeResponse",
+    "FakeTransport",
+    "RecordedRequest",
+]

@@ -1,0 +1,462 @@
+"""The in-memory animal store: every rule of the interface, answered without I/O.
+
+`FakeAnimalStore.handle` takes a request's parts and returns a `FakeResponse`;
+the httpx transports and the HTTP server in this package only carry bytes to
+and from it, so both ways in behave identically.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs
+
+import attrs
+
+from .._client import AnimalStoreClient, AsyncAnimalStoreClient
+from .._exceptions import ClientValidationError
+from .._models import Pet, PetStatus
+from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, check_api_key
+
+__all__ = ["FAKE_BASE_URL", "MAX_BODY_BYTES", "FakeAnimalStore", "FakeResponse", "RecordedRequest"]
+
+FAKE_BASE_URL = "https://fake.animalstore.invalid/v1"
+"""The base URL of clients made by `FakeAnimalStore.client`; nothing resolves it."""
+MAX_BODY_BYTES = 1024 * 1024
+"""Request bodies larger than this get 413."""
+SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
+"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
+# RFC 9745 wants the date the deprecation took effect; the interface gives
+# none, so the fake states the start of 2026, before this SDK's first release.
+DEPRECATION = "@1767225600"
+
+_PREFIX = "/v1"
+_PET_PATH = re.compile(r"^/pets/([^/]+)$")
+_STATUSES = [member.value for member in PetStatus]
+_DIGITS = re.compile(r"^[0-9]+$")
+
+
+@attrs.frozen
+class RecordedRequest:
+    """A request as the fake received it; the API key is redacted from ``headers``."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    json: Any
+    """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
+
+
+@attrs.frozen
+class FakeResponse:
+    """What the fake answers: status, headers and body bytes."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        return json.loads(self.content)
+
+
+@attrs.define
+class _Fault:
+    status: int
+    remaining: int
+    retry_after: str | None
+    body: object
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+
+def _error(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> FakeResponse:
+    body = json.dumps({"code": code, "message": message, "status": status}).encode()
+    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, body)
+
+
+def _ok(status: int, data: object, headers: Mapping[str, str] | None = None) -> FakeResponse:
+    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _describe(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, float) or value == value else "NaN"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_int64(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+class FakeAnimalStore:
+    """An in-memory animal store that behaves as the interface document says.
+
+    Use it to test code that calls the SDK, with no network and no key:
+
+    ```python
+    from animalstore_client.testing import FakeAnimalStore
+
+    store = FakeAnimalStore()
+    with store.client() as client:
+        client.create_pet(name="Rex", category_id=1)
+    assert [pet.name for pet in store.pets] == ["Rex"]
+    ```
+
+    or over real HTTP on 127.0.0.1:
+
+    ```python
+    with store.serve() as base_url:
+        client = AnimalStoreClient("test-key", base_url=base_url)
+    ```
+
+    Where the document is silent the fake behaves as a careful service
+    would: a non-integer ``limit`` or an unknown ``status`` is 400, bodies
+    over 1 MiB are 413, another method on a known path is 405, any other path
+    is 404, and every 400 names the offending field. It is thread-safe.
+
+    Args:
+        api_keys: The keys accepted as ``Authorization: Bearer <key>``.
+        pets: Animals already in the store (`Pet` objects or their JSON dicts).
+    """
+
+    def __init__(
+        self, *, api_keys: Iterable[str] = ("test-key",), pets: Iterable[Pet | Mapping[str, Any]] = ()
+    ) -> None:
+        keys = tuple(api_keys) if not isinstance(api_keys, str) else (api_keys,)
+        if not keys:
+            raise ClientValidationError(
+                "api_keys must hold at least one key, got ()", argument="api_keys", rule="at least one key", value=()
+            )
+        self._api_keys = tuple(check_api_key(key) for key in keys)
+        self._lock = threading.Lock()
+        self._pets: dict[int, Pet] = {}
+        for item in pets:
+            pet = item if isinstance(item, Pet) else Pet.from_dict(item)
+            self._pets[pet.id] = pet
+        self._ids = itertools.count(max(self._pets, default=0) + 1)
+        self._faults: deque[_Fault] = deque()
+        self._delays: deque[list[float]] = deque()
+        self._requests: list[RecordedRequest] = []
+
+    def __repr__(self) -> str:
+        return f"<FakeAnimalStore pets={len(self._pets)} requests={len(self._requests)}>"
+
+    # --- inspection and fault injection -------------------------------------------------
+
+    @property
+    def api_key(self) -> str:
+        """The first accepted key, which `client` and `async_client` use."""
+        return self._api_keys[0]
+
+    @property
+    def pets(self) -> list[Pet]:
+        """A snapshot of the animals in the store, by id."""
+        with self._lock:
+            return [self._pets[pet_id] for pet_id in sorted(self._pets)]
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def fail_next(
+        self, status: int, *, times: int = 1, retry_after: float | str | None = None, body: object = None
+    ) -> None:
+        """Answer the next ``times`` requests with ``status`` instead of serving them.
+
+        ``retry_after`` sets a ``Retry-After`` header (seconds or an HTTP-date).
+        ``body`` replaces the Error body: a ``str`` or ``bytes`` is sent as
+        ``text/html`` (a proxy's page), anything else as JSON. Faults queue
+        up in the order they were added.
+        """
+        if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+            raise ClientValidationError(
+                f"status must be an int from 400 to 599, got {status!r}",
+                argument="status",
+                rule="an int from 400 to 599",
+                value=status,
+            )
+        _check_times(times)
+        header = (
+            None if retry_after is None else str(int(retry_after) if isinstance(retry_after, float) else retry_after)
+        )
+        with self._lock:
+            self._faults.append(_Fault(status, times, header, body))
+
+    def delay_next(self, seconds: float, *, times: int = 1) -> None:
+        """Wait ``seconds`` before answering each of the next ``times`` requests.
+
+        Through the in-process transport a delay longer than the request's
+        read timeout raises `httpx.ReadTimeout` after that timeout, as a slow
+        server would.
+        """
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+            raise ClientValidationError(
+                f"seconds must be a number >= 0, got {seconds!r}",
+                argument="seconds",
+                rule="a number >= 0",
+                value=seconds,
+            )
+        _check_times(times)
+        with self._lock:
+            self._delays.extend([float(seconds)] for _ in range(times))
+
+    def next_delay(self) -> float:
+        """Take the delay (if any) the next request must wait; the transports call this."""
+        with self._lock:
+            return self._delays.popleft()[0] if self._delays else 0.0
+
+    # --- ways in ------------------------------------------------------------------------
+
+    def client(self, **options: Any) -> AnimalStoreClient:
+        """An `AnimalStoreClient` wired to this store in-process (no sockets).
+
+        Uses the store's first key unless ``api_key=`` is passed; other
+        options are passed on to the client.
+        """
+        from ._transport import FakeTransport
+
+        options.setdefault("api_key", self.api_key)
+        options.setdefault("base_url", FAKE_BASE_URL)
+        import httpx
+
+        return AnimalStoreClient(http_client=httpx.Client(transport=FakeTransport(self)), **options)
+
+    def async_client(self, **options: Any) -> AsyncAnimalStoreClient:
+        """An `AsyncAnimalStoreClient` wired to this store in-process (no sockets)."""
+        from ._transport import AsyncFakeTransport
+
+        options.setdefault("api_key", self.api_key)
+        options.setdefault("base_url", FAKE_BASE_URL)
+        import httpx
+
+        return AsyncAnimalStoreClient(http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)), **options)
+
+    @contextmanager
+    def serve(self, *, port: int = 0) -> Iterator[str]:
+        """Serve this store over HTTP on 127.0.0.1 in a background thread; yields the base URL.
+
+        ``port=0`` picks a free port. The server stops when the block exits.
+        """
+        from ._server import running_server
+
+        with running_server(self, port=port) as base_url:
+            yield base_url
+
+    # --- the service ------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> FakeResponse:
+        """Answer one request. ``headers`` must have lower-case names; ``query`` is the raw query string."""
+        method = method.upper()
+        parsed_query = parse_qs(query, keep_blank_values=True)
+        self._record(method, path, parsed_query, headers, body)
+        fault = self._take_fault()
+        if fault is not None:
+            return fault
+        response = self._route(method, path, parsed_query, headers, body)
+        if _PET_PATH.match(path.removeprefix(_PREFIX)) and path.startswith(_PREFIX + "/"):
+            response.headers.update({"Deprecation": DEPRECATION, "Sunset": SUNSET})
+        return response
+
+    def _record(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
+    ) -> None:
+        shown = {
+            name: ("Bearer [redacted]" if value.startswith("Bearer ") else "[redacted]")
+            if name == "authorization"
+            else value
+            for name, value in headers.items()
+        }
+        try:
+            data = json.loads(body, parse_constant=_reject_constant) if body else None
+        except ValueError:
+            data = None
+        with self._lock:
+            self._requests.append(RecordedRequest(method, path, query, shown, data))
+
+    def _take_fault(self) -> FakeResponse | None:
+        with self._lock:
+            if not self._faults:
+                return None
+            fault = self._faults[0]
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.popleft()
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+        if fault.body is None:
+            phrase = HTTPStatus(fault.status).phrase if fault.status in HTTPStatus._value2member_map_ else "Error"
+            code = re.sub(r"\W+", "_", phrase.lower()).strip("_")
+            return _error(fault.status, code, f"Injected fault: {fault.status} {phrase}", headers)
+        if isinstance(fault.body, (str, bytes)):
+            content = fault.body.encode() if isinstance(fault.body, str) else fault.body
+            return FakeResponse(fault.status, {"Content-Type": "text/html; charset=utf-8", **headers}, content)
+        return _ok(fault.status, fault.body, headers)
+
+    def _route(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
+    ) -> FakeResponse:
+        authorization = headers.get("authorization", "")
+        scheme, _, key = authorization.partition(" ")
+        if scheme != "Bearer" or key not in self._api_keys:
+            reason = (
+                "missing"
+                if not authorization
+                else "not of the form 'Bearer <API_KEY>'"
+                if scheme != "Bearer" or not key
+                else "not valid"
+            )
+            return _error(401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"})
+        if not path.startswith(_PREFIX + "/"):
+            return _error(404, "not_found", f"No resource at {path}.")
+        local = path.removeprefix(_PREFIX)
+        try:
+            if local == "/pets":
+                if method == "GET":
+                    return self._list(query)
+                if method == "POST":
+                    return self._create(headers, body)
+                return _not_allowed(method, "GET, POST")
+            match = _PET_PATH.match(local)
+            if match:
+                if method == "GET":
+                    return self._get(match.group(1))
+                return _not_allowed(method, "GET")
+            if local == "/messages":
+                if method == "POST":
+                    return self._message(headers, body)
+                return _not_allowed(method, "POST")
+        except _BadRequest as exc:
+            return _error(exc.status, exc.code, exc.message, exc.headers)
+        return _error(404, "not_found", f"No resource at {path}.")
+
+    def _list(self, query: dict[str, list[str]]) -> FakeResponse:
+        limit = 20
+        if "limit" in query:
+            values = query["limit"]
+            raw = values[0]
+            if len(values) > 1 or not _DIGITS.match(raw) or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
+                raise _BadRequest(
+                    400, "invalid_parameter", f"limit: must be an integer from 1 to 100, got {', '.join(values)!r}"
+                )
+            limit = int(raw)
+        wanted: str | None = None
+        if "status" in query:
+            values = query["status"]
+            if len(values) > 1 or values[0] not in _STATUSES:
+                raise _BadRequest(
+                    400,
+                    "invalid_parameter",
+                    f"status: must be one of {', '.join(_STATUSES)}, got {', '.join(values)!r}",
+                )
+            wanted = values[0]
+        with self._lock:
+            chosen = [p for _, p in sorted(self._pets.items()) if wanted is None or p.status == wanted][:limit]
+        return _ok(200, [pet.to_dict() for pet in chosen])
+
+    def _create(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
+        data = _json_object(headers, body)
+        problems: list[str] = []
+        name = data.get("name")
+        if "name" not in data:
+            problems.append("name: required")
+        elif not isinstance(name, str):
+            problems.append(f"name: must be a string, got {_describe(name)}")
+        category_id = data.get("categoryId")
+        if "categoryId" not in data:
+            problems.append("categoryId: required")
+        elif not _is_int64(category_id):
+            problems.append(f"categoryId: must be an integer within int64, got {_describe(category_id)}")
+        status = data.get("status")
+        if "status" in data and status not in _STATUSES:
+            problems.append(f"status: must be one of {', '.join(_STATUSES)}, got {_describe(status)}")
+        if problems:
+            raise _BadRequest(400, "invalid_body", "; ".join(problems))
+        with self._lock:
+            pet = Pet(
+                id=next(self._ids),
+                name=str(name),
+                category_id=int(category_id),  # type: ignore[arg-type]  # checked by _is_int64
+                status=PetStatus(status) if status is not None else None,
+            )
+            self._pets[pet.id] = pet
+        return _ok(201, pet.to_dict())
+
+    def _get(self, raw_id: str) -> FakeResponse:
+        if not _DIGITS.match(raw_id) or int(raw_id) > INT64_MAX:
+            raise _BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id!r}")
+        with self._lock:
+            pet = self._pets.get(int(raw_id))
+        if pet is None:
+            return _error(404, "not_found", f"No pet with id {int(raw_id)}.")
+        return _ok(200, pet.to_dict())
+
+    def _message(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
+        data = _json_object(headers, body)
+        message = data.get("message")
+        if not isinstance(message, str):
+            problem = "required" if "message" not in data else f"must be a string, got {_describe(message)}"
+            raise _BadRequest(400, "invalid_body", f"message: {problem}")
+        reply = {
+            "id": f"msg_{uuid.uuid4().hex[:16]}",
+            "message": message,
+            "status": "queued",
+            "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+        return _ok(202, reply)
+
+
+def _not_allowed(method: str, allowed: str) -> FakeResponse:
+    return _error(405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed})
+
+
+def _json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    if len(body) > MAX_BODY_BYTES:
+        raise _BadRequest(413, "payload_too_large", f"The body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}.")
+    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise _BadRequest(
+            400, "invalid_content_type", f"Content-Type must be application/json, got {media_type or 'none'!r}"
+        )
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _BadRequest(400, "invalid_json", f"The body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise _BadRequest(400, "invalid_body", f"The body must be a JSON object, got {type(data).__name__}")
+    return data  # type: ignore[return-value]  # a JSON object has str keys
+
+
+def _check_times(times: object) -> None:
+    if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+        raise ClientValidationError(
+            f"times must be an int >= 1, got {times!r}", argument="times", rule="an int >= 1", value=times
+        )
+
+
+def sleep(seconds: float) -> None:
+    """Block for ``seconds``; the server thread's way of delaying."""
+    if seconds > 0:
+        time.sleep(seconds)

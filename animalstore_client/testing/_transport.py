@@ -1,0 +1,68 @@
+"""httpx transports that hand requests to a `FakeAnimalStore` in-process."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from ._store import FakeAnimalStore, FakeResponse
+
+__all__ = ["AsyncFakeTransport", "FakeTransport"]
+
+
+def _parts(request: httpx.Request) -> tuple[str, str, str, dict[str, str], bytes]:
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    return request.method, request.url.path, request.url.query.decode("ascii"), headers, request.content
+
+
+def _read_timeout(request: httpx.Request) -> float | None:
+    timeout = request.extensions.get("timeout", {})
+    value = timeout.get("read") if isinstance(timeout, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _to_httpx(response: FakeResponse, request: httpx.Request) -> httpx.Response:
+    return httpx.Response(response.status, headers=response.headers, content=response.content, request=request)
+
+
+class FakeTransport(httpx.BaseTransport):
+    """A sync transport answering from a `FakeAnimalStore`; no sockets are opened."""
+
+    def __init__(self, store: FakeAnimalStore) -> None:
+        self.store = store
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Answer ``request`` from the store, after any injected delay."""
+        request.read()
+        delay = self.store.next_delay()
+        limit = _read_timeout(request)
+        if delay:
+            # A slower answer than the read timeout allows is a timeout, as
+            # it would be over a socket.
+            time.sleep(min(delay, limit) if limit is not None else delay)
+            if limit is not None and delay > limit:
+                raise httpx.ReadTimeout("FakeAnimalStore: answer delayed past the read timeout", request=request)
+        return _to_httpx(self.store.handle(*_parts(request)), request)
+
+
+class AsyncFakeTransport(httpx.AsyncBaseTransport):
+    """An async transport answering from a `FakeAnimalStore`; no sockets are opened."""
+
+    def __init__(self, store: FakeAnimalStore) -> None:
+        self.store = store
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Answer ``request`` from the store, after any injected delay."""
+        await request.aread()
+        delay = self.store.next_delay()
+        limit = _read_timeout(request)
+        if delay:
+            import anyio
+
+            await anyio.sleep(min(delay, limit) if limit is not None else delay)
+            if limit is not None and delay > limit:
+                raise httpx.ReadTimeout("FakeAnimalStore: answer delayed past the read timeout", request=request)
+        return _to_httpx(self.store.handle(*_parts(request)), request)
