@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -35,10 +35,11 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
                 body = b"x" * (MAX_BODY_BYTES + 1)  # stands for "too large" without reading it
             else:
                 body = self.rfile.read(length) if length else b""
-            sleep(store.next_delay())
             url = urlsplit(self.path)
             headers = {name.lower(): value for name, value in self.headers.items()}
+            # Served at once, answered late: a slow answer may follow a stored pet.
             response = store.handle(self.command, url.path, url.query, headers, body)
+            sleep(store.next_delay())
             self.send_response(response.status)
             for name, value in response.headers.items():
                 self.send_header(name, value)
@@ -59,7 +60,7 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
 
 
 @contextmanager
-def running_server(store: FakeAnimalStore, port: int = 0) -> Iterator[str]:
+def running_server(store: FakeAnimalStore, port: int = 0) -> Generator[str]:
     """Run ``make_server`` in a background thread; yield its base URL; stop it on exit."""
     server = make_server(store, port)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 
@@ -19,8 +19,8 @@ def _parts(request: httpx.Request) -> tuple[str, str, str, dict[str, str], bytes
 
 
 def _read_timeout(request: httpx.Request) -> float | None:
-    timeout = request.extensions.get("timeout", {})
-    value = timeout.get("read") if isinstance(timeout, dict) else None
+    timeout: object = request.extensions.get("timeout")
+    value = cast("dict[str, object]", timeout).get("read") if isinstance(timeout, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -37,6 +37,8 @@ class FakeTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Answer ``request`` from the store, after any injected delay."""
         request.read()
+        # Served at once, answered late: a slow answer may follow a stored pet.
+        response = _to_httpx(self.store.handle(*_parts(request)), request)
         delay = self.store.next_delay()
         limit = _read_timeout(request)
         if delay:
@@ -45,7 +47,7 @@ class FakeTransport(httpx.BaseTransport):
             time.sleep(min(delay, limit) if limit is not None else delay)
             if limit is not None and delay > limit:
                 raise httpx.ReadTimeout("FakeAnimalStore: answer delayed past the read timeout", request=request)
-        return _to_httpx(self.store.handle(*_parts(request)), request)
+        return response
 
 
 class AsyncFakeTransport(httpx.AsyncBaseTransport):
@@ -57,6 +59,7 @@ class AsyncFakeTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Answer ``request`` from the store, after any injected delay."""
         await request.aread()
+        response = _to_httpx(self.store.handle(*_parts(request)), request)
         delay = self.store.next_delay()
         limit = _read_timeout(request)
         if delay:
@@ -65,4 +68,4 @@ class AsyncFakeTransport(httpx.AsyncBaseTransport):
             await anyio.sleep(min(delay, limit) if limit is not None else delay)
             if limit is not None and delay > limit:
                 raise httpx.ReadTimeout("FakeAnimalStore: answer delayed past the read timeout", request=request)
-        return _to_httpx(self.store.handle(*_parts(request)), request)
+        return response
