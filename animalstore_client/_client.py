@@ -228,6 +228,34 @@ class _BaseClient:
         )
         return clone
 
+    def with_options(
+        self,
+        *,
+        api_key: str | NotGiven = NOT_GIVEN,
+        environment: Environment | str | NotGiven = NOT_GIVEN,
+        base_url: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
+    ) -> Self:
+        """A new client with some options changed, sharing this one's connection pool.
+
+        ``default_headers`` are merged into the current ones; ``base_url``
+        wins over ``environment``. Closing the new client leaves the pool open.
+
+        ```python
+        patient = client.with_options(timeout=120, max_retries=5)
+        ```
+        """
+        return self._derive(
+            api_key=api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+        )
+
     @property
     def base_url(self) -> str:
         """The base URL requests go to, without a trailing slash."""
@@ -478,34 +506,6 @@ class AnimalStoreClient(_BaseClient):
         """The same operations, returning `APIResponse` (status, headers, attempts, ``parse()``)."""
         return AnimalStoreClientWithRawResponse(self._config, self._send_raw)
 
-    def with_options(
-        self,
-        *,
-        api_key: str | NotGiven = NOT_GIVEN,
-        environment: Environment | str | NotGiven = NOT_GIVEN,
-        base_url: str | NotGiven = NOT_GIVEN,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
-        max_retries: int | NotGiven = NOT_GIVEN,
-        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
-    ) -> Self:
-        """A new client with some options changed, sharing this one's connection pool.
-
-        ``default_headers`` are merged into the current ones; ``base_url``
-        wins over ``environment``. Closing the new client leaves the pool open.
-
-        ```python
-        patient = client.with_options(timeout=120, max_retries=5)
-        ```
-        """
-        return self._derive(
-            api_key=api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-        )
-
     def close(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if not self._closed:
@@ -713,34 +713,6 @@ class AsyncAnimalStoreClient(_BaseClient):
     def with_raw_response(self) -> AsyncAnimalStoreClientWithRawResponse:
         """The same operations, returning `APIResponse` (status, headers, attempts, ``parse()``)."""
         return AsyncAnimalStoreClientWithRawResponse(self._config, self._send_raw)
-
-    def with_options(
-        self,
-        *,
-        api_key: str | NotGiven = NOT_GIVEN,
-        environment: Environment | str | NotGiven = NOT_GIVEN,
-        base_url: str | NotGiven = NOT_GIVEN,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
-        max_retries: int | NotGiven = NOT_GIVEN,
-        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
-    ) -> Self:
-        """A new client with some options changed, sharing this one's connection pool.
-
-        ``default_headers`` are merged into the current ones; ``base_url``
-        wins over ``environment``. Closing the new client leaves the pool open.
-
-        ```python
-        patient = client.with_options(timeout=120, max_retries=5)
-        ```
-        """
-        return self._derive(
-            api_key=api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-        )
 
     async def aclose(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
