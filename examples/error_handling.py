@@ -48,7 +48,7 @@ def main() -> None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
-                client.get_pet(12345)  # pyright: ignore[reportDeprecated]  # shown on purpose
+                client.get_pet(12345)  # type: ignore[deprecated]  # shown on purpose
         except NotFoundError as exc:
             print(f"NotFoundError: {exc.message}")
 

@@ -38,7 +38,7 @@ def main() -> None:
         # Before: deprecated, warns at this line, and pyright/mypy flag it.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            old = client.get_pet(pet.id)  # pyright: ignore[reportDeprecated]  # the call being replaced
+            old = client.get_pet(pet.id)  # type: ignore[deprecated]  # the call being replaced
         print(f"get_pet({pet.id}) -> {old.name}   [{caught[0].category.__name__}]")
 
         # After: no warning, one list call.

@@ -47,7 +47,7 @@ def main() -> None:
         # the warning to show it, since Python hides DeprecationWarning by default.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fetched = client.get_pet(created.id)  # pyright: ignore[reportDeprecated]  # shown on purpose
+            fetched = client.get_pet(created.id)  # type: ignore[deprecated]  # shown on purpose
         print(f"fetched:   #{fetched.id} {fetched.name}")
         for warning in caught:
             print(f"warning:   {warning.category.__name__}: {warning.message}")

@@ -128,7 +128,7 @@ def test_get_pet_warns_at_the_callers_line(router: respx.MockRouter) -> None:
     router.get(f"{PRODUCTION}/pets/7").respond(200, json=PET)
     with AnimalStoreClient(API_KEY) as client, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        client.get_pet(7)
+        client.get_pet(7)  # type: ignore[deprecated]  # the warning under test
     [warning] = caught
     assert warning.category is DeprecationWarning
     assert "2030-12-05" in str(warning.message)
@@ -143,7 +143,7 @@ async def test_async_get_pet_warns_at_the_callers_line(router: respx.MockRouter)
     async with AsyncAnimalStoreClient(API_KEY) as client:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pet = await client.get_pet(7)
+            pet = await client.get_pet(7)  # type: ignore[deprecated]  # the warning under test
     assert pet.id == 7
     [warning] = caught
     assert warning.category is DeprecationWarning
@@ -153,8 +153,8 @@ async def test_async_get_pet_warns_at_the_callers_line(router: respx.MockRouter)
 
 def test_get_pet_is_marked_deprecated_for_type_checkers() -> None:
     """Both get_pet methods carry PEP 702's __deprecated__ with the same message."""
-    sync_message = AnimalStoreClient.get_pet.__deprecated__  # type: ignore[attr-defined]
-    async_message = AsyncAnimalStoreClient.get_pet.__deprecated__  # type: ignore[attr-defined]
+    sync_message = AnimalStoreClient.get_pet.__deprecated__  # type: ignore[attr-defined,deprecated]
+    async_message = AsyncAnimalStoreClient.get_pet.__deprecated__  # type: ignore[attr-defined,deprecated]
     assert sync_message == async_message
     assert "2030-12-05" in sync_message
 

@@ -1,0 +1,67 @@
+"""The public API as a user's type checker sees it; checked by mypy and pyright, never run.
+
+mypy runs this with ``--enable-error-code deprecated`` and pyright in strict
+mode: each deprecated call below carries an ignore for exactly that code, and
+``warn_unused_ignores`` (mypy) / ``reportUnnecessaryTypeIgnoreComment``
+(pyright) fail the check if the deprecation stops being reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from typing_extensions import assert_type
+
+from animalstore_client import (
+    AnimalStoreClient,
+    APIResponse,
+    APIStatusError,
+    AsyncAnimalStoreClient,
+    ErrorBody,
+    NewPet,
+    Pet,
+    PetStatus,
+)
+
+
+def sync_usage(client: AnimalStoreClient) -> None:
+    assert_type(client.list_pets(), list[Pet])
+    assert_type(client.list_pets(limit=5, status=PetStatus.SOLD), list[Pet])
+    assert_type(client.list_pets(status="available", timeout=2.0, extra_headers={"X": "1"}), list[Pet])
+    assert_type(client.create_pet(name="Rex", category_id=1), Pet)
+    assert_type(client.get_pet(1), Pet)  # type: ignore[deprecated]  # pyright: ignore[reportDeprecated]
+    assert_type(client.with_raw_response.list_pets(), APIResponse[list[Pet]])
+    assert_type(client.with_raw_response.create_pet(name="Rex", category_id=1).parse(), Pet)
+    assert_type(client.request("GET", "/store/orders"), httpx.Response)
+    assert_type(client.with_options(max_retries=0), AnimalStoreClient)
+    assert_type(client.base_url, str)
+    pet = client.create_pet(name="Rex", category_id=1)
+    assert_type(pet.status, PetStatus | None)
+    assert_type(pet.to_dict(), dict[str, Any])
+    assert_type(Pet.from_dict({}), Pet)
+    assert_type(NewPet.from_dict({}), NewPet)
+    assert_type(ErrorBody.from_dict({}), ErrorBody)
+
+
+async def async_usage(client: AsyncAnimalStoreClient) -> None:
+    assert_type(await client.list_pets(), list[Pet])
+    assert_type(await client.create_pet(name="Rex", category_id=1), Pet)
+    assert_type(await client.get_pet(1), Pet)  # type: ignore[deprecated]  # pyright: ignore[reportDeprecated]
+    assert_type(await client.with_raw_response.get_pet(1), APIResponse[Pet])  # type: ignore[deprecated]  # pyright: ignore[reportDeprecated]
+    assert_type(await client.request("POST", "/messages", json={"message": "hi"}), httpx.Response)
+    assert_type(client.with_options(timeout=None), AsyncAnimalStoreClient)
+
+
+def errors(exc: APIStatusError) -> None:
+    assert_type(exc.status_code, int)
+    assert_type(exc.code, str | None)
+    assert_type(exc.error, ErrorBody | None)
+    assert_type(exc.request_id, str | None)
+    assert_type(exc.attempts, int)
+
+
+def misuse(client: AnimalStoreClient) -> None:
+    client.list_pets(limit="5")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    client.create_pet(name="Rex")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    client.list_pets(5)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
