@@ -18,7 +18,16 @@ assert "animalstore_client/py.typed" in names, "the wheel lacks py.typed"
 assert "animalstore_client/testing/__main__.py" in names, "the wheel lacks the testing kit"
 assert not any("/tests/" in n or n.startswith("tests/") for n in names), "the wheel holds tests"
 
-members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}
-for needed in ("CHANGELOG.md", "README.md", "pyproject.toml", "tests/test_client.py", "docs/usage.md", "examples/quickstart.py"):
+with tarfile.open(sdist) as archive:
+    members = {m.split("/", 1)[1] for m in archive.getnames() if "/" in m}
+needed_in_sdist = (
+    "CHANGELOG.md",
+    "README.md",
+    "pyproject.toml",
+    "tests/test_client.py",
+    "docs/usage.md",
+    "examples/quickstart.py",
+)
+for needed in needed_in_sdist:
     assert needed in members, f"the sdist lacks {needed}"
 print(f"ok: {wheel.name} ({len(names)} files, package only), {sdist.name} (with tests, docs and changelog)")
