@@ -22,6 +22,11 @@ PRODUCTION = "https://api.animalstore.example/v1"
 STAGING = "https://staging.api.animalstore.example/v1"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the Prism contract tests last, after the unit and end-to-end tests."""
+    items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests run on asyncio, the loop the SDK supports."""

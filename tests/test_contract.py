@@ -1,0 +1,222 @@
+"""Contract tests: the SDK and the fake store checked by Prism against docs/openapi.yaml.
+
+Our respx routes only prove the SDK agrees with itself. Here a validator we did
+not write judges every request and response:
+
+- ``prism mock --errors``: every SDK operation, sync and async, must be a
+  request the document allows (else Prism answers 422 and the call fails),
+  and the SDK must parse the responses Prism generates from the document;
+- ``prism proxy --errors`` in front of the FakeAnimalStore server: every
+  answer of the fake must match the document (Prism reports a mismatch in an
+  ``sl-violations`` header, which the tests collect and require to be absent).
+
+Prism (``@stoplight/prism-cli``, pinned below) is installed with npm under
+``.tools/prism`` on first use. Without Node.js these tests are skipped, with
+the reason printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, AuthenticationError, PetStatus
+from animalstore_client.testing import FakeAnimalStore
+
+from .conftest import SyncView
+
+pytestmark = pytest.mark.contract
+
+PRISM_VERSION = "5.16.0"
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "docs" / "openapi.yaml"
+TOOLS = ROOT / ".tools" / "prism"
+PRISM = TOOLS / "node_modules" / ".bin" / "prism"
+
+
+def _prism() -> Path:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("Node.js and npm are not installed: the Prism contract tests need them (CI installs them)")
+    installed = TOOLS / "node_modules" / "@stoplight" / "prism-cli" / "package.json"
+    if not installed.is_file() or f'"version": "{PRISM_VERSION}"' not in installed.read_text():
+        TOOLS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                "--prefix",
+                str(TOOLS),
+                f"@stoplight/prism-cli@{PRISM_VERSION}",
+            ],
+            check=True,
+            timeout=600,
+        )
+    return PRISM
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _start(args: list[str]) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(_prism()), *args[:1], "--errors", "-h", "127.0.0.1", "-p", str(port), *args[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        if "Prism is listening" in line or time.monotonic() > deadline:
+            break
+    if not any("Prism is listening" in line for line in lines):
+        process.kill()
+        pytest.fail("Prism did not start:\n" + "".join(lines))
+    # Drain Prism's request log so its pipe never fills and blocks it.
+    drain = subprocess.Popen(["cat"], stdin=process.stdout, stdout=subprocess.DEVNULL)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        drain.wait(timeout=10)
+        process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def mock_url() -> Iterator[str]:
+    """``prism mock --errors docs/openapi.yaml``; paths are served without /v1."""
+    yield from _start(["mock", str(SPEC)])
+
+
+@pytest.fixture(scope="module")
+def fake_store() -> FakeAnimalStore:
+    """The store behind the proxy."""
+    return FakeAnimalStore(pets=[{"id": 1, "name": "Biscuit", "categoryId": 1, "status": "available"}])
+
+
+@pytest.fixture(scope="module")
+def proxy_url(fake_store: FakeAnimalStore) -> Iterator[str]:
+    """``prism proxy --errors docs/openapi.yaml <FakeAnimalStore server>``."""
+    with fake_store.serve() as upstream:
+        yield from _start(["proxy", str(SPEC), upstream])
+
+
+class Violations(list[str]):
+    """Prism's ``sl-violations`` headers seen by a client."""
+
+    def sync_hook(self, response: httpx.Response) -> None:
+        if "sl-violations" in response.headers:
+            self.append(f"{response.request.method} {response.request.url}: {response.headers['sl-violations']}")
+
+    async def async_hook(self, response: httpx.Response) -> None:
+        self.sync_hook(response)
+
+
+@pytest.fixture
+def violations() -> Violations:
+    """Collects Prism's reports; each test requires it to stay empty."""
+    return Violations()
+
+
+@pytest.fixture
+def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
+    """Build clients of the current variant with Prism's reports collected; close them afterwards."""
+    loop = asyncio.new_event_loop()
+    made: list[Any] = []
+
+    def factory(base_url: str, *, api_key: str = "test-key") -> Any:
+        if variant == "sync":
+            http: Any = httpx.Client(event_hooks={"response": [violations.sync_hook]})
+            client: Any = AnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
+        else:
+            http = httpx.AsyncClient(event_hooks={"response": [violations.async_hook]})
+            inner = AsyncAnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
+            client = SyncView(inner, loop)
+        made.append(http)
+        return client
+
+    yield factory
+    for http in made:
+        if isinstance(http, httpx.Client):
+            http.close()
+        else:
+            loop.run_until_complete(http.aclose())
+    loop.close()
+
+
+def _exercise(client: Any) -> None:
+    client.list_pets()
+    client.list_pets(limit=1, status=PetStatus.AVAILABLE)
+    client.list_pets(limit=100, status="sold")
+    created = client.create_pet(name="Rex", category_id=2**40, status="pending")
+    client.create_pet(name="Ash", category_id=1)
+    with pytest.warns(DeprecationWarning, match="2030-12-05"):
+        client.get_pet(created.id)
+    client.with_raw_response.list_pets(limit=5).parse()
+
+
+def test_sdk_requests_satisfy_the_document(mock_url: str, make: Callable[..., Any], violations: Violations) -> None:
+    """Every operation, sync and async, sends what the document allows and parses what it describes."""
+    _exercise(make(mock_url))
+    assert violations == []
+
+
+def test_prism_mock_rejects_what_the_sdk_would_refuse(mock_url: str) -> None:
+    """The mock really validates: a raw limit=500 and a body without categoryId are refused."""
+    headers = {"Authorization": "Bearer test-key"}
+    assert httpx.get(f"{mock_url}/pets", params={"limit": 500}, headers=headers).status_code == 422
+    # createPet documents 400, so Prism answers an invalid body with it.
+    assert httpx.post(f"{mock_url}/pets", json={"name": "Rex"}, headers=headers).status_code == 400
+    assert httpx.get(f"{mock_url}/pets").status_code == 401
+
+
+def test_fake_store_answers_match_the_document(
+    proxy_url: str, make: Callable[..., Any], violations: Violations
+) -> None:
+    """Through the proxy, the fake's answers to every operation match the document."""
+    _exercise(make(proxy_url))
+    with pytest.raises(AuthenticationError):
+        make(proxy_url, api_key="wrong-key").list_pets()
+    assert violations == []
+
+
+def test_proxy_reports_a_fake_that_breaks_the_document(
+    proxy_url: str, fake_store: FakeAnimalStore, violations: Violations
+) -> None:
+    """The proxy check can fail: an answer outside the document is reported."""
+    fake_store.fail_next(401, body={"detail": "not an Error body"})
+    hooked = httpx.Client(event_hooks={"response": [violations.sync_hook]})
+    hooked.get(f"{proxy_url}/pets", headers={"Authorization": "Bearer test-key"})
+    hooked.close()
+    assert len(violations) == 1
+    assert "code" in violations[0] or "required" in violations[0]
+
+
+def test_document_names_the_sdk_base_urls() -> None:
+    """The document's servers are the SDK's two environments."""
+    from animalstore_client import Environment
+
+    text = SPEC.read_text()
+    for environment in Environment:
+        assert f"url: {environment.base_url}" in text
