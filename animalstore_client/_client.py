@@ -7,12 +7,11 @@ sleep and retry, and their operation methods are a build, a send and a parse.
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import ipaddress
+import functools
+import inspect
 import os
-import platform
-import random
+import sys
 import time
 import warnings
 import weakref
@@ -21,7 +20,7 @@ from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
 import httpx
-from typing_extensions import Self, deprecated
+from typing_extensions import ParamSpec, Self, deprecated
 
 from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
 from ._exceptions import AnimalStoreError, APIConnectionError, APITimeoutError, ClientValidationError
@@ -78,6 +77,8 @@ class InsecureTransportWarning(UserWarning):
 def _is_loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    import ipaddress  # only for plain-http URLs; keeps the import light
+
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
@@ -96,7 +97,8 @@ def _warn_if_insecure(base_url: str, stacklevel: int) -> None:
 
 
 def _user_agent() -> str:
-    return f"animalstore-client-python/{__version__} httpx/{httpx.__version__} Python/{platform.python_version()}"
+    python = "{}.{}.{}".format(*sys.version_info[:3])
+    return f"animalstore-client-python/{__version__} httpx/{httpx.__version__} Python/{python}"
 
 
 def _check_http_client(http_client: object, expected: type[Any]) -> None:
@@ -135,13 +137,42 @@ def _build_config(
     return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
 
 
+_GET_PET_DEPRECATION = (
+    "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+    "on 2030-12-05. Use list_pets(status=...) instead."
+)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _warns_deprecated(function: Callable[P, R]) -> Callable[P, R]:
+    """Warn at the caller's line on every call of ``function``, sync or async.
+
+    ``typing_extensions.deprecated`` does this too, but for a coroutine
+    function on Python < 3.12 it imports asyncio, which would double the cost
+    of importing this package; it is kept (with ``category=None``) for the
+    static marker type checkers read, and the message is the same.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Warned when called, not when awaited: the caller's line is then on the stack.
+        warnings.warn(_GET_PET_DEPRECATION, DeprecationWarning, stacklevel=2)
+        return function(*args, **kwargs)
+
+    mark = getattr(inspect, "markcoroutinefunction", None)  # Python 3.12+
+    if mark is not None and inspect.iscoroutinefunction(function):
+        return mark(wrapper)  # type: ignore[no-any-return]
+    return wrapper
+
+
 class _Pool:
     """The httpx client behind one client and everything `with_options` derives from it."""
 
     def __init__(self, http: Any, *, owned: bool) -> None:
         self.http = http
         self.owned = owned
-        self.loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self.loop: weakref.ref[Any] | None = None
 
 
 class _BaseClient:
@@ -150,8 +181,13 @@ class _BaseClient:
     _pool: _Pool
     _owns_pool: bool
     _config: RequestConfig
-    # Retry jitter; a class attribute so tests can make it deterministic.
-    _jitter: Callable[[], float] = staticmethod(random.random)
+
+    @staticmethod
+    def _jitter() -> float:
+        """Random jitter in [0, 1); replaced by tests to make backoff exact."""
+        import random  # needed only once a request fails
+
+        return random.random()
 
     def __init__(
         self,
@@ -461,8 +497,10 @@ class AnimalStoreClient(_BaseClient):
 
     @deprecated(
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead."
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
     )
+    @_warns_deprecated
     def get_pet(
         self,
         pet_id: int,
@@ -583,6 +621,9 @@ class AsyncAnimalStoreClient(_BaseClient):
     def _http_for_this_loop(self) -> httpx.AsyncClient:
         """The pool to use, replaced by a fresh one when the event loop has changed."""
         pool = self._pool
+        # Imported here: sync-only users should not pay for importing asyncio.
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio (trio): nothing to check
@@ -669,8 +710,10 @@ class AsyncAnimalStoreClient(_BaseClient):
 
     @deprecated(
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead."
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
     )
+    @_warns_deprecated
     async def get_pet(
         self,
         pet_id: int,
@@ -783,8 +826,10 @@ class AnimalStoreClientWithRawResponse:
 
     @deprecated(
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead."
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
     )
+    @_warns_deprecated
     def get_pet(
         self,
         pet_id: int,
@@ -840,8 +885,10 @@ class AsyncAnimalStoreClientWithRawResponse:
 
     @deprecated(
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead."
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
     )
+    @_warns_deprecated
     async def get_pet(
         self,
         pet_id: int,

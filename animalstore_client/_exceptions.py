@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import pickle
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -81,6 +80,8 @@ def _picklable(value: object) -> object:
         with contextlib.suppress(RuntimeError):
             clone.request = _redact_request(value.request)
         return clone
+    import pickle  # only when an exception is pickled
+
     try:
         pickle.dumps(value)
     except Exception:  # noqa: BLE001 (any failure means "not picklable")

@@ -3,11 +3,12 @@
 cattrs on its own turns ``"42"`` and ``42.9`` into ``42``, ``1`` into ``"1"``
 and raises on an unknown enum value; a client that silently "fixes" what the
 service sent hides a broken deployment, so the hooks here refuse the first
-three and keep the last. Hooks are built once, at import.
+three and keep the last. Hooks are built once, on first use.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, TypeVar, cast
@@ -62,15 +63,107 @@ def _structure_status(value: object, _: type) -> PetStatus:
     raise TypeError(f"expected a string, got {_describe(value)}")
 
 
-converter = cattrs.Converter(detailed_validation=True)
-converter.register_structure_hook(int, _structure_int)
-converter.register_structure_hook(str, _structure_str)
-converter.register_structure_hook(PetStatus, _structure_status)
-# The plain string, not the member: to_dict() output must compare and dump as JSON.
-converter.register_unstructure_hook(PetStatus, lambda status: status._value_)
+def _pet_from_dict(value: object) -> Pet | None:
+    """A Pet from well-formed data, or None to let the checked hooks explain the fault."""
+    if type(value) is dict:
+        # An annotation rather than cast(): no call on the hot path.
+        fields: dict[str, object] = value  # pyright: ignore[reportUnknownVariableType]
+        pet_id = fields.get("id")
+        name = fields.get("name")
+        category_id = fields.get("categoryId")
+        raw_status = fields.get("status")
+        # type() rather than isinstance(): JSON true must not pass as 1.
+        if type(pet_id) is int and type(name) is str and type(category_id) is int:
+            if raw_status is None:
+                return Pet(pet_id, name, category_id, None)
+            if type(raw_status) is str:
+                return Pet(
+                    pet_id, name, category_id, _KNOWN_STATUSES.get(raw_status) or pet_status_from_wire(raw_status)
+                )
+    return None
 
 
-def _register(cls: type[Any]) -> None:
+_KNOWN_STATUSES: dict[object, PetStatus] = {member.value: member for member in PetStatus}
+
+
+def _structure_pet(value: object, _: type = Pet) -> Pet:
+    pet = _pet_from_dict(value)
+    if pet is None:
+        checked: Pet = _checked_hooks()[0](value, Pet)
+        return checked
+    return pet
+
+
+def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
+    # cattrs would iterate a dict's keys or a string's characters.
+    if type(value) is not list:
+        raise TypeError(f"expected a JSON array, got {_describe(value)}")
+    pets: list[Pet] = []
+    append = pets.append
+    known = _KNOWN_STATUSES
+    # _pet_from_dict inlined: this loop runs for every pet of every list call.
+    # Annotations rather than cast(): no call per pet.
+    items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+    for item in items:
+        if type(item) is dict:
+            fields: dict[str, object] = item  # pyright: ignore[reportUnknownVariableType]
+            pet_id = fields.get("id")
+            name = fields.get("name")
+            category_id = fields.get("categoryId")
+            raw_status = fields.get("status")
+            if type(pet_id) is int and type(name) is str and type(category_id) is int:
+                if raw_status is None:
+                    append(Pet(pet_id, name, category_id, None))
+                    continue
+                if type(raw_status) is str:
+                    append(Pet(pet_id, name, category_id, known.get(raw_status) or pet_status_from_wire(raw_status)))
+                    continue
+        # A faulty item: let the checked hooks name every fault, by index.
+        checked: list[Pet] = _checked_hooks()[1](value, list[Pet])
+        return checked
+    return pets
+
+
+def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": new_pet.name, "categoryId": new_pet.category_id}
+    if new_pet.status is not None:
+        data["status"] = new_pet.status._value_
+    return data
+
+
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The converter, built on first use: generating its hooks is the costly part of importing."""
+    converter = cattrs.Converter(detailed_validation=True)
+    converter.register_structure_hook(int, _structure_int)
+    converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook(PetStatus, _structure_status)
+    # The plain string, not the member: to_dict() output must compare and dump as JSON.
+    converter.register_unstructure_hook(PetStatus, lambda status: status._value_)
+    for model in _MODELS:
+        _register(converter, model)
+    # The generated hooks check every field and explain every fault, at a cost
+    # of several calls per field. Pets arrive by the hundred on every list
+    # call, so well-formed ones take the fast paths above (the same rules,
+    # written out) and only a faulty payload reaches the generated hooks.
+    checked_pet = converter.get_structure_hook(Pet)
+    checked_list = converter.get_structure_hook(list[Pet])
+    _CHECKED.extend([checked_pet, checked_list])
+    converter.register_structure_hook(Pet, _structure_pet)
+    converter.register_structure_hook_func(lambda t: t == list[Pet], _structure_pet_list)
+    converter.register_unstructure_hook(NewPet, _new_pet_to_dict)
+    return converter
+
+
+_CHECKED: list[Any] = []
+
+
+def _checked_hooks() -> list[Any]:
+    _converter()
+    return _CHECKED
+
+
+def _register(converter: cattrs.Converter, cls: type[Any]) -> None:
     renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls) if camel(a.name) != a.name}
     structure = make_dict_structure_fn(cls, converter, **renames)  # type: ignore[arg-type]
 
@@ -94,23 +187,6 @@ def _register(cls: type[Any]) -> None:
         make_dict_unstructure_fn(cls, converter, **unstructure_overrides),  # type: ignore[arg-type]
     )
 
-
-for _model in _MODELS:
-    _register(_model)
-
-
-_structure_list_items = converter.get_structure_hook(list[Pet])
-
-
-def _structure_pet_list(value: object, _: type) -> list[Pet]:
-    # cattrs would iterate a dict's keys or a string's characters.
-    if not isinstance(value, list):
-        raise TypeError(f"expected a JSON array, got {_describe(value)}")
-    result: list[Pet] = _structure_list_items(value, list[Pet])
-    return result
-
-
-converter.register_structure_hook_func(lambda t: t == list[Pet], _structure_pet_list)
 
 # Python attribute names back to JSON names, for messages the user reads.
 _JSON_NAMES = {a.name: camel(a.name) for cls in _MODELS for a in attrs.fields(cls)}
@@ -140,7 +216,12 @@ def _problems(exc: Exception) -> list[str]:
 def structure(data: object, cls: type[T]) -> T:
     """Turn JSON data into ``cls``; raises `StructureError` listing every fault."""
     try:
-        return converter.structure(data, cls)
+        # The two hot cases skip the converter's dispatch (and its building).
+        if cls is Pet:
+            return _structure_pet(data)  # type: ignore[return-value]
+        if cls == list[Pet]:
+            return _structure_pet_list(data)  # type: ignore[return-value]
+        return _converter().structure(data, cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
         raise StructureError(_problems(exc)) from exc
 
@@ -161,7 +242,9 @@ def structure_argument(data: object, cls: type[T]) -> T:
 
 def unstructure(obj: object) -> dict[str, Any]:
     """A model as JSON-ready data with camelCase names."""
-    result: dict[str, Any] = converter.unstructure(obj)
+    if type(obj) is NewPet:  # every create_pet; skip building the converter
+        return _new_pet_to_dict(obj)
+    result: dict[str, Any] = _converter().unstructure(obj)
     return result
 
 

@@ -157,6 +157,12 @@ def test_get_pet_is_marked_deprecated_for_type_checkers() -> None:
     async_message = AsyncAnimalStoreClient.get_pet.__deprecated__  # type: ignore[attr-defined,deprecated]
     assert sync_message == async_message
     assert "2030-12-05" in sync_message
+    with respx.mock:
+        respx.get(f"{PRODUCTION}/pets/1").respond(200, json=PET)
+        client = AnimalStoreClient(API_KEY)
+        with pytest.warns(DeprecationWarning, match="2030-12-05") as record:
+            client.get_pet(1)  # type: ignore[deprecated]
+    assert str(record[0].message) == sync_message
 
 
 # --- argument validation: nothing is sent --------------------------------------------
