@@ -166,6 +166,15 @@ def _warns_deprecated(function: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _get_running_loop() -> Any:
+    # Imported on first use: sync-only users should not pay for asyncio.
+    global _get_running_loop  # noqa: PLW0603 (replaces itself with the real function)
+    import asyncio
+
+    _get_running_loop = asyncio.get_running_loop
+    return asyncio.get_running_loop()
+
+
 class _Pool:
     """The httpx client behind one client and everything `with_options` derives from it."""
 
@@ -317,7 +326,7 @@ class _BaseClient:
         return f"{type(self).__name__}(base_url={self._base_url!r}, max_retries={self._max_retries})"
 
     def _check_open(self) -> None:
-        if self.is_closed:
+        if self._closed or self._pool.http.is_closed:
             raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
 
     def _after_error(self, request: httpx.Request, exc: httpx.RequestError, retries: int, started: float) -> float:
@@ -621,15 +630,11 @@ class AsyncAnimalStoreClient(_BaseClient):
     def _http_for_this_loop(self) -> httpx.AsyncClient:
         """The pool to use, replaced by a fresh one when the event loop has changed."""
         pool = self._pool
-        # Imported here: sync-only users should not pay for importing asyncio.
-        import asyncio
-
         try:
-            loop = asyncio.get_running_loop()
+            loop = _get_running_loop()
         except RuntimeError:  # not asyncio (trio): nothing to check
             return pool.http  # type: ignore[no-any-return]
-        known = pool.loop() if pool.loop is not None else None
-        if known is not loop:
+        if pool.loop is None or pool.loop() is not loop:
             if pool.loop is not None:
                 # Pooled connections belong to the old loop; reusing one
                 # fails with "Event loop is closed" or hangs.

@@ -35,7 +35,7 @@ _JSON = "application/json"
 
 @attrs.frozen
 class RequestConfig:
-    """What every request of one client shares."""
+    """What every request of one client shares, prepared once so each call only copies it."""
 
     base_url: str
     """The base URL without a trailing slash; paths are appended to it."""
@@ -43,6 +43,21 @@ class RequestConfig:
     # duplicate. Holds the Authorization header, so it is kept out of repr.
     headers: Mapping[str, str] = attrs.field(repr=False)
     timeout: httpx.Timeout
+    # Derived: parsed and encoded once rather than on every request.
+    prepared_headers: httpx.Headers = attrs.field(init=False, repr=False, eq=False)
+    json_headers: httpx.Headers = attrs.field(init=False, repr=False, eq=False)
+    timeout_extension: dict[str, float | None] = attrs.field(init=False, repr=False, eq=False)
+    urls: dict[str, httpx.URL] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        headers = httpx.Headers(self.headers)
+        json_headers = headers.copy()
+        json_headers["content-type"] = _JSON
+        # object.__setattr__: the class is frozen, and these are derived once here.
+        object.__setattr__(self, "prepared_headers", headers)
+        object.__setattr__(self, "json_headers", json_headers)
+        object.__setattr__(self, "timeout_extension", self.timeout.as_dict())
+        object.__setattr__(self, "urls", {"/pets": httpx.URL(self.base_url + "/pets")})
 
 
 def _request(
@@ -56,21 +71,19 @@ def _request(
     extra_headers: object = None,
     headers_argument: str = "extra_headers",
 ) -> httpx.Request:
-    headers = config.headers
+    headers = config.json_headers if content is not None else config.prepared_headers
     if extra_headers is not None:
-        extra = check_headers(extra_headers, headers_argument)
-        headers = {**headers, **{name.lower(): value for name, value in extra.items()}}
-    if content is not None:
-        headers = {**headers, "content-type": _JSON}
-    chosen = config.timeout if timeout is NOT_GIVEN else check_timeout(timeout)
+        headers = headers.copy()
+        headers.update({name.lower(): value for name, value in check_headers(extra_headers, headers_argument).items()})
+    extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
     return httpx.Request(
         method,
-        config.base_url + path,
-        params=params,
+        config.urls.get(path) or config.base_url + path,
+        params=params or None,
         headers=headers,
         content=content,
         # httpx applies the client's own timeout only when this is absent.
-        extensions={"timeout": chosen.as_dict()},
+        extensions={"timeout": extension},
     )
 
 

@@ -94,34 +94,44 @@ def _structure_pet(value: object, _: type = Pet) -> Pet:
     return pet
 
 
+_UNKNOWN: Any = object()
+# None maps to None so that an absent status needs no branch.
+_STATUS_OR_NONE: dict[object, PetStatus | None] = {None: None, **_KNOWN_STATUSES}
+
+
 def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
     # cattrs would iterate a dict's keys or a string's characters.
     if type(value) is not list:
         raise TypeError(f"expected a JSON array, got {_describe(value)}")
-    pets: list[Pet] = []
-    append = pets.append
-    known = _KNOWN_STATUSES
-    # _pet_from_dict inlined: this loop runs for every pet of every list call.
-    # Annotations rather than cast(): no call per pet.
-    items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
-    for item in items:
-        if type(item) is dict:
-            fields: dict[str, object] = item  # pyright: ignore[reportUnknownVariableType]
-            pet_id = fields.get("id")
-            name = fields.get("name")
-            category_id = fields.get("categoryId")
-            raw_status = fields.get("status")
-            if type(pet_id) is int and type(name) is str and type(category_id) is int:
-                if raw_status is None:
-                    append(Pet(pet_id, name, category_id, None))
-                    continue
-                if type(raw_status) is str:
-                    append(Pet(pet_id, name, category_id, known.get(raw_status) or pet_status_from_wire(raw_status)))
-                    continue
-        # A faulty item: let the checked hooks name every fault, by index.
-        checked: list[Pet] = _checked_hooks()[1](value, list[Pet])
-        return checked
-    return pets
+    # This runs for every pet of every list call, so it is the one place
+    # written for speed: build every Pet the way a hand-written loop would,
+    # then check the types on the built objects. A missing field or an item
+    # that is not an object raises inside the comprehension; a status that is
+    # not a known string is marked _UNKNOWN. Either way the checked hooks take
+    # over, keep unknown status strings, and name every fault by index.
+    items: list[dict[str, object]] = value  # pyright: ignore[reportUnknownVariableType]
+    status_of = _STATUS_OR_NONE.get
+    try:
+        pets = [
+            Pet(item["id"], item["name"], item["categoryId"], status_of(item.get("status"), _UNKNOWN))  # type: ignore[arg-type]
+            for item in items
+        ]
+    except (KeyError, TypeError, AttributeError):
+        pass
+    else:
+        for pet in pets:
+            # __class__ rather than isinstance(): JSON true must not pass as 1.
+            if (
+                pet.id.__class__ is not int
+                or pet.name.__class__ is not str
+                or pet.category_id.__class__ is not int
+                or pet.status is _UNKNOWN
+            ):
+                break
+        else:
+            return pets
+    checked: list[Pet] = _checked_hooks()[1](value, list[Pet])
+    return checked
 
 
 def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:

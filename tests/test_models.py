@@ -113,3 +113,41 @@ def test_pet_status_is_a_str_enum() -> None:
     assert str(PetStatus.PENDING) == "pending"
     assert f"{PetStatus.SOLD}" == "sold"
     assert [member.value for member in PetStatus] == ["available", "pending", "sold"]
+
+
+def test_list_fast_path_keeps_unknown_statuses_among_known_ones() -> None:
+    """A list mixing known, absent and unknown statuses keeps each one as sent."""
+    from animalstore_client._serde import structure
+
+    data = [
+        {"id": 1, "name": "A", "categoryId": 1, "status": "sold"},
+        {"id": 2, "name": "B", "categoryId": 1},
+        {"id": 3, "name": "C", "categoryId": 1, "status": "adopted"},
+        {"id": 4, "name": "D", "categoryId": 1, "status": None},
+    ]
+    pets = structure(data, list[Pet])
+    assert [pet.status for pet in pets] == [PetStatus.SOLD, None, "adopted", None]
+    assert pets[0].status is PetStatus.SOLD
+    assert isinstance(pets[2].status, PetStatus)
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ({"id": True, "name": "X", "categoryId": 1}, "$[49].id: expected an integer, got True"),
+        ({"id": 50, "name": "X", "categoryId": 1.0}, "$[49].categoryId: expected an integer, got 1.0"),
+        ({"id": 50, "name": None, "categoryId": 1}, "$[49].name: expected a string, got None"),
+        ({"id": 50, "categoryId": 1}, "$[49].name: required field missing"),
+        ({"id": 50, "name": "X", "categoryId": 1, "status": ["sold"]}, "$[49].status: expected a string, got ['sold']"),
+        ("not an object", "$[49]: expected a JSON object, got 'not an object'"),
+    ],
+)
+def test_list_fast_path_hands_faults_to_the_checked_path(bad: object, problem: str) -> None:
+    """One bad item among good ones is reported by index, exactly as the checked hooks word it."""
+    from animalstore_client._serde import StructureError, structure
+
+    data: list[object] = [{"id": i, "name": f"p{i}", "categoryId": 1} for i in range(100)]
+    data[49] = bad
+    with pytest.raises(StructureError) as info:
+        structure(data, list[Pet])
+    assert problem in info.value.problems

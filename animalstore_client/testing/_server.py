@@ -54,9 +54,15 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
             if not quiet:
                 super().log_message(format, *args)
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = _Server(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's backlog of 5 drops connections when a test opens a
+    # hundred at once; the kernel then retries them a second later.
+    request_queue_size = 256
 
 
 @contextmanager

@@ -1,0 +1,29 @@
+"""The benchmark script still runs (tiny counts), so it cannot rot between performance reviews."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+
+
+def test_benchmark_smoke_run() -> None:
+    """benchmarks/run.py --quick exits 0 and prints every measure with its target."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for measure in (
+        "sync list_pets(limit=100) / floor",
+        "async list_pets(limit=100) / floor",
+        "sync create_pet / raw",
+        "async get_pet / raw",
+        "structure 100 pets / hand Pet(**...) loop",
+        "import animalstore_client (after httpx, attrs, cattrs)",
+        "list_pets, 10 in flight: SDK / bare httpx",
+        "RSS added by import animalstore_client",
+    ):
+        assert measure in result.stdout, measure
+    assert "quick run: not enforced" in result.stdout
