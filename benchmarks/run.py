@@ -30,7 +30,6 @@ import httpx
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Pet, PetStatus
 from animalstore_client._serde import structure
-from animalstore_client.testing import FakeAnimalStore
 
 BASE = "https://bench.animalstore.example/v1"
 KEY = "bench-key"
@@ -345,9 +344,22 @@ def concurrency(calls: int, in_flight: int) -> list[Row]:
         sdk_time, raw_time = statistics.median(sdk_times), statistics.median(raw_times)
         return sdk_time, raw_time, errors
 
-    store = FakeAnimalStore(api_keys=(KEY,), pets=PETS[:20])
-    with store.serve() as base_url:
+    # The server runs in its own process, so its threads do not share the
+    # benchmark's GIL; it starts empty, so list_pets returns [] quickly.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "animalstore_client.testing", "--port", "0", "--quiet", "--api-key", KEY],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().split(" at ", 1)[1].strip()
         sdk_time, raw_time, errors = asyncio.run(run(base_url))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
     return [
         Row(
             f"{calls} list_pets, {in_flight} in flight: SDK / bare httpx",

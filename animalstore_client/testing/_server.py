@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -27,6 +28,12 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "FakeAnimalStore"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes; without this, Nagle's
+            # algorithm holds the body until the client's delayed ACK (~40 ms).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
