@@ -12,7 +12,6 @@ import re
 from collections.abc import Mapping
 from typing import TypeVar
 
-import attrs
 import httpx
 
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
@@ -33,31 +32,30 @@ T = TypeVar("T")
 _JSON = "application/json"
 
 
-@attrs.frozen
 class RequestConfig:
-    """What every request of one client shares, prepared once so each call only copies it."""
+    """What every request of one client shares, prepared once so each call only copies it.
 
-    base_url: str
-    """The base URL without a trailing slash; paths are appended to it."""
-    # Lower-case names, so that per-request additions replace rather than
-    # duplicate. Holds the Authorization header, so it is kept out of repr.
-    headers: Mapping[str, str] = attrs.field(repr=False)
-    timeout: httpx.Timeout
-    # Derived: parsed and encoded once rather than on every request.
-    prepared_headers: httpx.Headers = attrs.field(init=False, repr=False, eq=False)
-    json_headers: httpx.Headers = attrs.field(init=False, repr=False, eq=False)
-    timeout_extension: dict[str, float | None] = attrs.field(init=False, repr=False, eq=False)
-    urls: dict[str, httpx.URL] = attrs.field(init=False, repr=False, eq=False)
+    A plain slotted class rather than attrs: it is internal, never compared,
+    and generating an attrs class costs import time.
+    """
 
-    def __attrs_post_init__(self) -> None:
-        headers = httpx.Headers(self.headers)
-        json_headers = headers.copy()
-        json_headers["content-type"] = _JSON
-        # object.__setattr__: the class is frozen, and these are derived once here.
-        object.__setattr__(self, "prepared_headers", headers)
-        object.__setattr__(self, "json_headers", json_headers)
-        object.__setattr__(self, "timeout_extension", self.timeout.as_dict())
-        object.__setattr__(self, "urls", {"/pets": httpx.URL(self.base_url + "/pets")})
+    __slots__ = ("base_url", "headers", "json_headers", "prepared_headers", "timeout", "timeout_extension", "urls")
+
+    def __init__(self, *, base_url: str, headers: Mapping[str, str], timeout: httpx.Timeout) -> None:
+        self.base_url = base_url
+        """The base URL without a trailing slash; paths are appended to it."""
+        # Holds the Authorization header, so __repr__ below leaves it out.
+        self.headers = headers
+        self.timeout = timeout
+        # Parsed and encoded once rather than on every request.
+        self.prepared_headers = httpx.Headers(headers)
+        self.json_headers = self.prepared_headers.copy()
+        self.json_headers["content-type"] = _JSON
+        self.timeout_extension = timeout.as_dict()
+        self.urls = {"/pets": httpx.URL(base_url + "/pets")}
+
+    def __repr__(self) -> str:
+        return f"RequestConfig(base_url={self.base_url!r}, timeout={self.timeout!r})"
 
 
 def _request(
