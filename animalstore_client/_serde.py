@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import attrs
 import cattrs
@@ -63,53 +63,22 @@ def _structure_status(value: object, _: type) -> PetStatus:
     raise TypeError(f"expected a string, got {_describe(value)}")
 
 
-def _pet_from_dict(value: object) -> Pet | None:
-    """A Pet from well-formed data, or None to let the checked hooks explain the fault."""
-    if type(value) is dict:
-        # An annotation rather than cast(): no call on the hot path.
-        fields: dict[str, object] = value  # pyright: ignore[reportUnknownVariableType]
-        pet_id = fields.get("id")
-        name = fields.get("name")
-        category_id = fields.get("categoryId")
-        raw_status = fields.get("status")
-        # type() rather than isinstance(): JSON true must not pass as 1.
-        if type(pet_id) is int and type(name) is str and type(category_id) is int:
-            if raw_status is None:
-                return Pet(pet_id, name, category_id, None)
-            if type(raw_status) is str:
-                return Pet(
-                    pet_id, name, category_id, _KNOWN_STATUSES.get(raw_status) or pet_status_from_wire(raw_status)
-                )
-    return None
-
-
 _KNOWN_STATUSES: dict[object, PetStatus] = {member.value: member for member in PetStatus}
-
-
-def _structure_pet(value: object, _: type = Pet) -> Pet:
-    pet = _pet_from_dict(value)
-    if pet is None:
-        checked: Pet = _checked_hooks()[0](value, Pet)
-        return checked
-    return pet
-
-
 _UNKNOWN: Any = object()
 # None maps to None so that an absent status needs no branch.
 _STATUS_OR_NONE: dict[object, PetStatus | None] = {None: None, **_KNOWN_STATUSES}
 
 
-def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
-    # cattrs would iterate a dict's keys or a string's characters.
-    if type(value) is not list:
-        raise TypeError(f"expected a JSON array, got {_describe(value)}")
-    # This runs for every pet of every list call, so it is the one place
-    # written for speed: build every Pet the way a hand-written loop would,
-    # then check the types on the built objects. A missing field or an item
-    # that is not an object raises inside the comprehension; a status that is
-    # not a known string is marked _UNKNOWN. Either way the checked hooks take
-    # over, keep unknown status strings, and name every fault by index.
-    items: list[dict[str, object]] = value  # pyright: ignore[reportUnknownVariableType]
+def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
+    """Pets from well-formed items, or None to let the checked hooks explain the fault.
+
+    This runs for every pet of every response, so it is the one place written
+    for speed: build every Pet the way a hand-written loop would, then check
+    the types on the built objects. A missing field or an item that is not an
+    object raises inside the comprehension; a status that is not a known
+    string is marked _UNKNOWN. Either way the checked hooks take over, keep
+    unknown status strings, and name every fault by its JSON path.
+    """
     status_of = _STATUS_OR_NONE.get
     try:
         pets = [
@@ -117,21 +86,36 @@ def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
             for item in items
         ]
     except (KeyError, TypeError, AttributeError):
-        pass
-    else:
-        for pet in pets:
-            # __class__ rather than isinstance(): JSON true must not pass as 1.
-            if (
-                pet.id.__class__ is not int
-                or pet.name.__class__ is not str
-                or pet.category_id.__class__ is not int
-                or pet.status is _UNKNOWN
-            ):
-                break
-        else:
-            return pets
-    checked: list[Pet] = _checked_hooks()[1](value, list[Pet])
-    return checked
+        return None
+    for pet in pets:
+        # __class__ rather than isinstance(): JSON true must not pass as 1.
+        if (
+            pet.id.__class__ is not int
+            or pet.name.__class__ is not str
+            or pet.category_id.__class__ is not int
+            or pet.status is _UNKNOWN
+        ):
+            return None
+    return pets
+
+
+def _structure_pet(value: object, _: type = Pet) -> Pet:
+    pets = _fast_pets([value])  # type: ignore[list-item]  # anything but a dict fails the fast path
+    if pets is None:
+        checked: Pet = _hooks().checked_pet(value, Pet)
+        return checked
+    return pets[0]
+
+
+def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
+    # cattrs would iterate a dict's keys or a string's characters.
+    if type(value) is not list:
+        raise TypeError(f"expected a JSON array, got {_describe(value)}")
+    pets = _fast_pets(value)  # pyright: ignore[reportUnknownArgumentType]
+    if pets is None:
+        checked: list[Pet] = _hooks().checked_list(value, list[Pet])
+        return checked
+    return pets
 
 
 def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:
@@ -141,9 +125,22 @@ def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:
     return data
 
 
-@functools.cache
+class _Hooks(NamedTuple):
+    converter: cattrs.Converter
+    checked_pet: Any
+    """The generated Pet hook: checks every field and names every fault."""
+    checked_list: Any
+    """The generated list[Pet] hook, calling checked_pet for each item."""
+
+
 def _converter() -> cattrs.Converter:
-    """The converter, built on first use: generating its hooks is the costly part of importing."""
+    """The one converter."""
+    return _hooks().converter
+
+
+@functools.cache
+def _hooks() -> _Hooks:
+    """Build the converter on first use: generating its hooks is the costly part of importing."""
     converter = cattrs.Converter(detailed_validation=True)
     converter.register_structure_hook(int, _structure_int)
     converter.register_structure_hook(str, _structure_str)
@@ -156,21 +153,11 @@ def _converter() -> cattrs.Converter:
     # of several calls per field. Pets arrive by the hundred on every list
     # call, so well-formed ones take the fast paths above (the same rules,
     # written out) and only a faulty payload reaches the generated hooks.
-    checked_pet = converter.get_structure_hook(Pet)
-    checked_list = converter.get_structure_hook(list[Pet])
-    _CHECKED.extend([checked_pet, checked_list])
+    hooks = _Hooks(converter, converter.get_structure_hook(Pet), converter.get_structure_hook(list[Pet]))
     converter.register_structure_hook(Pet, _structure_pet)
     converter.register_structure_hook_func(lambda t: t == list[Pet], _structure_pet_list)
     converter.register_unstructure_hook(NewPet, _new_pet_to_dict)
-    return converter
-
-
-_CHECKED: list[Any] = []
-
-
-def _checked_hooks() -> list[Any]:
-    _converter()
-    return _CHECKED
+    return hooks
 
 
 def _register(converter: cattrs.Converter, cls: type[Any]) -> None:

@@ -73,10 +73,11 @@ def _free_port() -> int:
         return port
 
 
-def _start(args: list[str]) -> Iterator[str]:
+def _start(command: str, *arguments: str) -> Iterator[str]:
+    """Run ``prism <command> --errors ... <arguments>`` on a free loopback port; yield its URL."""
     port = _free_port()
     process = subprocess.Popen(
-        [str(_prism()), *args[:1], "--errors", "-h", "127.0.0.1", "-p", str(port), *args[1:]],
+        [str(_prism()), command, "--errors", "-h", "127.0.0.1", "-p", str(port), *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -106,7 +107,7 @@ def _start(args: list[str]) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def mock_url() -> Iterator[str]:
     """``prism mock --errors docs/openapi.yaml``; paths are served without /v1."""
-    yield from _start(["mock", str(SPEC)])
+    yield from _start("mock", str(SPEC))
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +120,7 @@ def fake_store() -> FakeAnimalStore:
 def proxy_url(fake_store: FakeAnimalStore) -> Iterator[str]:
     """``prism proxy --errors docs/openapi.yaml <FakeAnimalStore server>``."""
     with fake_store.serve() as upstream:
-        yield from _start(["proxy", str(SPEC), upstream])
+        yield from _start("proxy", str(SPEC), upstream)
 
 
 class Violations(list[str]):
