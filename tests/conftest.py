@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
-from animalstore_client._client import AsyncAnimalStoreClientWithRawResponse, _BaseClient
+from animalstore_client._base_client import _BaseClient
+from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"

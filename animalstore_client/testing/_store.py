@@ -23,7 +23,8 @@ from urllib.parse import parse_qs
 
 import attrs
 
-from .._client import AnimalStoreClient, AsyncAnimalStoreClient
+from .._client_async import AsyncAnimalStoreClient
+from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
 from .._models import Pet, PetStatus
 from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, check_api_key

@@ -1,0 +1,337 @@
+"""What both clients share: configuration, defaults, and the two halves that differ by nature.
+
+The clients themselves are `AsyncAnimalStoreClient` (``_client_async``, written
+by hand) and `AnimalStoreClient` (``_client_sync``, generated from it by
+``scripts/unasync.py``). What cannot be generated, because it differs by
+nature rather than by ``async``/``await``, is here: `IOSync` and `IOAsync`
+(how to sleep, and which connection pool to use). The decisions of the send
+loop live in ``_sending``; the HTTP library sits behind ``_transport_async``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+from typing_extensions import Self
+
+from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
+from ._exceptions import AnimalStoreError, ClientValidationError
+from ._logging import configure_from_env, logger
+from ._operations import RequestConfig
+from ._sending import ACCEPT_ENCODING
+from ._transport_async import AsyncTransport
+from ._transport_sync import Transport
+from ._validation import NOT_GIVEN, NotGiven, check_api_key, check_headers, check_max_retries, check_timeout
+from ._version import __version__
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "InsecureTransportWarning",
+    "Timeout",
+]
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+"""30 s to read, write or wait for a pooled connection; 5 s to connect."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries after the first attempt."""
+DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+"""Connection pool limits: enough that hundreds of concurrent async calls queue
+briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
+
+_HTTPX_DEFAULT_TIMEOUT = httpx.Timeout(5.0)
+
+Timeout = float | httpx.Timeout | None
+
+
+class InsecureTransportWarning(UserWarning):
+    """The base URL is plain ``http://`` to a host that is not loopback.
+
+    The bearer key would cross the network in clear text. Use ``https://``;
+    ``http://`` is silent only for ``localhost``, ``127.0.0.0/8`` and ``::1``.
+    """
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    import ipaddress  # only for plain-http URLs; keeps the import light
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _warn_if_insecure(base_url: str, stacklevel: int) -> None:
+    url = httpx.URL(base_url)
+    if url.scheme == "http" and not _is_loopback(url.host):
+        warnings.warn(
+            f"base_url {base_url!r} is plain http:// to a non-loopback host: the API key would be "
+            "sent in clear text. Use https://.",
+            InsecureTransportWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _user_agent() -> str:
+    python = "{}.{}.{}".format(*sys.version_info[:3])
+    return f"animalstore-client-python/{__version__} httpx/{httpx.__version__} Python/{python}"
+
+
+def check_http_client(http_client: object, expected: type[Any]) -> None:
+    if http_client is not None and not isinstance(http_client, expected):
+        raise ClientValidationError(
+            f"http_client must be an httpx.{expected.__name__}, got {type(http_client).__name__}",
+            argument="http_client",
+            rule=f"an httpx.{expected.__name__}",
+            value=http_client,
+        )
+
+
+def _build_config(
+    transport: Transport | AsyncTransport,
+    base_url: str,
+    api_key: str,
+    default_headers: Mapping[str, str],
+    timeout: httpx.Timeout,
+) -> RequestConfig:
+    # The httpx client's own headers (Accept-Encoding, a caller's tracing
+    # headers) come first, so that headers the SDK needs always win.
+    headers = httpx.Headers(transport.default_headers)
+    headers["Accept"] = "application/json"
+    # Only the codings the send loop can undo itself (see _sending.BodyReader).
+    headers["Accept-Encoding"] = ACCEPT_ENCODING
+    headers["User-Agent"] = _user_agent()
+    for name, value in default_headers.items():
+        headers[name] = value
+    headers["Authorization"] = f"Bearer {api_key}"
+    return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
+
+
+def _get_running_loop() -> Any:
+    # Imported on first use: sync-only users should not pay for asyncio.
+    global _get_running_loop  # noqa: PLW0603 (replaces itself with the real function)
+    import asyncio
+
+    _get_running_loop = asyncio.get_running_loop
+    return asyncio.get_running_loop()
+
+
+class Pool:
+    """The transport behind one client and everything `with_options` derives from it."""
+
+    def __init__(self, transport: Any, *, owned: bool) -> None:
+        self.transport = transport
+        self.owned = owned
+        self.loop: weakref.ref[Any] | None = None
+
+
+class _BaseClient:
+    """Configuration shared by both clients; no I/O."""
+
+    _pool: Pool
+    _owns_pool: bool
+    _config: RequestConfig
+
+    @staticmethod
+    def _jitter() -> float:
+        """Random jitter in [0, 1); replaced by tests to make backoff exact."""
+        import random  # needed only once a request fails
+
+        return random.random()
+
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        environment: Environment | str | None,
+        base_url: str | None,
+        timeout: object,
+        max_retries: int,
+        default_headers: Mapping[str, str] | None,
+        http_client: httpx.Client | httpx.AsyncClient | None,
+    ) -> None:
+        env = os.environ
+        configure_from_env(env)
+        if api_key is None:
+            api_key = env.get(API_KEY_VARIABLE, "").strip() or None
+            if api_key is None:
+                raise AnimalStoreError(
+                    "No API key given: pass api_key=... to the client or set the "
+                    f"{API_KEY_VARIABLE} environment variable."
+                )
+        self._api_key = check_api_key(api_key)
+        self._base_url = resolve_base_url(base_url=base_url, environment=environment, env=env)
+        if timeout is NOT_GIVEN:
+            # A caller's own httpx client keeps its timeout unless it is
+            # httpx's stock 5 s, which is shorter than this API needs.
+            timeout = (
+                http_client.timeout
+                if http_client is not None and http_client.timeout != _HTTPX_DEFAULT_TIMEOUT
+                else DEFAULT_TIMEOUT
+            )
+        self._timeout = check_timeout(timeout)
+        self._max_retries = check_max_retries(max_retries)
+        self._default_headers = check_headers(default_headers, "default_headers")
+        self._closed = False
+        # Frames: here, the subclass __init__, the caller.
+        _warn_if_insecure(self._base_url, stacklevel=3)
+
+    def _request_config(self) -> RequestConfig:
+        return _build_config(self._pool.transport, self._base_url, self._api_key, self._default_headers, self._timeout)
+
+    def _derive(
+        self,
+        *,
+        api_key: object,
+        environment: object,
+        base_url: object,
+        timeout: object,
+        max_retries: object,
+        default_headers: object,
+    ) -> Self:
+        # Only the client that created the pool closes it.
+        changes: dict[str, object] = {"_owns_pool": False, "_closed": False}
+        if api_key is not NOT_GIVEN:
+            changes["_api_key"] = check_api_key(api_key)
+        if base_url is not NOT_GIVEN:
+            changes["_base_url"] = normalize_base_url(base_url, argument="base_url")
+            # Frames: here, with_options, the caller.
+            _warn_if_insecure(str(changes["_base_url"]), stacklevel=3)
+        elif environment is not NOT_GIVEN:
+            changes["_base_url"] = parse_environment(environment, argument="environment").base_url
+        if timeout is not NOT_GIVEN:
+            changes["_timeout"] = check_timeout(timeout)
+        if max_retries is not NOT_GIVEN:
+            changes["_max_retries"] = check_max_retries(max_retries)
+        if default_headers is not NOT_GIVEN:
+            changes["_default_headers"] = {**self._default_headers, **check_headers(default_headers, "default_headers")}
+        clone = copy.copy(self)
+        state = vars(clone)
+        state.pop("with_raw_response", None)  # the cached view is bound to this client's config
+        state.update(changes)
+        state["_config"] = _build_config(
+            state["_pool"].transport,
+            state["_base_url"],
+            state["_api_key"],
+            state["_default_headers"],
+            state["_timeout"],
+        )
+        return clone
+
+    def with_options(
+        self,
+        *,
+        api_key: str | NotGiven = NOT_GIVEN,
+        environment: Environment | str | NotGiven = NOT_GIVEN,
+        base_url: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
+    ) -> Self:
+        """A new client with some options changed, sharing this one's connection pool.
+
+        ``default_headers`` are merged into the current ones; ``base_url``
+        wins over ``environment``. Closing the new client leaves the pool open.
+
+        ```python
+        patient = client.with_options(timeout=120, max_retries=5)
+        ```
+        """
+        return self._derive(
+            api_key=api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The base URL requests go to, without a trailing slash."""
+        return self._base_url
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        """The timeout applied to each request unless a call passes its own."""
+        return self._timeout
+
+    @property
+    def max_retries(self) -> int:
+        """How many times a failed request may be retried."""
+        return self._max_retries
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether this client was closed (or shares a pool that was)."""
+        return self._closed or bool(self._pool.transport.is_closed)
+
+    def __repr__(self) -> str:
+        # The key is deliberately absent: reprs end up in logs and tracebacks.
+        return f"{type(self).__name__}(base_url={self._base_url!r}, max_retries={self._max_retries})"
+
+    def _check_open(self) -> None:
+        if self._closed or self._pool.transport.is_closed:
+            raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
+
+
+class IOSync(_BaseClient):
+    """How the sync client sleeps and finds its pool."""
+
+    # Injectable so tests run retries without waiting.
+    _sleep: Callable[[float], None] = staticmethod(time.sleep)
+
+    def _transport(self) -> Transport:
+        return self._pool.transport  # type: ignore[no-any-return]
+
+
+class IOAsync(_BaseClient):
+    """How the async client sleeps and finds its pool: one pool per event loop."""
+
+    @staticmethod
+    async def _sleep(seconds: float) -> None:
+        # anyio works under asyncio and trio alike; imported on the first
+        # retry only, to keep `import animalstore_client` light.
+        import anyio
+
+        await anyio.sleep(seconds)
+
+    def _new_transport(self) -> AsyncTransport:
+        raise NotImplementedError  # defined by AsyncAnimalStoreClient
+
+    def _transport(self) -> AsyncTransport:
+        """The pool to use, replaced by a fresh one when the event loop has changed.
+
+        The old loop's sockets cannot be closed without that loop; they are
+        left to the garbage collector.
+        """
+        pool = self._pool
+        try:
+            loop = _get_running_loop()
+        except RuntimeError:  # not asyncio (trio): nothing to check
+            return pool.transport  # type: ignore[no-any-return]
+        if pool.loop is None or pool.loop() is not loop:
+            if pool.loop is not None:
+                # Pooled connections belong to the old loop; reusing one
+                # fails with "Event loop is closed" or hangs.
+                if not pool.owned:
+                    raise AnimalStoreError(
+                        f"This {type(self).__name__} was first used in another event loop, and its "
+                        "http_client belongs to you, so it cannot be replaced: create the client "
+                        "(and its httpx.AsyncClient) inside the event loop that uses it."
+                    )
+                logger.debug("Event loop changed: starting a new connection pool")
+                pool.transport = self._new_transport()
+            pool.loop = weakref.ref(loop)
+        return pool.transport  # type: ignore[no-any-return]

@@ -1,0 +1,303 @@
+"""The client and its raw-response view: each operation, and the loop that sends it.
+
+Each operation is a build (``_operations``), a send and a parse. The send loop
+performs only the I/O: every decision between its steps (timeouts, retries,
+backoff, logging, the attempt count, decoding the body) is made by
+``_sending.Attempts`` and ``_sending.BodyReader``, and the HTTP library sits
+behind the transport seam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from typing import Any, Protocol, TypeVar
+
+import httpx
+from typing_extensions import Self, deprecated
+
+from ._base_client import DEFAULT_LIMITS, DEFAULT_MAX_RETRIES, IOAsync, Pool, Timeout, check_http_client
+from ._deprecation import warns_deprecated
+from ._environments import Environment
+from ._models import Pet, PetStatus
+from ._operations import (
+    RequestConfig,
+    build_create_pet,
+    build_get_pet,
+    build_list_pets,
+    build_request,
+    parse_create_pet,
+    parse_get_pet,
+    parse_list_pets,
+    parse_raw,
+)
+from ._response import APIResponse
+from ._sending import Attempts, BodyReader, Timeouts
+from ._transport_async import AsyncHttpxTransport, AsyncTransport
+from ._validation import NOT_GIVEN, NotGiven
+
+__all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
+
+T = TypeVar("T")
+
+
+class AsyncAnimalStoreClient(IOAsync):
+    """An asyncio client for the animal store; the same API as `AnimalStoreClient`.
+
+    Safe to share across the tasks of one event loop. Used from a new event
+    loop (a second ``asyncio.run``), it starts a fresh connection pool there.
+
+    ```python
+    from animalstore_client import AsyncAnimalStoreClient
+
+    async with AsyncAnimalStoreClient() as client:  # key from ANIMALSTORE_API_KEY
+        for pet in await client.list_pets(limit=10, status="available"):
+            print(pet.id, pet.name)
+    ```
+
+    Args:
+        api_key: The bearer API key; defaults to ``ANIMALSTORE_API_KEY``.
+        environment: ``"production"``, ``"staging"`` or an `Environment`.
+        base_url: A full base URL replacing the environment's.
+        timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
+        max_retries: Retries after the first attempt; ``0`` disables them.
+        default_headers: Headers sent with every request.
+        http_client: An `httpx.AsyncClient` to send through; the SDK does not close it.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        check_http_client(http_client, httpx.AsyncClient)
+        super().__init__(
+            api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            http_client=http_client,
+        )
+        self._owns_pool = http_client is None
+        transport = self._new_transport() if http_client is None else AsyncHttpxTransport(http_client)
+        self._pool = Pool(transport, owned=self._owns_pool)
+        self._config = self._request_config()
+
+    def _new_transport(self) -> AsyncTransport:
+        # Redirects are never followed: the key must not travel to another host.
+        return AsyncHttpxTransport(httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False))
+
+    async def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
+        """Send with retries; return the final response and the number of attempts."""
+        self._check_open()
+        transport = self._transport()
+        attempts = Attempts(request, max_retries=self._max_retries, jitter=self._jitter)
+        while True:
+            timeouts = attempts.start()
+            try:
+                response = await self._exchange(transport, request, timeouts)
+            except httpx.RequestError as exc:
+                delay = attempts.after_error(exc)
+            else:
+                retry_delay = attempts.after_response(response)
+                if retry_delay is None:
+                    return response, attempts.count
+                delay = retry_delay
+            await self._sleep(delay)
+
+    @staticmethod
+    async def _exchange(transport: AsyncTransport, request: httpx.Request, timeouts: Timeouts) -> httpx.Response:
+        """One attempt: send, then read the whole body."""
+        stream = await transport.send(request, timeouts)
+        try:
+            reader = BodyReader(request, stream.headers, decoded=stream.decoded)
+            async for chunk in stream.aiter_raw():
+                reader.feed(chunk)
+            content = reader.finish()
+        finally:
+            await stream.aclose()
+        return stream.complete(content)
+
+    async def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:
+        response, attempts = await self._send(request)
+        parse_raw(response, attempts)
+        return APIResponse(response, attempts, parser)
+
+    async def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> list[Pet]:
+        """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
+        request = build_list_pets(
+            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+        )
+        return parse_list_pets(*await self._send(request))
+
+    async def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Add an animal (``POST /pets``) and return it with the id the service assigned.
+
+        Retries: only where the service cannot have stored the pet (a failure
+        to connect, 429, 503); never after a read timeout, 500, 502 or 504,
+        so a retry never creates a duplicate.
+        """
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return parse_create_pet(*await self._send(request))
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
+    )
+    @warns_deprecated
+    async def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Fetch one animal by id (``GET /pets/{petId}``).
+
+        Deprecated: the service removes this operation on 2030-12-05. Use
+        `list_pets` with ``status=`` instead.
+        """
+        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        return parse_get_pet(*await self._send(request))
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: object = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> httpx.Response:
+        """Send any request under the base URL, for paths the SDK has no method for.
+
+        Same authentication, error mapping, logging and retry rules as the
+        operations: GET, HEAD and OPTIONS retry like `list_pets`, every other
+        method like `create_pet`. Returns the 2xx `httpx.Response`.
+
+        ```python
+        reply = await client.request("POST", "/messages", json={"message": "hello"})
+        ```
+        """
+        built = build_request(self._config, method, path, params=params, json=json, headers=headers, timeout=timeout)
+        return parse_raw(*await self._send(built))
+
+    @cached_property
+    def with_raw_response(self) -> AsyncAnimalStoreClientWithRawResponse:
+        """The same operations, returning `APIResponse` (status, headers, attempts, ``parse()``)."""
+        return AsyncAnimalStoreClientWithRawResponse(self._config, self._send_raw)
+
+    async def aclose(self) -> None:
+        """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
+        if not self._closed:
+            self._closed = True
+            if self._owns_pool:
+                await self._transport().aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _AsyncSendRaw(Protocol):
+    async def __call__(
+        self,
+        request: httpx.Request,
+        parser: Callable[[httpx.Response, int], T],
+        /,
+    ) -> APIResponse[T]: ...
+
+
+class AsyncAnimalStoreClientWithRawResponse:
+    """`AsyncAnimalStoreClient`'s operations returning `APIResponse` instead of the parsed result."""
+
+    def __init__(self, config: RequestConfig, send_raw: _AsyncSendRaw) -> None:
+        self._config = config
+        self._send_raw = send_raw
+
+    async def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[list[Pet]]:
+        """`AsyncAnimalStoreClient.list_pets`, with the raw response."""
+        request = build_list_pets(
+            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+        )
+        return await self._send_raw(request, parse_list_pets)
+
+    async def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AsyncAnimalStoreClient.create_pet`, with the raw response."""
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._send_raw(request, parse_create_pet)
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
+    )
+    @warns_deprecated
+    async def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AsyncAnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""
+        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        return await self._send_raw(request, parse_get_pet)

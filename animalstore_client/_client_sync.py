@@ -1,0 +1,301 @@
+# Generated from _client_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
+"""The client and its raw-response view: each operation, and the loop that sends it.
+
+Each operation is a build (``_operations``), a send and a parse. The send loop
+performs only the I/O: every decision between its steps (timeouts, retries,
+backoff, logging, the attempt count, decoding the body) is made by
+``_sending.Attempts`` and ``_sending.BodyReader``, and the HTTP library sits
+behind the transport seam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from typing import Any, Protocol, TypeVar
+
+import httpx
+from typing_extensions import Self, deprecated
+
+from ._base_client import DEFAULT_LIMITS, DEFAULT_MAX_RETRIES, IOSync, Pool, Timeout, check_http_client
+from ._deprecation import warns_deprecated
+from ._environments import Environment
+from ._models import Pet, PetStatus
+from ._operations import (
+    RequestConfig,
+    build_create_pet,
+    build_get_pet,
+    build_list_pets,
+    build_request,
+    parse_create_pet,
+    parse_get_pet,
+    parse_list_pets,
+    parse_raw,
+)
+from ._response import APIResponse
+from ._sending import Attempts, BodyReader, Timeouts
+from ._transport_sync import HttpxTransport, Transport
+from ._validation import NOT_GIVEN, NotGiven
+
+__all__ = ["AnimalStoreClient", "AnimalStoreClientWithRawResponse"]
+
+T = TypeVar("T")
+
+
+class AnimalStoreClient(IOSync):
+    """A synchronous client for the animal store. Safe to share across threads.
+
+    ```python
+    from animalstore_client import AnimalStoreClient
+
+    with AnimalStoreClient() as client:  # key from ANIMALSTORE_API_KEY
+        for pet in client.list_pets(limit=10, status="available"):
+            print(pet.id, pet.name)
+    ```
+
+    Args:
+        api_key: The bearer API key; defaults to ``ANIMALSTORE_API_KEY``.
+        environment: ``"production"``, ``"staging"`` or an `Environment`.
+        base_url: A full base URL replacing the environment's.
+        timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
+        max_retries: Retries after the first attempt; ``0`` disables them.
+        default_headers: Headers sent with every request.
+        http_client: An `httpx.Client` to send through; the SDK does not close it.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        check_http_client(http_client, httpx.Client)
+        super().__init__(
+            api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            http_client=http_client,
+        )
+        self._owns_pool = http_client is None
+        transport = self._new_transport() if http_client is None else HttpxTransport(http_client)
+        self._pool = Pool(transport, owned=self._owns_pool)
+        self._config = self._request_config()
+
+    def _new_transport(self) -> Transport:
+        # Redirects are never followed: the key must not travel to another host.
+        return HttpxTransport(httpx.Client(limits=DEFAULT_LIMITS, follow_redirects=False))
+
+    def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
+        """Send with retries; return the final response and the number of attempts."""
+        self._check_open()
+        transport = self._transport()
+        attempts = Attempts(request, max_retries=self._max_retries, jitter=self._jitter)
+        while True:
+            timeouts = attempts.start()
+            try:
+                response = self._exchange(transport, request, timeouts)
+            except httpx.RequestError as exc:
+                delay = attempts.after_error(exc)
+            else:
+                retry_delay = attempts.after_response(response)
+                if retry_delay is None:
+                    return response, attempts.count
+                delay = retry_delay
+            self._sleep(delay)
+
+    @staticmethod
+    def _exchange(transport: Transport, request: httpx.Request, timeouts: Timeouts) -> httpx.Response:
+        """One attempt: send, then read the whole body."""
+        stream = transport.send(request, timeouts)
+        try:
+            reader = BodyReader(request, stream.headers, decoded=stream.decoded)
+            for chunk in stream.iter_raw():
+                reader.feed(chunk)
+            content = reader.finish()
+        finally:
+            stream.close()
+        return stream.complete(content)
+
+    def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:
+        response, attempts = self._send(request)
+        parse_raw(response, attempts)
+        return APIResponse(response, attempts, parser)
+
+    def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> list[Pet]:
+        """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
+        request = build_list_pets(
+            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+        )
+        return parse_list_pets(*self._send(request))
+
+    def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Add an animal (``POST /pets``) and return it with the id the service assigned.
+
+        Retries: only where the service cannot have stored the pet (a failure
+        to connect, 429, 503); never after a read timeout, 500, 502 or 504,
+        so a retry never creates a duplicate.
+        """
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return parse_create_pet(*self._send(request))
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
+    )
+    @warns_deprecated
+    def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Fetch one animal by id (``GET /pets/{petId}``).
+
+        Deprecated: the service removes this operation on 2030-12-05. Use
+        `list_pets` with ``status=`` instead.
+        """
+        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        return parse_get_pet(*self._send(request))
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: object = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> httpx.Response:
+        """Send any request under the base URL, for paths the SDK has no method for.
+
+        Same authentication, error mapping, logging and retry rules as the
+        operations: GET, HEAD and OPTIONS retry like `list_pets`, every other
+        method like `create_pet`. Returns the 2xx `httpx.Response`.
+
+        ```python
+        reply = client.request("POST", "/messages", json={"message": "hello"})
+        ```
+        """
+        built = build_request(self._config, method, path, params=params, json=json, headers=headers, timeout=timeout)
+        return parse_raw(*self._send(built))
+
+    @cached_property
+    def with_raw_response(self) -> AnimalStoreClientWithRawResponse:
+        """The same operations, returning `APIResponse` (status, headers, attempts, ``parse()``)."""
+        return AnimalStoreClientWithRawResponse(self._config, self._send_raw)
+
+    def close(self) -> None:
+        """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
+        if not self._closed:
+            self._closed = True
+            if self._owns_pool:
+                self._transport().close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _SendRaw(Protocol):
+    def __call__(
+        self,
+        request: httpx.Request,
+        parser: Callable[[httpx.Response, int], T],
+        /,
+    ) -> APIResponse[T]: ...
+
+
+class AnimalStoreClientWithRawResponse:
+    """`AnimalStoreClient`'s operations returning `APIResponse` instead of the parsed result."""
+
+    def __init__(self, config: RequestConfig, send_raw: _SendRaw) -> None:
+        self._config = config
+        self._send_raw = send_raw
+
+    def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[list[Pet]]:
+        """`AnimalStoreClient.list_pets`, with the raw response."""
+        request = build_list_pets(
+            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+        )
+        return self._send_raw(request, parse_list_pets)
+
+    def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AnimalStoreClient.create_pet`, with the raw response."""
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return self._send_raw(request, parse_create_pet)
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+        "on 2030-12-05. Use list_pets(status=...) instead.",
+        category=None,
+    )
+    @warns_deprecated
+    def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""
+        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        return self._send_raw(request, parse_get_pet)

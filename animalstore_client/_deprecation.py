@@ -1,0 +1,47 @@
+"""The deprecation of ``get_pet``: its message, written once, and the run-time warning.
+
+Type checkers read the message only from a string literal in the
+``@deprecated(...)`` decorator, so each decorator holds a copy that
+``scripts/unasync.py`` writes from `GET_PET_DEPRECATION` (and checks in CI).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+from typing_extensions import ParamSpec
+
+__all__ = ["GET_PET_DEPRECATION", "warns_deprecated"]
+
+GET_PET_DEPRECATION = (
+    "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
+    "on 2030-12-05. Use list_pets(status=...) instead."
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def warns_deprecated(function: Callable[P, R]) -> Callable[P, R]:
+    """Warn at the caller's line on every call of ``function``, sync or async.
+
+    ``typing_extensions.deprecated`` does this too, but for a coroutine
+    function on Python < 3.12 it imports asyncio, which would double the cost
+    of importing this package; it is kept (with ``category=None``) for the
+    static marker type checkers read, and the message is the same.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Warned when called, not when awaited: the caller's line is then on the stack.
+        warnings.warn(GET_PET_DEPRECATION, DeprecationWarning, stacklevel=2)
+        return function(*args, **kwargs)
+
+    mark = getattr(inspect, "markcoroutinefunction", None)  # Python 3.12+
+    if mark is not None and inspect.iscoroutinefunction(function):
+        return mark(wrapper)  # type: ignore[no-any-return]
+    return wrapper

@@ -1,0 +1,136 @@
+"""The seam between the send loop and an HTTP library, and httpx behind it.
+
+A transport sends one `httpx.Request` within the given per-phase timeouts,
+never following a redirect, and returns a response stream: the status and
+headers at once, then the body as raw (still content-encoded) chunks that the
+send loop reads and decodes itself, so that every rule about bodies holds for
+every library. It fails only with these httpx exceptions, which the retry
+policy tells apart:
+
+- nothing was sent: ``ConnectError``, ``ConnectTimeout``, ``PoolTimeout``;
+- sent, but no complete answer: ``ReadTimeout``, ``WriteTimeout``,
+  ``ReadError``, ``WriteError``, ``RemoteProtocolError`` (any other
+  ``TransportError`` counts as this too).
+
+Everything above this seam is the SDK's; everything below belongs to the
+library. A new library is one more class with these methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+import httpx
+
+from ._sending import Timeouts
+
+__all__ = ["AsyncHttpxTransport", "AsyncResponseStream", "AsyncTransport"]
+
+
+class AsyncResponseStream(Protocol):
+    """A response whose body is still to be read."""
+
+    status_code: int
+    headers: httpx.Headers
+    decoded: bool
+    """Whether the chunks arrive already content-decoded (a response served from memory)."""
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body's chunks, as they arrive."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the connection (to the pool when the body was read to its end)."""
+        ...
+
+    def complete(self, content: bytes) -> httpx.Response:
+        """The finished `httpx.Response` carrying the decoded ``content``; after `aclose`."""
+        ...
+
+
+class AsyncTransport(Protocol):
+    """What the send loop needs from an HTTP library."""
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """Headers the library's own client was configured with; the SDK's own win over them."""
+        ...
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the underlying client was closed."""
+        ...
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts) -> AsyncResponseStream:
+        """Send ``request``; return once the status and headers have arrived."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the underlying client and its connections."""
+        ...
+
+
+async def _one(chunk: bytes) -> AsyncIterator[bytes]:
+    yield chunk
+
+
+class _AsyncHttpxStream:
+    __slots__ = ("_response", "decoded", "headers", "status_code")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers = response.headers
+        # Mock transports (respx, httpx.MockTransport, the fake store) return
+        # a response that httpx has already read and decoded.
+        self.decoded = response.is_stream_consumed
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return _one(self._response.content) if self.decoded else self._response.aiter_raw()
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+    def complete(self, content: bytes) -> httpx.Response:
+        original = self._response
+        if self.decoded:
+            return original
+        # Built from public parts: the decoded body under the server's own
+        # headers, which still name the Content-Encoding that was undone.
+        response = httpx.Response(
+            original.status_code, content=content, request=original.request, extensions=original.extensions
+        )
+        response.headers = original.headers
+        response.elapsed = original.elapsed
+        return response
+
+
+class AsyncHttpxTransport:
+    """The seam over an `httpx.AsyncClient` (the SDK's own, or the caller's)."""
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """The httpx client's default headers."""
+        return self._client.headers
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the httpx client was closed."""
+        return self._client.is_closed
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AsyncHttpxStream:
+        """Send through the httpx client, streaming the body."""
+        # httpx reads the timeouts from the request, ahead of the client's own.
+        request.extensions["timeout"] = timeouts
+        response = await self._client.send(request, stream=True, follow_redirects=False)
+        return _AsyncHttpxStream(response)
+
+    async def aclose(self) -> None:
+        """Close the httpx client."""
+        await self._client.aclose()

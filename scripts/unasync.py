@@ -1,0 +1,146 @@
+"""Generate the sync modules from their async sources, as httpcore does.
+
+    python scripts/unasync.py          # rewrite every generated file
+    python scripts/unasync.py --check  # exit 1, with a diff, if one is stale (CI runs this)
+
+The async code is written by hand; the sync code is the same text with the
+substitutions below (``async def`` -> ``def``, ``AsyncX`` -> ``X``, ...).
+What differs by nature rather than by these words (how to sleep, one pool
+per event loop) is hand-written in ``_base_client`` and not generated. The
+few docstring sentences that differ are listed in ``PHRASES``; each must
+match exactly once, so that editing one side cannot silently skip it.
+
+It also keeps the ``get_pet`` deprecation message in step: type checkers read
+it only from a string literal in ``@deprecated(...)``, so every such literal
+in a source is rewritten from ``GET_PET_DEPRECATION`` in ``_deprecation.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "animalstore_client"
+
+FILES = {
+    PACKAGE / "_client_async.py": PACKAGE / "_client_sync.py",
+    PACKAGE / "_transport_async.py": PACKAGE / "_transport_sync.py",
+}
+
+SUBSTITUTIONS = [
+    (r"\bIOAsync\b", "IOSync"),
+    (r"\b_Async([A-Z]\w*)", r"_\1"),
+    (r"\bAsync([A-Z]\w*)", r"\1"),
+    (r"\b_transport_async\b", "_transport_sync"),
+    (r"\basync def\b", "def"),
+    (r"\basync for\b", "for"),
+    (r"\basync with\b", "with"),
+    (r"\bawait ", ""),
+    (r"\baclose\b", "close"),
+    (r"\baiter_raw\b", "iter_raw"),
+    (r"\b__aenter__\b", "__enter__"),
+    (r"\b__aexit__\b", "__exit__"),
+]
+
+# Sentences that differ by nature, as (async text, sync text), per source file.
+PHRASES = {
+    "_client_async.py": [
+        (
+            "An asyncio client for the animal store; the same API as `AnimalStoreClient`.\n\n"
+            "    Safe to share across the tasks of one event loop. Used from a new event\n"
+            "    loop (a second ``asyncio.run``), it starts a fresh connection pool there.",
+            "A synchronous client for the animal store. Safe to share across threads.",
+        ),
+    ],
+}
+
+HEADER = "# Generated from {source} by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.\n"
+
+
+def deprecation_message() -> str:
+    """`GET_PET_DEPRECATION`, read from its module without importing the package."""
+    tree = ast.parse((PACKAGE / "_deprecation.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "GET_PET_DEPRECATION" for target in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            if isinstance(value, str):
+                return value
+    raise SystemExit("GET_PET_DEPRECATION not found in animalstore_client/_deprecation.py")
+
+
+def with_deprecation_literals(text: str, message: str) -> str:
+    """``text`` with the message of every ``@deprecated(...)`` decorator set to ``message``."""
+    lines = text.splitlines(keepends=True)
+    calls = [
+        decorator
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for decorator in node.decorator_list
+        if isinstance(decorator, ast.Call)
+        and isinstance(decorator.func, ast.Name)
+        and decorator.func.id == "deprecated"
+        and decorator.args
+    ]
+    # From the bottom up, so earlier line numbers stay valid.
+    for call in sorted(calls, key=lambda c: c.args[0].lineno, reverse=True):
+        literal = call.args[0]
+        assert literal.end_lineno is not None
+        if ast.literal_eval(literal) == message:
+            continue
+        indent = " " * literal.col_offset
+        pieces = textwrap.wrap(message, width=80, drop_whitespace=False)
+        new = [f"{indent}{json.dumps(piece, ensure_ascii=False)}\n" for piece in pieces]
+        new[-1] = new[-1].rstrip("\n") + ",\n"
+        lines[literal.lineno - 1 : literal.end_lineno] = new
+    return "".join(lines)
+
+
+def unasync(text: str, source_name: str) -> str:
+    """The sync module generated from the text of the async one."""
+    for old, new in PHRASES.get(source_name, []):
+        if text.count(old) != 1:
+            raise SystemExit(f"scripts/unasync.py: the phrase {old[:60]!r}... must occur once in {source_name}")
+        text = text.replace(old, new)
+    for pattern, replacement in SUBSTITUTIONS:
+        text = re.sub(pattern, replacement, text)
+    return HEADER.format(source=source_name) + text
+
+
+def main() -> int:
+    """Write (or with ``--check`` compare) every generated file; the exit status says whether all were fresh."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
+    check = parser.parse_args().check
+    message = deprecation_message()
+    stale: list[str] = []
+    for source, target in FILES.items():
+        expected_source = with_deprecation_literals(source.read_text(), message)
+        wanted = {source: expected_source, target: unasync(expected_source, source.name)}
+        for path, text in wanted.items():
+            current = path.read_text() if path.exists() else ""
+            if current == text:
+                continue
+            name = str(path.relative_to(ROOT))
+            stale.append(name)
+            if check:
+                sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, name))
+            else:
+                path.write_text(text)
+                print(f"wrote {name}")
+    if check and stale:
+        print(f"\nstale: {', '.join(stale)}; run `python scripts/unasync.py` and commit the result.", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
