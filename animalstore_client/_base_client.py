@@ -293,6 +293,8 @@ class IOSync(_BaseClient):
     _sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def _transport(self) -> Transport:
+        """The pool to send through, once it is known to be open."""
+        self._check_open()
         return self._pool.transport  # type: ignore[no-any-return]
 
 
@@ -316,6 +318,7 @@ class IOAsync(_BaseClient):
         The old loop's sockets cannot be closed without that loop; they are
         left to the garbage collector.
         """
+        self._check_open()
         pool = self._pool
         try:
             loop = _get_running_loop()

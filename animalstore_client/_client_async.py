@@ -32,8 +32,8 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, BodyReader, Timeouts
-from ._transport_async import AsyncHttpxTransport, AsyncTransport
+from ._sending import Attempts, BodyReader
+from ._transport_async import AsyncHttpxTransport, AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven
 
 __all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
@@ -97,13 +97,16 @@ class AsyncAnimalStoreClient(IOAsync):
 
     async def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
         """Send with retries; return the final response and the number of attempts."""
-        self._check_open()
         transport = self._transport()
         attempts = Attempts(request, max_retries=self._max_retries, jitter=self._jitter)
         while True:
             timeouts = attempts.start()
             try:
-                response = await self._exchange(transport, request, timeouts)
+                stream = await transport.send(request, timeouts)
+                content = stream.content  # set when served from memory: nothing to read
+                if content is None:
+                    content = await self._read(request, stream)
+                response = stream.complete(content)
             except httpx.RequestError as exc:
                 delay = attempts.after_error(exc)
             else:
@@ -114,17 +117,15 @@ class AsyncAnimalStoreClient(IOAsync):
             await self._sleep(delay)
 
     @staticmethod
-    async def _exchange(transport: AsyncTransport, request: httpx.Request, timeouts: Timeouts) -> httpx.Response:
-        """One attempt: send, then read the whole body."""
-        stream = await transport.send(request, timeouts)
+    async def _read(request: httpx.Request, stream: AsyncResponseStream) -> bytes:
+        """The whole body, decoded; the connection is released however reading ends."""
+        reader = BodyReader(request, stream.headers)
         try:
-            reader = BodyReader(request, stream.headers, decoded=stream.decoded)
             async for chunk in stream.aiter_raw():
                 reader.feed(chunk)
-            content = reader.finish()
         finally:
             await stream.aclose()
-        return stream.complete(content)
+        return reader.finish()
 
     async def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:
         response, attempts = await self._send(request)
@@ -222,10 +223,9 @@ class AsyncAnimalStoreClient(IOAsync):
 
     async def aclose(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
-        if not self._closed:
-            self._closed = True
-            if self._owns_pool:
-                await self._transport().aclose()
+        if self._owns_pool and not self.is_closed:
+            await self._transport().aclose()
+        self._closed = True
 
     async def __aenter__(self) -> Self:
         return self

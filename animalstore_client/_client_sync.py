@@ -33,8 +33,8 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, BodyReader, Timeouts
-from ._transport_sync import HttpxTransport, Transport
+from ._sending import Attempts, BodyReader
+from ._transport_sync import HttpxTransport, ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven
 
 __all__ = ["AnimalStoreClient", "AnimalStoreClientWithRawResponse"]
@@ -95,13 +95,16 @@ class AnimalStoreClient(IOSync):
 
     def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
         """Send with retries; return the final response and the number of attempts."""
-        self._check_open()
         transport = self._transport()
         attempts = Attempts(request, max_retries=self._max_retries, jitter=self._jitter)
         while True:
             timeouts = attempts.start()
             try:
-                response = self._exchange(transport, request, timeouts)
+                stream = transport.send(request, timeouts)
+                content = stream.content  # set when served from memory: nothing to read
+                if content is None:
+                    content = self._read(request, stream)
+                response = stream.complete(content)
             except httpx.RequestError as exc:
                 delay = attempts.after_error(exc)
             else:
@@ -112,17 +115,15 @@ class AnimalStoreClient(IOSync):
             self._sleep(delay)
 
     @staticmethod
-    def _exchange(transport: Transport, request: httpx.Request, timeouts: Timeouts) -> httpx.Response:
-        """One attempt: send, then read the whole body."""
-        stream = transport.send(request, timeouts)
+    def _read(request: httpx.Request, stream: ResponseStream) -> bytes:
+        """The whole body, decoded; the connection is released however reading ends."""
+        reader = BodyReader(request, stream.headers)
         try:
-            reader = BodyReader(request, stream.headers, decoded=stream.decoded)
             for chunk in stream.iter_raw():
                 reader.feed(chunk)
-            content = reader.finish()
         finally:
             stream.close()
-        return stream.complete(content)
+        return reader.finish()
 
     def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:
         response, attempts = self._send(request)
@@ -220,10 +221,9 @@ class AnimalStoreClient(IOSync):
 
     def close(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
-        if not self._closed:
-            self._closed = True
-            if self._owns_pool:
-                self._transport().close()
+        if self._owns_pool and not self.is_closed:
+            self._transport().close()
+        self._closed = True
 
     def __enter__(self) -> Self:
         return self

@@ -212,13 +212,13 @@ def parse_get_pet(response: httpx.Response, attempts: int = 1) -> Pet:
 
 def parse_raw(response: httpx.Response, attempts: int = 1) -> httpx.Response:
     """The response itself when it is 2xx, else the matching exception."""
-    if not response.is_success:
+    if not 200 <= response.status_code < 300:  # is_success, without two calls
         raise status_error(response, attempts=attempts)
     return response
 
 
 def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> T:
-    if not response.is_success:
+    if not 200 <= response.status_code < 300:  # is_success, without two calls
         raise status_error(response, attempts=attempts)
     try:
         data = loads(response.content)

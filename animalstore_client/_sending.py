@@ -52,19 +52,17 @@ class Attempts:
     response is final) or raise the exception that ends the call.
     """
 
-    __slots__ = ("_jitter", "_max_retries", "_started", "request", "retries")
+    __slots__ = ("_jitter", "_max_retries", "_started", "count", "request", "retries")
 
     def __init__(self, request: httpx.Request, *, max_retries: int, jitter: Callable[[], float]) -> None:
         self.request = request
         self.retries = 0
+        """Retries decided so far."""
+        self.count = 1
+        """Attempts made so far, the current one included."""
         self._max_retries = max_retries
         self._jitter = jitter
         self._started = 0.0
-
-    @property
-    def count(self) -> int:
-        """Attempts made so far, the current one included."""
-        return self.retries + 1
 
     def start(self) -> Timeouts:
         """Begin an attempt; return the per-phase timeouts it may use."""
@@ -103,7 +101,7 @@ class Attempts:
                 self._elapsed_ms(),
                 self.count,
             )
-        if response.is_success:
+        if 200 <= response.status_code < 300:  # is_success, without two calls
             return None
         delay = delay_after_response(
             request.method,
@@ -119,6 +117,7 @@ class Attempts:
 
     def _retry(self, delay: float, cause: str) -> float:
         self.retries += 1
+        self.count += 1
         logger.info(
             "Retrying %s %s in %.2f s (retry %d of %d) after %s",
             self.request.method,
@@ -172,18 +171,15 @@ class BodyReader:
 
     ``Content-Encoding`` is undone chunk by chunk (``gzip`` and ``deflate``,
     several in a row included); an encoding it does not know is left as it is,
-    as httpx does. ``decoded=True`` says the chunks arrive already decoded
-    (a response served from memory by a mock transport).
+    as httpx does.
     """
 
     __slots__ = ("_chunks", "_decoders", "_request")
 
-    def __init__(self, request: httpx.Request, headers: httpx.Headers, *, decoded: bool = False) -> None:
+    def __init__(self, request: httpx.Request, headers: httpx.Headers) -> None:
         self._request = request
         self._chunks: list[bytes] = []
         self._decoders: list[tuple[_Decoder, Callable[[], bytes]]] = []
-        if decoded:
-            return
         # Codings are listed in the order they were applied: undo them backwards.
         for value in reversed(headers.get_list("content-encoding", split_commas=True)):
             coding = value.strip().lower()
@@ -195,7 +191,10 @@ class BodyReader:
 
     def feed(self, data: bytes) -> None:
         """Take the next raw chunk."""
-        self._keep(self._decode(data, 0) if self._decoders else data)
+        if self._decoders:
+            data = self._decode(data, 0)
+        if data:
+            self._chunks.append(data)
 
     def finish(self) -> bytes:
         """The whole decoded body, once the last chunk was fed."""
@@ -204,14 +203,11 @@ class BodyReader:
                 tail = flush()
             except zlib.error as exc:
                 raise httpx.DecodingError(f"Content-Encoding: {exc}", request=self._request) from exc
+            tail = self._decode(tail, index + 1) if tail else tail
             if tail:
-                self._keep(self._decode(tail, index + 1))
+                self._chunks.append(tail)
         chunks = self._chunks
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-    def _keep(self, data: bytes) -> None:
-        if data:
-            self._chunks.append(data)
 
     def _decode(self, data: bytes, first: int) -> bytes:
         try:

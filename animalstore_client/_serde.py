@@ -249,9 +249,14 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# Built once: json.loads with any keyword argument builds a decoder per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def loads(content: bytes) -> object:
     """Parse JSON strictly: ``NaN`` and ``Infinity`` are refused, as RFC 8259 does."""
-    return json.loads(content, parse_constant=_reject_constant)
+    # The same decoding of bytes as json.loads (UTF-8, -16 or -32, BOM allowed).
+    return _DECODER.decode(content.decode(json.detect_encoding(content), "surrogatepass"))
 
 
 def dumps(data: object) -> bytes:

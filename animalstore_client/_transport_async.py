@@ -33,11 +33,11 @@ class AsyncResponseStream(Protocol):
 
     status_code: int
     headers: httpx.Headers
-    decoded: bool
-    """Whether the chunks arrive already content-decoded (a response served from memory)."""
+    content: bytes | None
+    """The decoded body when the library already holds it (a mock transport), else ``None``."""
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
-        """The body's chunks, as they arrive."""
+        """The body's chunks, as they arrive, still content-encoded."""
         ...
 
     async def aclose(self) -> None:
@@ -71,12 +71,8 @@ class AsyncTransport(Protocol):
         ...
 
 
-async def _one(chunk: bytes) -> AsyncIterator[bytes]:
-    yield chunk
-
-
 class _AsyncHttpxStream:
-    __slots__ = ("_response", "decoded", "headers", "status_code")
+    __slots__ = ("_response", "content", "headers", "status_code")
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
@@ -84,17 +80,17 @@ class _AsyncHttpxStream:
         self.headers = response.headers
         # Mock transports (respx, httpx.MockTransport, the fake store) return
         # a response that httpx has already read and decoded.
-        self.decoded = response.is_stream_consumed
+        self.content = response.content if response.is_stream_consumed else None
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
-        return _one(self._response.content) if self.decoded else self._response.aiter_raw()
+        return self._response.aiter_raw()
 
     async def aclose(self) -> None:
         await self._response.aclose()
 
     def complete(self, content: bytes) -> httpx.Response:
         original = self._response
-        if self.decoded:
+        if content is self.content:
             return original
         # Built from public parts: the decoded body under the server's own
         # headers, which still name the Content-Encoding that was undone.

@@ -34,11 +34,11 @@ class ResponseStream(Protocol):
 
     status_code: int
     headers: httpx.Headers
-    decoded: bool
-    """Whether the chunks arrive already content-decoded (a response served from memory)."""
+    content: bytes | None
+    """The decoded body when the library already holds it (a mock transport), else ``None``."""
 
     def iter_raw(self) -> Iterator[bytes]:
-        """The body's chunks, as they arrive."""
+        """The body's chunks, as they arrive, still content-encoded."""
         ...
 
     def close(self) -> None:
@@ -72,12 +72,8 @@ class Transport(Protocol):
         ...
 
 
-def _one(chunk: bytes) -> Iterator[bytes]:
-    yield chunk
-
-
 class _HttpxStream:
-    __slots__ = ("_response", "decoded", "headers", "status_code")
+    __slots__ = ("_response", "content", "headers", "status_code")
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
@@ -85,17 +81,17 @@ class _HttpxStream:
         self.headers = response.headers
         # Mock transports (respx, httpx.MockTransport, the fake store) return
         # a response that httpx has already read and decoded.
-        self.decoded = response.is_stream_consumed
+        self.content = response.content if response.is_stream_consumed else None
 
     def iter_raw(self) -> Iterator[bytes]:
-        return _one(self._response.content) if self.decoded else self._response.iter_raw()
+        return self._response.iter_raw()
 
     def close(self) -> None:
         self._response.close()
 
     def complete(self, content: bytes) -> httpx.Response:
         original = self._response
-        if self.decoded:
+        if content is self.content:
             return original
         # Built from public parts: the decoded body under the server's own
         # headers, which still name the Content-Encoding that was undone.
