@@ -117,7 +117,7 @@ def unasync(text: str, source_name: str) -> str:
 
 def main() -> int:
     """Write (or with ``--check`` compare) every generated file; the exit status says whether all were fresh."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
     check = parser.parse_args().check
     message = deprecation_message()

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, cast
 
+import httpx
 import pytest
+import respx
 
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven
 from animalstore_client._base_client import _BaseClient
 from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
 
@@ -26,6 +28,13 @@ STAGING = "https://staging.api.animalstore.example/v1"
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the Prism contract tests last, after the unit and end-to-end tests."""
     items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+
+
+@pytest.fixture
+def router() -> Iterator[respx.MockRouter]:
+    """Intercepts every request; an unrouted request fails the test."""
+    with respx.mock(assert_all_called=False, assert_all_mocked=True) as mock:
+        yield mock
 
 
 @pytest.fixture
@@ -91,7 +100,25 @@ class SyncView:
         return self._client
 
 
-ClientFactory = Callable[..., Any]
+class ClientFactory(Protocol):
+    """Builds a client of the current variant, typed as `AnimalStoreClient`.
+
+    The async variant is the real `AsyncAnimalStoreClient` behind a `SyncView`,
+    so the two share one typed surface: a test written against this type is
+    checked by mypy and pyright, and proven for both clients.
+    """
+
+    def __call__(
+        self,
+        api_key: str | None = ...,
+        *,
+        environment: Environment | str | None = ...,
+        base_url: str | None = ...,
+        timeout: float | httpx.Timeout | NotGiven | None = ...,
+        max_retries: int = ...,
+        default_headers: Mapping[str, str] | None = ...,
+        http_client: httpx.Client | httpx.AsyncClient | None = ...,
+    ) -> AnimalStoreClient: ...
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -106,7 +133,7 @@ def make_client(variant: str) -> Iterator[ClientFactory]:
     loop = asyncio.new_event_loop()
     made: list[Any] = []
 
-    def factory(*args: Any, **kwargs: Any) -> Any:
+    def factory(*args: Any, **kwargs: Any) -> AnimalStoreClient:
         if not args and "api_key" not in kwargs:
             kwargs["api_key"] = API_KEY
         if variant == "sync":
@@ -114,7 +141,7 @@ def make_client(variant: str) -> Iterator[ClientFactory]:
         else:
             client = SyncView(AsyncAnimalStoreClient(*args, **kwargs), loop)
         made.append(client)
-        return client
+        return cast("AnimalStoreClient", client)
 
     yield factory
     for client in made:

@@ -1,0 +1,138 @@
+"""Per-call options (extra_headers, timeout), with_options, and the headers every request carries.
+
+Each test taking ``make_client`` runs against the sync and the async client.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import (
+    AnimalStoreError,
+    APITimeoutError,
+    ClientValidationError,
+)
+
+from .conftest import PRODUCTION, ClientFactory
+from .servers import LoopbackServer
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
+ERROR_503 = {"code": "unavailable", "message": "try later", "status": 503}
+
+
+def test_extra_headers_are_sent(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """extra_headers add to (and may replace) the client's headers for one call."""
+    route = router.post(f"{PRODUCTION}/pets").respond(201, json=PET)
+    make_client(default_headers={"X-Team": "a"}).create_pet(
+        name="Rex", category_id=3, extra_headers={"X-Team": "b", "Idempotency-Key": "k1"}
+    )
+    headers = route.calls.last.request.headers
+    assert headers.get_list("X-Team") == ["b"]
+    assert headers["Idempotency-Key"] == "k1"
+    assert headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("name", ["Authorization", "authorization", "AUTHORIZATION"])
+def test_extra_headers_cannot_replace_authorization(
+    make_client: ClientFactory, router: respx.MockRouter, name: str
+) -> None:
+    """Setting Authorization through extra_headers raises ClientValidationError and sends nothing."""
+    route = router.route().respond(200, json=[])
+    with pytest.raises(ClientValidationError, match="must not set Authorization") as info:
+        make_client().list_pets(extra_headers={name: "Bearer other"})
+    assert info.value.argument == "extra_headers"
+    assert not route.called
+
+
+def test_per_call_timeout_travels_with_the_request(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A per-call timeout replaces the client's in the request; None means no timeout."""
+    route = router.get(f"{PRODUCTION}/pets").respond(200, json=[])
+    client = make_client(timeout=10.0)
+    client.list_pets(timeout=httpx.Timeout(2.0, connect=1.0))
+    assert route.calls.last.request.extensions["timeout"] == {"connect": 1.0, "read": 2.0, "write": 2.0, "pool": 2.0}
+    client.list_pets(timeout=None)
+    assert route.calls.last.request.extensions["timeout"] == {
+        "connect": None,
+        "read": None,
+        "write": None,
+        "pool": None,
+    }
+    client.list_pets()
+    assert route.calls.last.request.extensions["timeout"]["read"] == 10.0
+
+
+def test_bad_per_call_timeout_is_refused(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A negative per-call timeout raises ClientValidationError and sends nothing."""
+    route = router.route().respond(200, json=[])
+    with pytest.raises(ClientValidationError, match="timeout must be"):
+        make_client().list_pets(timeout=-1)
+    assert not route.called
+
+
+def test_per_call_timeout_overrides_the_clients(make_client: ClientFactory) -> None:
+    """timeout= on a call replaces the client's timeout for that call only."""
+    with LoopbackServer() as server:
+        server.script = [server.hang()]
+        client = make_client(base_url=server.base_url, timeout=30.0, max_retries=0)
+        with pytest.raises(APITimeoutError):
+            client.list_pets(timeout=0.2)
+
+
+def test_with_options_changes_options_and_shares_the_pool(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """with_options returns a client with new options on the same pool; closing it keeps the pool open."""
+    route = router.get("https://staging.api.animalstore.example/v1/pets").respond(200, json=[])
+    client = make_client(default_headers={"X-A": "1"})
+    derived = client.with_options(
+        environment="staging", api_key="other-key", timeout=3.0, max_retries=5, default_headers={"X-B": "2"}
+    )
+    inner: Any = getattr(client, "inner", client)
+    derived_inner: Any = getattr(derived, "inner", derived)
+    assert derived_inner._pool is inner._pool
+    assert derived.base_url == "https://staging.api.animalstore.example/v1"
+    assert derived.timeout == httpx.Timeout(3.0)
+    assert derived.max_retries == 5
+    assert client.base_url == PRODUCTION
+    assert client.max_retries == 2
+    derived.list_pets()
+    headers = route.calls.last.request.headers
+    assert headers["Authorization"] == "Bearer other-key"
+    assert (headers["X-A"], headers["X-B"]) == ("1", "2")
+    derived.close()
+    assert not client.is_closed
+    router.get(f"{PRODUCTION}/pets").respond(200, json=[])
+    assert client.list_pets() == []
+
+
+def test_with_options_validates(make_client: ClientFactory) -> None:
+    """Bad options given to with_options raise ClientValidationError."""
+    client = make_client()
+    with pytest.raises(ClientValidationError):
+        client.with_options(max_retries=-1)
+    with pytest.raises(ClientValidationError):
+        client.with_options(environment="qa")
+    with pytest.raises(ClientValidationError):
+        client.with_options(api_key="has space")
+
+
+def test_closing_the_original_closes_derived_clients(make_client: ClientFactory) -> None:
+    """A derived client shares the pool, so it reports closed once the original closes it."""
+    client = make_client()
+    derived = client.with_options(max_retries=0)
+    client.close()
+    assert derived.is_closed
+    with pytest.raises(AnimalStoreError, match="closed"):
+        derived.list_pets()
+
+
+def test_user_agent_names_sdk_httpx_and_python(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """User-Agent is animalstore-client-python/<v> httpx/<v> Python/<v>."""
+    route = router.get(f"{PRODUCTION}/pets").respond(200, json=[])
+    make_client().list_pets()
+    agent = route.calls.last.request.headers["User-Agent"]
+    assert re.fullmatch(r"animalstore-client-python/1\.0\.0 httpx/[\w.]+ Python/\d+\.\d+\.\d+\S*", agent)
+    assert f"httpx/{httpx.__version__}" in agent
