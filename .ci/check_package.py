@@ -27,6 +27,7 @@ needed_in_sdist = (
     "tests/test_client.py",
     "docs/usage.md",
     "examples/quickstart.py",
+    "scripts/unasync.py",
 )
 for needed in needed_in_sdist:
     assert needed in members, f"the sdist lacks {needed}"

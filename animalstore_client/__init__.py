@@ -9,6 +9,7 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 ```
 """
 
+from . import _public
 from ._base_client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, InsecureTransportWarning
 from ._client_async import AsyncAnimalStoreClient
 from ._client_sync import AnimalStoreClient
@@ -68,15 +69,4 @@ __all__ = [
 ]
 
 
-# Tracebacks, reprs and the docs show the public module, not the private one
-# that defines each name (as httpx does). Pickles find them there too.
-def _show_public_module() -> None:
-    namespace = globals()
-    for name in __all__:
-        value = namespace[name]
-        if isinstance(value, type):
-            value.__module__ = __name__
-
-
-_show_public_module()
-del _show_public_module
+_public.show_public_module(globals())

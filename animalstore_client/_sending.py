@@ -145,25 +145,36 @@ def _zlib_decoder(wbits: int) -> tuple[_Decoder, Callable[[], bytes]]:
 
 
 class _Deflate:
-    """``deflate`` as servers send it: zlib-wrapped per the RFC, or raw as some do."""
+    """``deflate`` as servers send it: zlib-wrapped per the RFC, or raw as some do.
 
-    __slots__ = ("_decompressor", "_first")
+    Which one is decided on the first two bytes (a zlib header), however the
+    body is split into chunks; a bad header means raw, as httpx does it.
+    """
+
+    __slots__ = ("_decoder", "_head")
 
     def __init__(self) -> None:
-        self._first = True
-        self._decompressor = zlib.decompressobj()
+        self._head = b""
+        self._decoder: tuple[_Decoder, Callable[[], bytes]] | None = None
 
     def decode(self, data: bytes) -> bytes:
-        if self._first:
-            self._first = False
+        if self._decoder is None:
+            self._head += data
+            if len(self._head) < 2:
+                return b""
+            data, self._head = self._head, b""
+            self._decoder = _zlib_decoder(zlib.MAX_WBITS)
             try:
-                return self._decompressor.decompress(data)
+                return self._decoder[0](data)
             except zlib.error:
-                self._decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._decompressor.decompress(data)
+                self._decoder = _zlib_decoder(-zlib.MAX_WBITS)
+        return self._decoder[0](data)
 
     def flush(self) -> bytes:
-        return self._decompressor.flush()
+        if self._decoder is None:  # fewer than two bytes in all: only raw deflate can be that short
+            self._decoder = _zlib_decoder(-zlib.MAX_WBITS)
+            return self._decoder[0](self._head) + self._decoder[1]()
+        return self._decoder[1]()
 
 
 class BodyReader:

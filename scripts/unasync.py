@@ -115,21 +115,22 @@ def unasync(text: str, source_name: str) -> str:
     return HEADER.format(source=source_name) + text
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) every generated file; the exit status says whether all were fresh."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
-    check = parser.parse_args().check
+    check = parser.parse_args(argv).check
     message = deprecation_message()
     stale: list[str] = []
     for source, target in FILES.items():
+        root = source.parent.parent
         expected_source = with_deprecation_literals(source.read_text(), message)
         wanted = {source: expected_source, target: unasync(expected_source, source.name)}
         for path, text in wanted.items():
             current = path.read_text() if path.exists() else ""
             if current == text:
                 continue
-            name = str(path.relative_to(ROOT))
+            name = str(path.relative_to(root))
             stale.append(name)
             if check:
                 sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, name))

@@ -76,6 +76,11 @@ class LoopbackServer:
         self._threads: list[threading.Thread] = []
         self._connections: list[socket.socket] = []
 
+    @property
+    def connections(self) -> int:
+        """How many connections clients have opened so far."""
+        return len(self._connections)
+
     def hang(self) -> Action:
         """Read the request and never answer (until the server stops)."""
 

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import inspect
+import pickle
+import re
+import traceback
+
+import httpx
+import pytest
 
 import animalstore_client
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+import animalstore_client.testing
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, NotFoundError, Pet, PetStatus
+from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
+from animalstore_client._client_sync import AnimalStoreClientWithRawResponse
 
 EXPECTED = {
     "AnimalStoreClient",
@@ -71,30 +81,121 @@ def test_every_public_name_has_a_docstring() -> None:
     assert missing == []
 
 
-def _public_methods(cls: type) -> dict[str, inspect.Signature]:
+def _to_sync(text: str) -> str:
+    """The words in which the async API's text differs from the sync API's."""
+    text = re.sub(r"(?<![A-Za-z0-9])Async(?=[A-Z])", "", text)
+    text = re.sub(r"\basync (def|with|for)\b", r"\1", text)
+    text = re.sub(r"\bawait ", "", text)
+    text = re.sub(r"\baclose\b", "close", text)
+    return text.replace("__aenter__", "__enter__").replace("__aexit__", "__exit__")
+
+
+def _surface(cls: type, *, asynchronous: bool) -> dict[str, object]:
+    """Everything a user can see of ``cls``: each public member's kind, signature and docstring.
+
+    Annotations are compared as written (strings), return types included, so
+    ``-> list[Pet]`` on an ``async def`` matches the sync one modulo Awaitable.
+    """
+    names = [name for name in dir(cls) if not name.startswith("_")]
+    dunders = ("__init__", "__aenter__", "__aexit__") if asynchronous else ("__init__", "__enter__", "__exit__")
+    names += [name for name in dunders if name in vars(cls)]
+    surface: dict[str, object] = {}
+    for name in names:
+        member = inspect.getattr_static(cls, name)
+        key = _to_sync(name) if asynchronous else name
+        if isinstance(member, (property, functools.cached_property)):
+            getter = member.fget if isinstance(member, property) else member.func
+            assert getter is not None
+            surface[key] = ("property", _to_sync(str(inspect.signature(getter).return_annotation)), member.__doc__)
+            continue
+        function = getattr(cls, name)
+        signature = inspect.signature(function)
+        parameters = [(p.name, p.kind, p.default, _to_sync(str(p.annotation))) for p in signature.parameters.values()]
+        doc = inspect.getdoc(function)
+        surface[key] = (
+            "method",
+            parameters,
+            _to_sync(str(signature.return_annotation)),
+            _to_sync(doc) if (asynchronous and doc) else doc,
+        )
+    return surface
+
+
+@pytest.mark.parametrize(
+    ("sync", "asynchronous"),
+    [
+        (AnimalStoreClient, AsyncAnimalStoreClient),
+        (AnimalStoreClientWithRawResponse, AsyncAnimalStoreClientWithRawResponse),
+    ],
+)
+def test_sync_and_async_have_the_same_public_surface(sync: type, asynchronous: type) -> None:
+    """Same members, parameters, defaults, return types and docstrings, modulo the async words.
+
+    The clients and their raw-response views alike; every method of the async
+    side is a coroutine function and none of the sync side is (``__init__`` aside).
+    """
+    expected = _surface(sync, asynchronous=False)
+    actual = _surface(asynchronous, asynchronous=True)
+    assert sorted(actual) == sorted(expected)
+    for name, value in expected.items():
+        assert actual[name] == value, name
+    # The class docstrings differ in their opening sentences (threads vs an
+    # event loop); what follows, the example and the Args, matches.
+    sync_doc, async_doc = inspect.getdoc(sync) or "", inspect.getdoc(asynchronous) or ""
+    assert _to_sync(async_doc.split("\n\n", 2)[-1]) == sync_doc.split("\n\n", 1)[-1]
+
+
+def test_public_classes_report_the_public_module() -> None:
+    """Every public class says it lives in animalstore_client (or .testing), as tracebacks and reprs show."""
+    for module in (animalstore_client, animalstore_client.testing):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if isinstance(value, type):
+                assert value.__module__ == module.__name__, name
+    assert repr(NotFoundError) == "<class 'animalstore_client.NotFoundError'>"
+    assert "animalstore_client.AsyncAnimalStoreClient" in repr(AsyncAnimalStoreClient)
+
+
+def test_tracebacks_name_the_public_module() -> None:
+    """A traceback's last line reads animalstore_client.NotFoundError: ..."""
+    try:
+        raise NotFoundError(
+            "404 Not Found",
+            response=httpx.Response(404, request=httpx.Request("GET", "https://x.example/v1/pets/1")),
+            body=None,
+            error=None,
+        )
+    except NotFoundError as exc:
+        last = traceback.format_exception(exc)[-1]
+    assert last == "animalstore_client.NotFoundError: 404 Not Found\n"
+
+
+def test_public_classes_still_pickle_by_their_public_name() -> None:
+    """Pickles refer to animalstore_client.<Name> and load back."""
+    pet = Pet(id=1, name="Rex", category_id=2, status=PetStatus.AVAILABLE)
+    data = pickle.dumps(pet)
+    assert b"animalstore_client\x94\x8c\x03Pet" in data
+    assert pickle.loads(data) == pet
+    assert pickle.loads(pickle.dumps(PetStatus.SOLD)) is PetStatus.SOLD
+    assert pickle.loads(pickle.dumps(NotFoundError)) is NotFoundError
+
+
+def _coroutine_functions(cls: type) -> set[str]:
+    # get_pet's warning wrapper is a plain function (it warns at the call, not
+    # at the await) around the coroutine function, so look through it.
     return {
-        name: inspect.signature(member)
-        for name, member in inspect.getmembers(cls)
-        if not name.startswith("_") and callable(member)
+        name
+        for name in dir(cls)
+        if (not name.startswith("_") or name.startswith("__"))
+        and callable(member := getattr(cls, name))
+        and inspect.iscoroutinefunction(inspect.unwrap(member))
     }
 
 
-def test_sync_and_async_clients_have_the_same_api() -> None:
-    """The two clients offer the same methods with the same signatures (close vs aclose aside)."""
-    sync = _public_methods(AnimalStoreClient)
-    asynchronous = _public_methods(AsyncAnimalStoreClient)
-    assert sync.pop("close") == asynchronous.pop("aclose")
-    assert set(sync) == set(asynchronous)
-    for name, signature in sync.items():
-        assert signature.parameters == asynchronous[name].parameters, name
-        assert signature.return_annotation == asynchronous[name].return_annotation, name
-    assert inspect.signature(AnimalStoreClient.__init__).parameters.keys() == (
-        inspect.signature(AsyncAnimalStoreClient.__init__).parameters.keys()
-    )
-
-
 def test_async_operations_are_coroutine_functions() -> None:
-    """Every async operation is awaitable; every sync one is not."""
-    for name in ("list_pets", "create_pet"):
-        assert inspect.iscoroutinefunction(getattr(AsyncAnimalStoreClient, name))
-        assert not inspect.iscoroutinefunction(getattr(AnimalStoreClient, name))
+    """Every I/O method of the async side is awaitable; nothing on the sync side is."""
+    operations = {"list_pets", "create_pet", "get_pet"}
+    assert _coroutine_functions(AsyncAnimalStoreClient) == operations | {"request", "aclose", "__aenter__", "__aexit__"}
+    assert _coroutine_functions(AsyncAnimalStoreClientWithRawResponse) == operations
+    assert _coroutine_functions(AnimalStoreClient) == set()
+    assert _coroutine_functions(AnimalStoreClientWithRawResponse) == set()

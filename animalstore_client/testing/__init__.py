@@ -15,6 +15,7 @@ Importing this module is never needed by the SDK itself, so it costs nothing
 to applications that do not test.
 """
 
+from .. import _public
 from ._store import FAKE_BASE_URL, FakeAnimalStore, FakeResponse, RecordedRequest
 from ._transport import AsyncFakeTransport, FakeTransport
 
@@ -26,3 +27,5 @@ __all__ = [
     "FakeTransport",
     "RecordedRequest",
 ]
+
+_public.show_public_module(globals())

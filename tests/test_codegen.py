@@ -1,0 +1,124 @@
+"""scripts/unasync.py: the sync modules are generated from the async ones, and a stale one fails."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from animalstore_client._deprecation import GET_PET_DEPRECATION
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "unasync.py"
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("unasync_script", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def unasync() -> ModuleType:
+    """The generator script, loaded as a module."""
+    return _load_script()
+
+
+def test_generated_files_are_fresh() -> None:
+    """`scripts/unasync.py --check` passes on the committed tree (CI runs it too)."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_generated_files_say_so_in_their_first_line(unasync: ModuleType) -> None:
+    """Each generated file names its source and the command that regenerates it."""
+    for source, target in unasync.FILES.items():
+        first = target.read_text().splitlines()[0]
+        assert first.startswith(f"# Generated from {source.name} by scripts/unasync.py: do not edit")
+        assert "python scripts/unasync.py" in first
+
+
+def _copy_tree(unasync: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the script at a copy of the package, so a test may make it stale."""
+    package = tmp_path / "animalstore_client"
+    shutil.copytree(unasync.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    files = {package / source.name: package / target.name for source, target in unasync.FILES.items()}
+    monkeypatch.setattr(unasync, "PACKAGE", package)
+    monkeypatch.setattr(unasync, "FILES", files)
+
+
+def test_a_hand_edit_of_a_generated_file_fails_the_check(
+    unasync: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Editing _client_sync.py by hand makes --check exit 1 with a diff naming the file."""
+    _copy_tree(unasync, tmp_path, monkeypatch)
+    generated = tmp_path / "animalstore_client" / "_client_sync.py"
+    generated.write_text(generated.read_text().replace("def list_pets(", "def list_pets_renamed(", 1))
+    assert unasync.main(["--check"]) == 1
+    out = capsys.readouterr()
+    assert "animalstore_client/_client_sync.py" in out.out
+    assert "-    def list_pets_renamed(" in out.out
+    assert "stale: animalstore_client/_client_sync.py" in out.err
+
+
+def test_an_edit_of_the_async_source_fails_the_check_until_regenerated(
+    unasync: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change to _client_async.py is stale until the script runs; then the sync file has it."""
+    _copy_tree(unasync, tmp_path, monkeypatch)
+    source = tmp_path / "animalstore_client" / "_client_async.py"
+    source.write_text(source.read_text().replace("List animals (``GET /pets``)", "List the animals (``GET /pets``)"))
+    assert unasync.main(["--check"]) == 1
+    assert unasync.main([]) == 0
+    assert unasync.main(["--check"]) == 0
+    generated = (tmp_path / "animalstore_client" / "_client_sync.py").read_text()
+    assert generated.count("List the animals (``GET /pets``)") == 1
+
+
+def _deprecation_messages(text: str) -> list[str]:
+    return [
+        ast.literal_eval(decorator.args[0])
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for decorator in node.decorator_list
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "deprecated"
+    ]
+
+
+def test_every_deprecation_literal_is_the_one_message() -> None:
+    """The @deprecated literals of both clients and both raw views equal GET_PET_DEPRECATION."""
+    package = ROOT / "animalstore_client"
+    messages = [
+        message
+        for name in ("_client_async.py", "_client_sync.py")
+        for message in _deprecation_messages((package / name).read_text())
+    ]
+    assert messages == [GET_PET_DEPRECATION] * 4
+
+
+def test_a_new_deprecation_message_is_written_into_every_decorator(unasync: ModuleType) -> None:
+    """Changing the constant changes each literal, in the source and in the generated file."""
+    source = (unasync.PACKAGE / "_client_async.py").read_text()
+    message = "get_pet() is deprecated: a new sentence, long enough to need wrapping onto two lines of the decorator."
+    rewritten = unasync.with_deprecation_literals(source, message)
+    assert _deprecation_messages(rewritten) == [message, message]
+    assert _deprecation_messages(unasync.unasync(rewritten, "_client_async.py")) == [message, message]
+    assert unasync.with_deprecation_literals(rewritten, message) == rewritten
+
+
+def test_a_phrase_that_no_longer_matches_stops_the_generator(unasync: ModuleType) -> None:
+    """If a by-nature docstring sentence is edited on the async side, the script says so instead of skipping it."""
+    source = (unasync.PACKAGE / "_client_async.py").read_text().replace("An asyncio client", "An async client")
+    with pytest.raises(SystemExit, match="must occur once"):
+        unasync.unasync(source, "_client_async.py")

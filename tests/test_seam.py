@@ -1,0 +1,91 @@
+"""The transport seam: bodies read as raw chunks over real sockets and decoded above it.
+
+Each test taking ``make_client`` runs against the sync and the async client.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import APIConnectionError, BadRequestError
+from animalstore_client._transport_async import AsyncHttpxTransport
+from animalstore_client._transport_sync import HttpxTransport
+
+from .conftest import PRODUCTION, ClientFactory
+from .servers import LoopbackServer, respond
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
+PETS = [dict(PET, id=i) for i in range(1, 101)]
+
+
+def test_a_gzip_body_from_a_socket_is_decoded_and_keeps_the_servers_headers(make_client: ClientFactory) -> None:
+    """A gzip-encoded list arrives decoded; the raw response still shows the server's headers."""
+    raw_body = gzip.compress(json.dumps(PETS).encode())
+    with LoopbackServer([respond(200, raw_body, {"Content-Encoding": "gzip"})]) as server:
+        client = make_client(base_url=server.base_url)
+        assert [pet.id for pet in client.list_pets()] == list(range(1, 101))
+        raw = client.with_raw_response.list_pets()
+        assert server.received[0].headers["accept-encoding"] == "gzip, deflate"
+    response = raw.http_response
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["content-length"] == str(len(raw_body))
+    assert response.json() == PETS
+    assert response.elapsed.total_seconds() >= 0
+    assert response.http_version == "HTTP/1.1"
+    assert response.reason_phrase == "OK"
+
+
+def test_an_error_body_from_a_socket_is_decoded_too(make_client: ClientFactory) -> None:
+    """A gzip-encoded Error body gives the exception its code and message."""
+    error = {"code": "invalid", "message": "name missing", "status": 400}
+    raw_body = gzip.compress(json.dumps(error).encode())
+    with (
+        LoopbackServer([respond(400, raw_body, {"Content-Encoding": "gzip"})]) as server,
+        pytest.raises(BadRequestError) as info,
+    ):
+        make_client(base_url=server.base_url).create_pet(name="", category_id=1)
+    assert (info.value.code, info.value.message) == ("invalid", "name missing")
+
+
+def test_a_body_that_does_not_decode_is_a_connection_error_sent_once(make_client: ClientFactory) -> None:
+    """Corrupt gzip raises APIConnectionError caused by httpx.DecodingError, and is not retried."""
+    with LoopbackServer([respond(200, b"not gzip", {"Content-Encoding": "gzip"})]) as server:
+        with pytest.raises(APIConnectionError) as info:
+            make_client(base_url=server.base_url).list_pets()
+        assert len(server.received) == 1
+    assert isinstance(info.value.__cause__, httpx.DecodingError)
+
+
+def test_a_mock_response_is_decoded_once(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A mock transport's response, already decoded by httpx, is not decoded again."""
+    router.get(f"{PRODUCTION}/pets").respond(
+        200, content=gzip.compress(json.dumps([PET]).encode()), headers={"Content-Encoding": "gzip"}
+    )
+    assert make_client().list_pets()[0].id == 7
+
+
+def test_the_connection_is_reused_after_a_body_is_read() -> None:
+    """Bodies read to the end release their connection: ten calls use one socket."""
+    with LoopbackServer([respond(200, [PET])]) as server:
+        with httpx.Client() as http:
+            transport = HttpxTransport(http)
+            for _ in range(10):
+                request = httpx.Request("GET", f"{server.base_url}/pets")
+                stream = transport.send(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0})
+                assert stream.content is None  # a real socket: the body is still to be read
+                assert b"".join(stream.iter_raw()) == json.dumps([PET]).encode()
+                stream.close()
+        assert server.connections == 1
+
+
+def test_the_seam_reports_its_clients_state_and_headers() -> None:
+    """default_headers and is_closed come from the httpx client behind the seam."""
+    http = httpx.AsyncClient(headers={"X-Trace": "t"})
+    transport = AsyncHttpxTransport(http)
+    assert transport.default_headers["x-trace"] == "t"
+    assert not transport.is_closed

@@ -1,0 +1,175 @@
+"""The send loop's decisions, without I/O: `Attempts` (one call's bookkeeping) and `BodyReader` (one body)."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zlib
+
+import httpx
+import pytest
+
+from animalstore_client import APIConnectionError, APITimeoutError
+from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader
+
+URL = "https://api.animalstore.example/v1/pets"
+TIMEOUTS = {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0}
+
+
+def _request(method: str = "GET") -> httpx.Request:
+    return httpx.Request(method, URL, extensions={"timeout": TIMEOUTS})
+
+
+def _response(request: httpx.Request, status: int, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.Response(status, headers=headers, request=request)
+
+
+def _attempts(method: str = "GET", max_retries: int = 2) -> Attempts:
+    return Attempts(_request(method), max_retries=max_retries, jitter=lambda: 0.0)
+
+
+# --- Attempts -------------------------------------------------------------------------------------
+
+
+def test_each_attempt_gets_the_requests_timeouts() -> None:
+    """start() hands out the per-phase timeouts the request was built with."""
+    assert _attempts().start() == TIMEOUTS
+
+
+def test_a_success_is_final_on_the_first_attempt() -> None:
+    """A 2xx ends the call: no delay, one attempt."""
+    attempts = _attempts()
+    attempts.start()
+    assert attempts.after_response(_response(attempts.request, 200)) is None
+    assert (attempts.count, attempts.retries) == (1, 0)
+
+
+def test_a_retryable_status_returns_the_policys_delay_and_counts_the_attempt() -> None:
+    """A 503 on a read asks for the first backoff (0.5 s) and counts a second attempt."""
+    attempts = _attempts()
+    attempts.start()
+    assert attempts.after_response(_response(attempts.request, 503)) == 0.5
+    attempts.start()
+    assert attempts.after_response(_response(attempts.request, 503)) == 1.0
+    assert (attempts.count, attempts.retries) == (3, 2)
+    assert attempts.after_response(_response(attempts.request, 503)) is None  # retries used up: final
+    assert attempts.count == 3
+
+
+def test_retry_after_reaches_the_policy() -> None:
+    """The response's Retry-After header sets the delay."""
+    attempts = _attempts("POST")
+    assert attempts.after_response(_response(attempts.request, 429, {"Retry-After": "7"})) == 7.0
+
+
+def test_the_method_reaches_the_policy() -> None:
+    """A 500 is retried for a GET but final for a POST (the pet may be stored)."""
+    get, post = _attempts("GET"), _attempts("POST")
+    assert get.after_response(_response(get.request, 500)) == 0.5
+    assert post.after_response(_response(post.request, 500)) is None
+
+
+def test_a_failure_to_connect_is_retried_for_any_method() -> None:
+    """Nothing was sent, so even a POST is retried after a ConnectError."""
+    attempts = _attempts("POST")
+    assert attempts.after_error(httpx.ConnectError("refused")) == 0.5
+    assert attempts.count == 2
+
+
+def test_a_read_timeout_on_a_post_ends_the_call_with_an_sdk_error() -> None:
+    """The final failure raises APITimeoutError carrying the request, the count and the cause."""
+    attempts = _attempts("POST")
+    cause = httpx.ReadTimeout("slow")
+    with pytest.raises(APITimeoutError) as info:
+        attempts.after_error(cause)
+    assert info.value.request is attempts.request
+    assert info.value.attempts == 1
+    assert info.value.__cause__ is cause
+    assert str(info.value) == f"Request timed out: POST {URL} (ReadTimeout('slow'))"
+
+
+def test_the_final_error_says_how_many_attempts_were_made() -> None:
+    """After retries run out the error is APIConnectionError '... after 3 attempts'."""
+    attempts = _attempts("GET")
+    attempts.after_error(httpx.ReadError("reset"))
+    attempts.after_error(httpx.ReadError("reset"))
+    with pytest.raises(APIConnectionError, match="after 3 attempts") as info:
+        attempts.after_error(httpx.ReadError("reset"))
+    assert type(info.value) is APIConnectionError
+    assert info.value.attempts == 3
+
+
+def test_attempts_and_retries_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Each response is logged at DEBUG and each retry at INFO, with the attempt and retry numbers."""
+    caplog.set_level(logging.DEBUG, logger="animalstore_client")
+    attempts = _attempts()
+    attempts.start()
+    attempts.after_response(_response(attempts.request, 503))
+    attempts.start()
+    attempts.after_error(httpx.ConnectError("refused"))
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages[0].startswith(f"GET {URL} -> 503 Service Unavailable in ")
+    assert messages[0].endswith("ms (attempt 1)")
+    assert messages[1] == f"Retrying GET {URL} in 0.50 s (retry 1 of 2) after 503 Service Unavailable"
+    assert messages[2].startswith(f"GET {URL} failed after ")
+    assert "(attempt 2): ConnectError('refused')" in messages[2]
+    assert messages[3] == f"Retrying GET {URL} in 1.00 s (retry 2 of 2) after ConnectError"
+
+
+# --- BodyReader ---------------------------------------------------------------------------------
+
+BODY = b'[{"id": 1, "name": "Rex", "categoryId": 3}]' * 50
+
+
+def _read(content_encoding: str | None, raw: bytes, chunk: int = 7) -> bytes:
+    headers = httpx.Headers({"Content-Encoding": content_encoding} if content_encoding else {})
+    reader = BodyReader(_request(), headers)
+    for start in range(0, len(raw), chunk):
+        reader.feed(raw[start : start + chunk])
+    return reader.finish()
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("coding", "raw"),
+    [
+        (None, BODY),
+        ("identity", BODY),
+        ("gzip", gzip.compress(BODY)),
+        ("GZip", gzip.compress(BODY)),
+        ("deflate", zlib.compress(BODY)),
+        ("deflate", _raw_deflate(BODY)),
+        ("gzip, gzip", gzip.compress(gzip.compress(BODY))),
+        ("deflate, gzip", gzip.compress(zlib.compress(BODY))),
+    ],
+)
+def test_content_codings_are_undone_chunk_by_chunk(coding: str | None, raw: bytes) -> None:
+    """gzip and deflate (zlib-wrapped or raw, stacked or not) decode to the body, fed in small chunks."""
+    assert _read(coding, raw) == BODY
+    assert _read(coding, raw, chunk=1) == BODY
+
+
+def test_an_unknown_coding_is_left_as_it_is() -> None:
+    """A coding the reader does not know passes the bytes through, as httpx does."""
+    assert _read("br", b"\x0b\x02\x80hello\x03") == b"\x0b\x02\x80hello\x03"
+
+
+def test_an_empty_body_is_empty() -> None:
+    """No chunks (or only empty ones) give b''."""
+    assert _read(None, b"") == b""
+    assert _read("gzip", b"") == b""
+
+
+def test_a_corrupt_encoding_raises_httpx_decoding_error() -> None:
+    """Bytes that are not gzip raise httpx.DecodingError, the class the retry policy knows."""
+    with pytest.raises(httpx.DecodingError, match="Content-Encoding"):
+        _read("gzip", b"this is not gzip at all")
+
+
+def test_the_sdk_asks_only_for_codings_it_decodes() -> None:
+    """Accept-Encoding names exactly gzip and deflate."""
+    assert ACCEPT_ENCODING == "gzip, deflate"
