@@ -10,7 +10,13 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 """
 
 from . import _public
-from ._base_client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, InsecureTransportWarning
+from ._base_client import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
+    InsecureTransportWarning,
+)
 from ._client_async import AsyncAnimalStoreClient
 from ._client_sync import AnimalStoreClient
 from ._environments import Environment
@@ -37,8 +43,10 @@ from ._validation import NOT_GIVEN, NotGiven
 from ._version import __version__
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_TOTAL_TIMEOUT",
     "NOT_GIVEN",
     "APIConnectionError",
     "APIError",

@@ -29,13 +29,24 @@ from ._operations import RequestConfig
 from ._sending import ACCEPT_ENCODING
 from ._transport_async import AsyncTransport
 from ._transport_sync import Transport
-from ._validation import NOT_GIVEN, NotGiven, check_api_key, check_headers, check_max_retries, check_timeout
+from ._validation import (
+    NOT_GIVEN,
+    NotGiven,
+    check_api_key,
+    check_headers,
+    check_max_response_bytes,
+    check_max_retries,
+    check_timeout,
+    check_total_timeout,
+)
 from ._version import __version__
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_TOTAL_TIMEOUT",
     "InsecureTransportWarning",
     "Timeout",
 ]
@@ -44,6 +55,10 @@ DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 """30 s to read, write or wait for a pooled connection; 5 s to connect."""
 DEFAULT_MAX_RETRIES = 2
 """Retries after the first attempt."""
+DEFAULT_TOTAL_TIMEOUT = 120.0
+"""Seconds one call may take in all: every attempt, sleep and body (the total default of Google's API clients)."""
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+"""The largest response body read, after content decoding: 10 MiB, some thousand times a full page of pets."""
 DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 """Connection pool limits: enough that hundreds of concurrent async calls queue
 briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
@@ -72,15 +87,47 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _warn_if_insecure(base_url: str, stacklevel: int) -> None:
+def _warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = True) -> None:
     url = httpx.URL(base_url)
-    if url.scheme == "http" and not _is_loopback(url.host):
+    if url.scheme != "http":
+        return
+    if not _is_loopback(url.host):
         warnings.warn(
             f"base_url {base_url!r} is plain http:// to a non-loopback host: the API key would be "
             "sent in clear text. Use https://.",
             InsecureTransportWarning,
             stacklevel=stacklevel + 1,
         )
+        return
+    proxy = _environment_proxy(url) if env_proxies else None
+    if proxy is not None and not _is_loopback(proxy.host):
+        warnings.warn(
+            f"base_url {base_url!r} is plain http:// and the environment's proxy settings send it "
+            f"through the proxy {proxy.host!r}: the API key would reach that proxy in clear text. "
+            "Use https://, or add the host to NO_PROXY.",
+            InsecureTransportWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _environment_proxy(url: httpx.URL) -> httpx.URL | None:
+    """The proxy httpx would send ``url`` through, from HTTP_PROXY, ALL_PROXY and NO_PROXY."""
+    import importlib
+
+    try:
+        # httpx's own reading of the environment, so the answer is the one it acts on.
+        utils = importlib.import_module("httpx._utils")
+        mounts: dict[str, str | None] = utils.get_environment_proxies()
+        patterns = sorted((utils.URLPattern(key), value) for key, value in mounts.items())
+    except (ImportError, AttributeError, TypeError):  # a future httpx: fall back to no warning
+        return None
+    for pattern, proxy in patterns:
+        if pattern.matches(url):
+            try:
+                return httpx.URL(proxy) if proxy else None
+            except httpx.InvalidURL:
+                return None
+    return None
 
 
 def _user_agent() -> str:
@@ -134,6 +181,23 @@ class Pool:
         self.transport = transport
         self.owned = owned
         self.loop: weakref.ref[Any] | None = None
+        self.pid = _process.pid
+        """The process the transport's connections belong to."""
+
+
+class _Process:
+    """The current process id, kept up to date across os.fork() without a system call per request."""
+
+    pid = os.getpid()
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.pid = os.getpid()
+
+
+_process = _Process
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_Process.forked)
 
 
 class _BaseClient:
@@ -160,6 +224,8 @@ class _BaseClient:
         max_retries: int,
         default_headers: Mapping[str, str] | None,
         http_client: httpx.Client | httpx.AsyncClient | None,
+        total_timeout: object = DEFAULT_TOTAL_TIMEOUT,
+        max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         env = os.environ
         configure_from_env(env)
@@ -183,9 +249,13 @@ class _BaseClient:
         self._timeout = check_timeout(timeout)
         self._max_retries = check_max_retries(max_retries)
         self._default_headers = check_headers(default_headers, "default_headers")
+        self._total_timeout = check_total_timeout(total_timeout)
+        self._max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._closed = False
+        # The environment's proxies apply unless the caller's own client ignores them.
+        self._env_proxies = http_client is None or http_client.trust_env
         # Frames: here, the subclass __init__, the caller.
-        _warn_if_insecure(self._base_url, stacklevel=3)
+        _warn_if_insecure(self._base_url, stacklevel=3, env_proxies=self._env_proxies)
 
     def _request_config(self) -> RequestConfig:
         return _build_config(self._pool.transport, self._base_url, self._api_key, self._default_headers, self._timeout)
@@ -199,6 +269,8 @@ class _BaseClient:
         timeout: object,
         max_retries: object,
         default_headers: object,
+        total_timeout: object,
+        max_response_bytes: object,
     ) -> Self:
         # Only the client that created the pool closes it.
         changes: dict[str, object] = {"_owns_pool": False, "_closed": False}
@@ -207,7 +279,7 @@ class _BaseClient:
         if base_url is not NOT_GIVEN:
             changes["_base_url"] = normalize_base_url(base_url, argument="base_url")
             # Frames: here, with_options, the caller.
-            _warn_if_insecure(str(changes["_base_url"]), stacklevel=3)
+            _warn_if_insecure(str(changes["_base_url"]), stacklevel=3, env_proxies=self._env_proxies)
         elif environment is not NOT_GIVEN:
             changes["_base_url"] = parse_environment(environment, argument="environment").base_url
         if timeout is not NOT_GIVEN:
@@ -216,6 +288,10 @@ class _BaseClient:
             changes["_max_retries"] = check_max_retries(max_retries)
         if default_headers is not NOT_GIVEN:
             changes["_default_headers"] = {**self._default_headers, **check_headers(default_headers, "default_headers")}
+        if total_timeout is not NOT_GIVEN:
+            changes["_total_timeout"] = check_total_timeout(total_timeout)
+        if max_response_bytes is not NOT_GIVEN:
+            changes["_max_response_bytes"] = check_max_response_bytes(max_response_bytes)
         clone = copy.copy(self)
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
@@ -238,6 +314,8 @@ class _BaseClient:
         timeout: Timeout | NotGiven = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
+        total_timeout: float | NotGiven | None = NOT_GIVEN,
+        max_response_bytes: int | NotGiven | None = NOT_GIVEN,
     ) -> Self:
         """A new client with some options changed, sharing this one's connection pool.
 
@@ -245,7 +323,7 @@ class _BaseClient:
         wins over ``environment``. Closing the new client leaves the pool open.
 
         ```python
-        patient = client.with_options(timeout=120, max_retries=5)
+        patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
         ```
         """
         return self._derive(
@@ -255,6 +333,8 @@ class _BaseClient:
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
         )
 
     @property
@@ -273,6 +353,16 @@ class _BaseClient:
         return self._max_retries
 
     @property
+    def total_timeout(self) -> float | None:
+        """Seconds one call may take in all, retries and sleeps included; ``None`` for no deadline."""
+        return self._total_timeout
+
+    @property
+    def max_response_bytes(self) -> int | None:
+        """The largest response body read, after decoding; ``None`` for no cap."""
+        return self._max_response_bytes
+
+    @property
     def is_closed(self) -> bool:
         """Whether this client was closed (or shares a pool that was)."""
         return self._closed or bool(self._pool.transport.is_closed)
@@ -285,6 +375,24 @@ class _BaseClient:
         if self._closed or self._pool.transport.is_closed:
             raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
 
+    def _new_transport(self) -> Any:
+        raise NotImplementedError  # defined by each client
+
+    def _after_fork(self, pool: Pool) -> None:
+        """Give this process a pool of its own: the parent's sockets would mix up both sides' answers."""
+        if not pool.owned:
+            raise AnimalStoreError(
+                f"This {type(self).__name__} was created in another process (before a fork), and its "
+                "http_client belongs to you, so it cannot be replaced: create the client (and its http "
+                "client) after the fork, in the process that uses it."
+            )
+        logger.debug("Running in a new process: starting a new connection pool")
+        # The parent's pool is left alone, not closed: closing it here could
+        # disturb connections the parent still uses.
+        pool.transport = self._new_transport()
+        pool.pid = _process.pid
+        pool.loop = None
+
 
 class IOSync(_BaseClient):
     """How the sync client sleeps and finds its pool."""
@@ -293,9 +401,12 @@ class IOSync(_BaseClient):
     _sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def _transport(self) -> Transport:
-        """The pool to send through, once it is known to be open."""
+        """The pool to send through, once it is known to be open and this process's own."""
         self._check_open()
-        return self._pool.transport  # type: ignore[no-any-return]
+        pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)
+        return pool.transport  # type: ignore[no-any-return]
 
 
 class IOAsync(_BaseClient):
@@ -309,9 +420,6 @@ class IOAsync(_BaseClient):
 
         await anyio.sleep(seconds)
 
-    def _new_transport(self) -> AsyncTransport:
-        raise NotImplementedError  # defined by AsyncAnimalStoreClient
-
     def _transport(self) -> AsyncTransport:
         """The pool to use, replaced by a fresh one when the event loop has changed.
 
@@ -320,6 +428,8 @@ class IOAsync(_BaseClient):
         """
         self._check_open()
         pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)
         try:
             loop = _get_running_loop()
         except RuntimeError:  # not asyncio (trio): nothing to check

@@ -16,7 +16,16 @@ from typing import Any, Protocol, TypeVar
 import httpx
 from typing_extensions import Self, deprecated
 
-from ._base_client import DEFAULT_LIMITS, DEFAULT_MAX_RETRIES, IOAsync, Pool, Timeout, check_http_client
+from ._base_client import (
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TOTAL_TIMEOUT,
+    IOAsync,
+    Pool,
+    Timeout,
+    check_http_client,
+)
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._models import Pet, PetStatus
@@ -63,6 +72,10 @@ class AsyncAnimalStoreClient(IOAsync):
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
         http_client: An `httpx.AsyncClient` to send through; the SDK does not close it.
+        total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
+            ``None`` for no deadline.
+        max_response_bytes: The largest response body read, after decoding;
+            ``None`` for no cap (unsafe with servers you do not trust).
     """
 
     def __init__(
@@ -75,6 +88,8 @@ class AsyncAnimalStoreClient(IOAsync):
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         check_http_client(http_client, httpx.AsyncClient)
         super().__init__(
@@ -85,6 +100,8 @@ class AsyncAnimalStoreClient(IOAsync):
             max_retries=max_retries,
             default_headers=default_headers,
             http_client=http_client,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
         )
         self._owns_pool = http_client is None
         transport = self._new_transport() if http_client is None else AsyncHttpxTransport(http_client)
@@ -93,20 +110,26 @@ class AsyncAnimalStoreClient(IOAsync):
 
     def _new_transport(self) -> AsyncTransport:
         # Redirects are never followed: the key must not travel to another host.
-        return AsyncHttpxTransport(httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False))
+        return AsyncHttpxTransport(httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False), own=True)
 
     async def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
         """Send with retries; return the final response and the number of attempts."""
         transport = self._transport()
-        attempts = Attempts(request, max_retries=self._max_retries, jitter=self._jitter)
+        attempts = Attempts(
+            request,
+            max_retries=self._max_retries,
+            jitter=self._jitter,
+            total_timeout=self._total_timeout,
+            max_response_bytes=self._max_response_bytes,
+        )
         while True:
             timeouts = attempts.start()
             try:
                 stream = await transport.send(request, timeouts)
                 content = stream.content  # set when served from memory: nothing to read
                 if content is None:
-                    content = await self._read(request, stream)
-                response = stream.complete(content)
+                    content = await self._read(stream, attempts.body_reader(stream.headers))
+                response = attempts.complete(stream, content)
             except httpx.RequestError as exc:
                 delay = attempts.after_error(exc)
             else:
@@ -117,12 +140,12 @@ class AsyncAnimalStoreClient(IOAsync):
             await self._sleep(delay)
 
     @staticmethod
-    async def _read(request: httpx.Request, stream: AsyncResponseStream) -> bytes:
-        """The whole body, decoded; the connection is released however reading ends."""
-        reader = BodyReader(request, stream.headers)
+    async def _read(stream: AsyncResponseStream, reader: BodyReader) -> bytes:
+        """The body, decoded, until it ends or the reader wants no more; the connection is released either way."""
         try:
             async for chunk in stream.aiter_raw():
-                reader.feed(chunk)
+                if not reader.feed(chunk):
+                    break  # past max_response_bytes: closing unread drops the connection
         finally:
             await stream.aclose()
         return reader.finish()

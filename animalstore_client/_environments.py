@@ -6,6 +6,7 @@ The two base URLs are written here and nowhere else.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 
 import httpx
@@ -69,6 +70,14 @@ def parse_environment(value: object, *, argument: str) -> Environment:
     )
 
 
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:/*)([^/?#]*@)")
+
+
+def redact_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@``."""
+    return _USERINFO.sub(r"\1***@", url)
+
+
 def normalize_base_url(value: object, *, argument: str) -> str:
     """Check an explicit base URL and return it without a trailing slash."""
     if not isinstance(value, str):
@@ -78,7 +87,25 @@ def normalize_base_url(value: object, *, argument: str) -> str:
             rule="an http:// or https:// URL",
             value=value,
         )
+    shown = redact_userinfo(value)
+    if shown != value:
+        # Basic auth would replace the bearer key, and the password would show
+        # in reprs, errors, pickles and logs.
+        raise ClientValidationError(
+            f"{argument} must not hold credentials (user:password@): the API key is the only "
+            f"credential, passed as api_key=; got {shown!r}",
+            argument=argument,
+            rule="no user:password@ in the URL",
+            value=shown,
+        )
     url = value.strip().rstrip("/")
+    if not url.isprintable():
+        raise ClientValidationError(
+            f"{argument} must be a URL of printable characters, got {value!r}",
+            argument=argument,
+            rule="an http:// or https:// URL",
+            value=value,
+        )
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
         raise ClientValidationError(
@@ -89,7 +116,8 @@ def normalize_base_url(value: object, *, argument: str) -> str:
         )
     try:
         parsed = httpx.URL(url)
-    except httpx.InvalidURL:
+        url.encode("utf-8")
+    except (httpx.InvalidURL, ValueError):  # ValueError: UnicodeError from IDNA or a lone surrogate
         parsed = None
     if parsed is None or not parsed.host or " " in url:
         raise ClientValidationError(

@@ -16,8 +16,10 @@ import httpx
 
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._models import ErrorBody, NewPet, Pet
+from ._sending import CUT_AT
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
+    LIMIT_MAX,
     NOT_GIVEN,
     check_headers,
     check_int64,
@@ -25,11 +27,15 @@ from ._validation import (
     check_status,
     check_str,
     check_timeout,
+    show,
 )
 
 T = TypeVar("T")
 
 _JSON = "application/json"
+_LIMIT = "animalstore_client.limit"
+_MAX_QUOTED = 500
+"""Characters of the server's ``code`` and ``message`` shown in an exception's text."""
 
 
 class RequestConfig:
@@ -101,7 +107,10 @@ def build_list_pets(
         params["limit"] = str(checked_limit)
     if checked_status is not None:
         params["status"] = checked_status.value
-    return _request(config, "GET", "/pets", params=params, timeout=timeout, extra_headers=extra_headers)
+    request = _request(config, "GET", "/pets", params=params, timeout=timeout, extra_headers=extra_headers)
+    # For parse_list_pets: more pets than asked for is a broken response.
+    request.extensions[_LIMIT] = LIMIT_MAX if checked_limit is None else checked_limit
+    return request
 
 
 def build_create_pet(
@@ -138,6 +147,14 @@ def build_get_pet(
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def build_request(
     config: RequestConfig,
     method: object,
@@ -149,17 +166,24 @@ def build_request(
     timeout: object = NOT_GIVEN,
 ) -> httpx.Request:
     """Any request under the base URL, for paths the SDK has no method for."""
-    if not isinstance(method, str) or not _TOKEN.match(method):
+    if not isinstance(method, str) or not _TOKEN.fullmatch(method):
         raise ClientValidationError(
-            f"method must be an HTTP method name such as 'GET', got {method!r}",
+            f"method must be an HTTP method name such as 'GET', got {show(method)}",
             argument="method",
             rule="an HTTP method name",
             value=method,
         )
     # A path that is a full or scheme-relative URL would send the key elsewhere.
-    if not isinstance(path, str) or not path.startswith("/") or path.startswith("//") or "#" in path:
+    if (
+        not isinstance(path, str)
+        or not path.startswith("/")
+        or path.startswith("//")
+        or "#" in path
+        or not path.isprintable()
+        or not _encodable(path)
+    ):
         raise ClientValidationError(
-            f"path must be a path under the base URL starting with '/', such as '/store/orders', got {path!r}",
+            f"path must be a path under the base URL starting with '/', such as '/store/orders', got {show(path)}",
             argument="path",
             rule="a path starting with a single '/'",
             value=path,
@@ -168,9 +192,9 @@ def build_request(
     if json is not None:
         try:
             content = dumps(json)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise ClientValidationError(
-                f"json must be JSON-serializable data without NaN or Infinity ({exc}), got {json!r}",
+                f"json must be JSON-serializable UTF-8 data without NaN, Infinity or cycles ({exc}), got {show(json)}",
                 argument="json",
                 rule="JSON-serializable data",
                 value=json,
@@ -186,9 +210,11 @@ def build_request(
             extra_headers=headers,
             headers_argument="headers",
         )
-    except (TypeError, httpx.InvalidURL) as exc:
+    except ClientValidationError:
+        raise  # a bad header or timeout, already named
+    except (TypeError, ValueError, httpx.InvalidURL) as exc:  # ValueError: UnicodeError from a lone surrogate
         raise ClientValidationError(
-            f"params must be a mapping of names to str, int, float or bool values ({exc}), got {params!r}",
+            f"params must be a mapping of names to str, int, float or bool values ({exc}), got {show(params)}",
             argument="params",
             rule="a mapping of query parameters",
             value=params,
@@ -196,8 +222,21 @@ def build_request(
 
 
 def parse_list_pets(response: httpx.Response, attempts: int = 1) -> list[Pet]:
-    """The 200 body of ``GET /pets``, or the matching exception."""
-    return _parse(response, list[Pet], "Pets (an array of Pet)", attempts)
+    """The 200 body of ``GET /pets``, or the matching exception.
+
+    A list longer than the ``limit`` sent (100 when none was) is a broken
+    response, not a bigger page.
+    """
+    pets = _parse(response, list[Pet], "Pets (an array of Pet)", attempts)
+    limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
+    if len(pets) > limit:
+        raise APIResponseValidationError(
+            f"{_origin(response)}: {len(pets)} pets in the body, more than the limit of {limit} asked for",
+            response=response,
+            body=pets,
+            attempts=attempts,
+        )
+    return pets
 
 
 def parse_create_pet(response: httpx.Response, attempts: int = 1) -> Pet:
@@ -211,15 +250,19 @@ def parse_get_pet(response: httpx.Response, attempts: int = 1) -> Pet:
 
 
 def parse_raw(response: httpx.Response, attempts: int = 1) -> httpx.Response:
-    """The response itself when it is 2xx, else the matching exception."""
+    """The response itself when it is 2xx (and whole), else the matching exception."""
     if not 200 <= response.status_code < 300:  # is_success, without two calls
         raise status_error(response, attempts=attempts)
+    if CUT_AT in response.extensions:
+        raise _too_large(response, attempts)
     return response
 
 
 def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> T:
     if not 200 <= response.status_code < 300:  # is_success, without two calls
         raise status_error(response, attempts=attempts)
+    if CUT_AT in response.extensions:
+        raise _too_large(response, attempts)
     try:
         data = loads(response.content)
     except ValueError as exc:
@@ -229,19 +272,44 @@ def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> 
             body=response.text,
             attempts=attempts,
         ) from exc
+    except RecursionError:
+        raise APIResponseValidationError(
+            f"{_origin(response)}: the body's JSON is nested too deeply to parse",
+            response=response,
+            body=None,
+            attempts=attempts,
+        ) from None
     try:
         return structure(data, cls)
     except StructureError as exc:
         raise APIResponseValidationError(
-            f"{_origin(response)}: the body is not a valid {what}: " + "; ".join(exc.problems),
+            f"{_origin(response)}: the body is not a valid {what}: " + _quote("; ".join(exc.problems), 1000),
             response=response,
             body=data,
             attempts=attempts,
         ) from exc.__cause__
 
 
+def _too_large(response: httpx.Response, attempts: int) -> APIResponseValidationError:
+    cap = response.extensions[CUT_AT]
+    return APIResponseValidationError(
+        f"{_origin(response)}: the body is larger than max_response_bytes ({cap} bytes after decoding); "
+        "reading stopped there. Raise max_response_bytes (or set it to None) if this server's answers "
+        "are that large.",
+        response=response,
+        body=None,
+        attempts=attempts,
+    )
+
+
 def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusError:
-    """The exception for a non-2xx response, of the class its status names."""
+    """The exception for a non-2xx response, of the class its status names.
+
+    The server's text is quoted, not pasted: at most 500 characters of its
+    ``code`` and ``message`` appear, control characters escaped, so that one
+    response cannot flood or forge a log line. The exception's attributes
+    keep the full values.
+    """
     body = _error_payload(response)
     try:
         error: ErrorBody | None = structure(body, ErrorBody)
@@ -249,14 +317,17 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
         error = None
     message = _origin(response)
     if error is not None:
-        message += f": {error.code}: {error.message}"
+        message += f": {_quote(error.code, _MAX_QUOTED)}: {_quote(error.message, _MAX_QUOTED)}"
     elif isinstance(body, str) and body.strip():
         message += f": {_snippet(body)}"
     elif body is not None:
-        message += f": {_snippet(str(body))}"
+        message += f": {_snippet(show(body))}"
+    cap = response.extensions.get(CUT_AT)
+    if cap is not None:
+        message += f" (body cut at max_response_bytes={cap})"
     request_id = response.headers.get("x-request-id")
     if request_id:
-        message += f" (request id {request_id})"
+        message += f" (request id {_quote(request_id, 200)})"
     if attempts > 1:
         message += f" after {attempts} attempts"
     return status_error_class(response.status_code)(
@@ -269,18 +340,27 @@ def _error_payload(response: httpx.Response) -> object:
         return None
     try:
         return loads(response.content)
-    except ValueError:
+    except (ValueError, RecursionError):
         return response.text
 
 
 def _origin(response: httpx.Response) -> str:
     request = response.request
-    return f"{response.status_code} {response.reason_phrase} from {request.method} {request.url}"
+    return f"{response.status_code} {_quote(response.reason_phrase, 100)} from {request.method} {request.url}"
 
 
 _SPACE = re.compile(r"\s+")
 
 
+def _quote(text: str, limit: int) -> str:
+    """``text`` safe for one log line: control characters escaped, cut to ``limit`` characters."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
+
+
 def _snippet(text: str, limit: int = 200) -> str:
-    flat = _SPACE.sub(" ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    flat = _SPACE.sub(" ", text[: limit * 4]).strip()
+    return _quote(flat, limit)

@@ -63,16 +63,20 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    # isdigit() alone accepts '²' and other digits float() refuses.
+    if text.isascii() and text.isdigit():
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     current = now if now is not None else datetime.now(timezone.utc)
-    return max(0.0, (when - current).total_seconds())
+    try:
+        return max(0.0, (when - current).total_seconds())
+    except OverflowError:  # a date so far off it cannot be subtracted: never worth waiting for
+        return None
 
 
 def delay_after_response(

@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Protocol
 
 import httpx
 
@@ -26,12 +28,34 @@ from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
 
-__all__ = ["ACCEPT_ENCODING", "Attempts", "BodyReader", "Timeouts"]
+__all__ = ["ACCEPT_ENCODING", "CUT_AT", "DEADLINE", "Attempts", "BodyReader", "Timeouts", "within"]
 
 Timeouts = dict[str, float | None]
 """Per-phase timeouts as httpx spells them: ``connect``, ``read``, ``write``, ``pool``."""
 
 _DEBUG = 10
+
+
+DEADLINE: ContextVar[float | None] = ContextVar("animalstore_client_deadline", default=None)
+"""The running call's deadline (``time.monotonic()`` seconds), read by the deadline network backend."""
+
+CUT_AT = "animalstore_client.cut_at"
+"""Response extension set when a body was cut at ``max_response_bytes``: the cap."""
+
+# A timeout that fires at the deadline may do so a hair early (poll()
+# resolution); within this margin the deadline counts as reached.
+_DEADLINE_MARGIN = 0.005
+
+
+def within(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` shortened to what is left of the running call's deadline; ``error`` once none is left."""
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error("the call's total_timeout has passed")
+    return left if timeout is None or timeout > left else timeout
 
 
 def connection_error(exc: httpx.RequestError, request: httpx.Request, attempts: int) -> APIConnectionError:
@@ -44,17 +68,41 @@ def connection_error(exc: httpx.RequestError, request: httpx.Request, attempts: 
 
 
 class Attempts:
-    """The attempts of one call: timeouts, retry decisions, logging and the count.
+    """The attempts of one call: timeouts, deadline, retry decisions, logging, the count and the body cap.
 
-    A shell drives it: ``start()`` before each attempt, then
-    ``after_response()`` or ``after_error()``, which return the seconds to
-    sleep before the next attempt (``None`` from ``after_response`` means the
-    response is final) or raise the exception that ends the call.
+    A shell drives it: ``start()`` before each attempt, ``body_reader()`` and
+    ``complete()`` around reading the body, then ``after_response()`` or
+    ``after_error()``, which return the seconds to sleep before the next
+    attempt (``None`` from ``after_response`` means the response is final) or
+    raise the exception that ends the call.
+
+    With ``total_timeout`` every attempt gets at most the time left, no sleep
+    is started that would pass the deadline, and the deadline is published in
+    `DEADLINE` so that the SDK's own network backend holds each socket
+    operation to it.
     """
 
-    __slots__ = ("_jitter", "_max_retries", "_started", "count", "request", "retries")
+    __slots__ = (
+        "_deadline",
+        "_jitter",
+        "_max_bytes",
+        "_max_retries",
+        "_started",
+        "_total_timeout",
+        "count",
+        "request",
+        "retries",
+    )
 
-    def __init__(self, request: httpx.Request, *, max_retries: int, jitter: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        request: httpx.Request,
+        *,
+        max_retries: int,
+        jitter: Callable[[], float],
+        total_timeout: float | None = None,
+        max_response_bytes: int | None = None,
+    ) -> None:
         self.request = request
         self.retries = 0
         """Retries decided so far."""
@@ -62,13 +110,38 @@ class Attempts:
         """Attempts made so far, the current one included."""
         self._max_retries = max_retries
         self._jitter = jitter
-        self._started = 0.0
+        self._max_bytes = max_response_bytes
+        self._total_timeout = total_timeout
+        self._started = time.monotonic()
+        self._deadline = None if total_timeout is None else self._started + total_timeout
+        # Set on every call (None included): the context may still hold an earlier call's deadline.
+        DEADLINE.set(self._deadline)
 
     def start(self) -> Timeouts:
-        """Begin an attempt; return the per-phase timeouts it may use."""
-        self._started = time.perf_counter()
+        """Begin an attempt; return the per-phase timeouts it may use (none past the deadline)."""
+        self._started = now = time.monotonic()
         timeouts: Timeouts = self.request.extensions["timeout"]
-        return timeouts
+        deadline = self._deadline
+        if deadline is None:
+            return timeouts
+        left = deadline - now
+        if left <= _DEADLINE_MARGIN:
+            raise self._expired(None)
+        return {phase: left if value is None or value > left else value for phase, value in timeouts.items()}
+
+    def body_reader(self, headers: httpx.Headers) -> BodyReader:
+        """A reader for this attempt's body, held to the cap and the deadline."""
+        limit = None if self._max_bytes is None else self._max_bytes + 1
+        return BodyReader(self.request, headers, limit=limit, deadline=self._deadline)
+
+    def complete(self, stream: ResponseStreamLike, content: bytes) -> httpx.Response:
+        """The finished response; a body over ``max_response_bytes`` is cut at the cap and marked."""
+        cap = self._max_bytes
+        if cap is None or len(content) <= cap:
+            return stream.complete(content)
+        response = stream.complete(content[:cap])
+        response.extensions[CUT_AT] = cap
+        return response
 
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
@@ -81,10 +154,12 @@ class Attempts:
             self.count,
             exc,
         )
+        if self._deadline is not None and time.monotonic() >= self._deadline - _DEADLINE_MARGIN:
+            raise self._expired(exc) from exc
         delay = delay_after_error(
             request.method, exc, retries_done=self.retries, max_retries=self._max_retries, jitter=self._jitter()
         )
-        if delay is None:
+        if delay is None or not self._time_for(delay):
             raise connection_error(exc, request, self.count) from exc
         return self._retry(delay, type(exc).__name__)
 
@@ -111,9 +186,24 @@ class Attempts:
             max_retries=self._max_retries,
             jitter=self._jitter(),
         )
-        if delay is None:
+        if delay is None or not self._time_for(delay):
             return None
         return self._retry(delay, f"{response.status_code} {response.reason_phrase}")
+
+    def _time_for(self, delay: float) -> bool:
+        """Whether a sleep of ``delay`` still leaves time for another attempt."""
+        return self._deadline is None or time.monotonic() + delay < self._deadline - _DEADLINE_MARGIN
+
+    def _expired(self, cause: httpx.RequestError | None) -> APITimeoutError:
+        request = self.request
+        after = f" after {self.count} attempts" if self.count > 1 else ""
+        detail = f" ({cause!r})" if cause is not None else ""
+        return APITimeoutError(
+            f"Request timed out: {request.method} {request.url}: total_timeout={self._total_timeout:g}s "
+            f"passed{after}{detail}",
+            request=request,
+            attempts=self.count,
+        )
 
     def _retry(self, delay: float, cause: str) -> float:
         self.retries += 1
@@ -130,18 +220,35 @@ class Attempts:
         return delay
 
     def _elapsed_ms(self) -> float:
-        return (time.perf_counter() - self._started) * 1000
+        return (time.monotonic() - self._started) * 1000
+
+
+class ResponseStreamLike(Protocol):
+    """What `Attempts.complete` needs of a transport's response stream."""
+
+    def complete(self, content: bytes) -> httpx.Response:
+        """The finished `httpx.Response` carrying ``content``."""
+        ...
 
 
 ACCEPT_ENCODING = "gzip, deflate"
 """The content codings `BodyReader` undoes, and so the only ones the SDK asks for."""
 
-_Decoder = Callable[[bytes], bytes]
+_STEP = 64 * 1024
+"""Most bytes one decoding step may produce: a compressed bomb inflates in steps this big, not at once."""
+MAX_CODINGS = 3
+"""Most content codings undone in a row; each holds a decompression window."""
 
 
-def _zlib_decoder(wbits: int) -> tuple[_Decoder, Callable[[], bytes]]:
-    decompressor = zlib.decompressobj(wbits)
-    return decompressor.decompress, decompressor.flush
+class _Stage(Protocol):
+    """A decoding step: zlib's decompress objects, and `_Deflate`."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = ..., /) -> bytes: ...
+
+    def flush(self, length: int = ..., /) -> bytes: ...
 
 
 class _Deflate:
@@ -151,80 +258,125 @@ class _Deflate:
     body is split into chunks; a bad header means raw, as httpx does it.
     """
 
-    __slots__ = ("_decoder", "_head")
+    __slots__ = ("_head", "_zlib")
 
     def __init__(self) -> None:
         self._head = b""
-        self._decoder: tuple[_Decoder, Callable[[], bytes]] | None = None
+        self._zlib: _Stage | None = None
 
-    def decode(self, data: bytes) -> bytes:
-        if self._decoder is None:
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return b"" if self._zlib is None else self._zlib.unconsumed_tail
+
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes:
+        if self._zlib is None:
             self._head += data
             if len(self._head) < 2:
                 return b""
             data, self._head = self._head, b""
-            self._decoder = _zlib_decoder(zlib.MAX_WBITS)
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)
             try:
-                return self._decoder[0](data)
+                return self._zlib.decompress(data, max_length)
             except zlib.error:
-                self._decoder = _zlib_decoder(-zlib.MAX_WBITS)
-        return self._decoder[0](data)
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self._zlib.decompress(data, max_length)
 
-    def flush(self) -> bytes:
-        if self._decoder is None:  # fewer than two bytes in all: only raw deflate can be that short
-            self._decoder = _zlib_decoder(-zlib.MAX_WBITS)
-            return self._decoder[0](self._head) + self._decoder[1]()
-        return self._decoder[1]()
+    def flush(self, length: int = _STEP, /) -> bytes:
+        if self._zlib is None:  # fewer than two bytes in all: only raw deflate can be that short
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self._zlib.decompress(self._head, _STEP) + self._zlib.flush()
+        return self._zlib.flush(length)
 
 
 class BodyReader:
     """Collects one response body from the raw chunks a transport reads.
 
     ``Content-Encoding`` is undone chunk by chunk (``gzip`` and ``deflate``,
-    several in a row included); an encoding it does not know is left as it is,
-    as httpx does.
+    up to `MAX_CODINGS` in a row); an encoding it does not know is left as it
+    is, as httpx does. With a ``limit`` it keeps at most that many decoded
+    bytes and then asks for no more (`feed` returns ``False``), and each
+    decoding step produces at most `_STEP` bytes, so a decompression bomb
+    costs memory in proportion to the limit, not to what it would inflate to.
+    With a ``deadline`` (``time.monotonic()`` seconds) a chunk that arrives
+    after it raises `httpx.ReadTimeout`.
     """
 
-    __slots__ = ("_chunks", "_decoders", "_request")
+    __slots__ = ("_chunks", "_deadline", "_limit", "_request", "_stages", "_total", "full")
 
-    def __init__(self, request: httpx.Request, headers: httpx.Headers) -> None:
+    def __init__(
+        self,
+        request: httpx.Request,
+        headers: httpx.Headers,
+        *,
+        limit: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self._request = request
+        self._limit = limit
+        self._deadline = deadline
         self._chunks: list[bytes] = []
-        self._decoders: list[tuple[_Decoder, Callable[[], bytes]]] = []
+        self._total = 0
+        self.full = False
+        """Whether ``limit`` bytes are in: the rest of the body is not wanted."""
+        self._stages: list[_Stage] = []
         # Codings are listed in the order they were applied: undo them backwards.
         for value in reversed(headers.get_list("content-encoding", split_commas=True)):
             coding = value.strip().lower()
-            if coding == "gzip":
-                self._decoders.append(_zlib_decoder(zlib.MAX_WBITS | 16))
-            elif coding == "deflate":
-                deflate = _Deflate()
-                self._decoders.append((deflate.decode, deflate.flush))
+            if coding in ("gzip", "deflate"):
+                if len(self._stages) == MAX_CODINGS:
+                    raise httpx.DecodingError(
+                        f"Content-Encoding: more than {MAX_CODINGS} codings in a row", request=request
+                    )
+                self._stages.append(zlib.decompressobj(zlib.MAX_WBITS | 16) if coding == "gzip" else _Deflate())
 
-    def feed(self, data: bytes) -> None:
-        """Take the next raw chunk."""
-        if self._decoders:
-            data = self._decode(data, 0)
-        if data:
-            self._chunks.append(data)
+    def feed(self, data: bytes) -> bool:
+        """Take the next raw chunk; return whether more are wanted."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise httpx.ReadTimeout("the call's total_timeout passed while the body arrived", request=self._request)
+        if self._stages:
+            self._push(0, data)
+        elif data:
+            self._keep(data)
+        return not self.full
 
     def finish(self) -> bytes:
-        """The whole decoded body, once the last chunk was fed."""
-        for index, (_, flush) in enumerate(self._decoders):
+        """The decoded body (at most ``limit`` bytes), once the last wanted chunk was fed."""
+        for index, stage in enumerate(self._stages):
+            if self.full:
+                break  # what a flush would inflate is not wanted
             try:
-                tail = flush()
+                tail = stage.flush()
             except zlib.error as exc:
-                raise httpx.DecodingError(f"Content-Encoding: {exc}", request=self._request) from exc
-            tail = self._decode(tail, index + 1) if tail else tail
+                raise self._error(exc) from exc
             if tail:
-                self._chunks.append(tail)
+                self._push(index + 1, tail)
         chunks = self._chunks
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _decode(self, data: bytes, first: int) -> bytes:
+    def _push(self, index: int, data: bytes) -> None:
+        """Pass ``data`` through the stages from ``index`` on, a bounded step at a time."""
+        if index == len(self._stages):
+            self._keep(data)
+            return
+        stage = self._stages[index]
         try:
-            for decode, _ in self._decoders[first:]:
-                data = decode(data)
+            while data and not self.full:
+                out = stage.decompress(data, _STEP)
+                data = stage.unconsumed_tail
+                if not out:
+                    break
+                self._push(index + 1, out)
         except zlib.error as exc:
-            # httpx's own class for a body it cannot decode, so the policy treats it alike.
-            raise httpx.DecodingError(f"Content-Encoding: {exc}", request=self._request) from exc
-        return data
+            raise self._error(exc) from exc
+
+    def _keep(self, data: bytes) -> None:
+        limit = self._limit
+        if limit is not None and self._total + len(data) >= limit:
+            data = data[: limit - self._total]
+            self.full = True
+        self._total += len(data)
+        self._chunks.append(data)
+
+    def _error(self, exc: zlib.error) -> httpx.DecodingError:
+        # httpx's own class for a body it cannot decode, so the policy treats it alike.
+        return httpx.DecodingError(f"Content-Encoding: {exc}", request=self._request)

@@ -103,12 +103,24 @@ class _AsyncHttpxStream:
 
 
 class AsyncHttpxTransport:
-    """The seam over an `httpx.AsyncClient` (the SDK's own, or the caller's)."""
+    """The seam over an `httpx.AsyncClient` (the SDK's own, or the caller's).
 
-    __slots__ = ("_client",)
+    On the SDK's own client (``own=True``) every socket operation is held to
+    the call's total deadline by `_AsyncDeadlineBackend`; a caller's client is
+    left as it is, and the deadline is kept between socket reads only.
+    """
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    __slots__ = ("_client", "holds_deadline")
+
+    def __init__(self, client: httpx.AsyncClient, *, own: bool = False) -> None:
         self._client = client
+        self.holds_deadline = False
+        """Whether each socket operation is held to the call's deadline."""
+        if own:
+            # Imported here: it needs httpcore, which httpx itself imports only for a client.
+            from ._deadline_async import hold_to_deadline
+
+            self.holds_deadline = hold_to_deadline(client)
 
     @property
     def default_headers(self) -> httpx.Headers:

@@ -104,12 +104,24 @@ class _HttpxStream:
 
 
 class HttpxTransport:
-    """The seam over an `httpx.Client` (the SDK's own, or the caller's)."""
+    """The seam over an `httpx.Client` (the SDK's own, or the caller's).
 
-    __slots__ = ("_client",)
+    On the SDK's own client (``own=True``) every socket operation is held to
+    the call's total deadline by `_DeadlineBackend`; a caller's client is
+    left as it is, and the deadline is kept between socket reads only.
+    """
 
-    def __init__(self, client: httpx.Client) -> None:
+    __slots__ = ("_client", "holds_deadline")
+
+    def __init__(self, client: httpx.Client, *, own: bool = False) -> None:
         self._client = client
+        self.holds_deadline = False
+        """Whether each socket operation is held to the call's deadline."""
+        if own:
+            # Imported here: it needs httpcore, which httpx itself imports only for a client.
+            from ._deadline_sync import hold_to_deadline
+
+            self.holds_deadline = hold_to_deadline(client)
 
     @property
     def default_headers(self) -> httpx.Headers:

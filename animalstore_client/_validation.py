@@ -18,6 +18,8 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 LIMIT_MIN = 1
 LIMIT_MAX = 100
+MAX_SECONDS = 365 * 24 * 3600.0
+"""The longest timeout accepted: a year; longer ones overflow some platforms' socket timeouts."""
 
 
 class NotGiven:
@@ -51,8 +53,23 @@ NOT_GIVEN = NotGiven()
 _STATUS_VALUES = ", ".join(repr(member.value) for member in PetStatus)
 
 
+_MAX_SHOWN = 200
+
+
+def show(value: object) -> str:
+    """A short, safe repr for messages: huge ints and long values are summarised, not printed."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        # repr() of an int past 4300 digits raises ValueError; nobody reads 40 digits anyway.
+        return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 (a broken __repr__ must not hide the real error)
+        return f"a {type(value).__name__}"
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
 def _fail(argument: str, rule: str, value: object, *, shown: str | None = None) -> ClientValidationError:
-    got = shown if shown is not None else repr(value)
+    got = shown if shown is not None else show(value)
     return ClientValidationError(f"{argument} must be {rule}, got {got}", argument=argument, rule=rule, value=value)
 
 
@@ -74,9 +91,16 @@ def check_int64(value: object, argument: str) -> int:
 
 
 def check_str(value: object, argument: str) -> str:
-    """A ``str``."""
+    """A ``str`` that can be sent as UTF-8 (no lone surrogates)."""
     if not isinstance(value, str):
         raise _fail(argument, "a str", value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _fail(
+                argument, "a str that can be encoded as UTF-8", value, shown=f"{show(value)} ({exc.reason})"
+            ) from None
     return value
 
 
@@ -126,15 +150,66 @@ def check_max_retries(value: object) -> int:
     raise _fail("max_retries", "an int >= 0", value)
 
 
+def _is_seconds(value: object) -> bool:
+    # inf would be accepted by httpx and then overflow the socket layer on every call.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_SECONDS
+
+
 def check_timeout(value: object, argument: str = "timeout") -> httpx.Timeout:
-    """A timeout: seconds as a number, an `httpx.Timeout`, or ``None`` for none at all."""
+    """A timeout: seconds as a number, an `httpx.Timeout`, or ``None`` for none at all.
+
+    Every number, including each phase of an `httpx.Timeout`, must be finite
+    and positive (at most a year); ``None`` turns a phase off.
+    """
+    rule = "a finite number of seconds > 0, an httpx.Timeout of such numbers (or None), or None for no timeout"
     if isinstance(value, httpx.Timeout):
-        return value
+        phases = (value.connect, value.read, value.write, value.pool)
+        if all(phase is None or _is_seconds(phase) for phase in phases):
+            return value
+        raise _fail(argument, rule, value)
     if value is None:
         return httpx.Timeout(None)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return httpx.Timeout(float(value))
-    raise _fail(argument, "a number of seconds > 0, an httpx.Timeout, or None for no timeout", value)
+    if _is_seconds(value):
+        return httpx.Timeout(float(value))  # type: ignore[arg-type]  # checked by _is_seconds
+    raise _fail(argument, rule, value)
+
+
+def check_total_timeout(value: object) -> float | None:
+    """``total_timeout``: a finite number of seconds > 0, or ``None`` for no deadline."""
+    if value is None:
+        return None
+    if _is_seconds(value):
+        return float(value)  # type: ignore[arg-type]  # checked by _is_seconds
+    raise _fail("total_timeout", "a finite number of seconds > 0, or None for no deadline", value)
+
+
+def check_max_response_bytes(value: object) -> int | None:
+    """``max_response_bytes``: an int > 0, or ``None`` for no cap."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    raise _fail("max_response_bytes", "an int > 0, or None for no cap", value)
+
+
+# Headers that frame the message or belong to one hop: httpx sets them from
+# the request itself, and a caller's copy would contradict it (a request with
+# both Content-Length and Transfer-Encoding is the request-smuggling shape).
+FORBIDDEN_HEADERS = frozenset(
+    {
+        "content-length",
+        "transfer-encoding",
+        "host",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-authorization",
+        "proxy-connection",
+    }
+)
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def check_headers(headers: object, argument: str) -> dict[str, str]:
@@ -146,8 +221,16 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
     result: dict[str, str] = {}
     items = cast("Mapping[object, object]", headers).items()
     for name, value in items:
-        if not isinstance(name, str) or not name or not all("!" <= c <= "~" and c != ":" for c in name):
-            raise _fail(argument, "a mapping whose keys are header names (printable ASCII, no ':')", name)
+        if not isinstance(name, str) or not name or not _TOKEN_CHARS.issuperset(name):
+            raise _fail(argument, "a mapping whose keys are header names (RFC 9110 tokens)", name)
+        if name.lower() in FORBIDDEN_HEADERS:
+            raise ClientValidationError(
+                f"{argument} must not set {name}: it frames the message or belongs to one hop, so the "
+                "client sets it itself",
+                argument=argument,
+                rule="no framing or hop-by-hop header (" + ", ".join(sorted(FORBIDDEN_HEADERS)) + ")",
+                value=name,
+            )
         if name.lower() == "authorization":
             raise ClientValidationError(
                 f"{argument} must not set Authorization: the client sends the API key itself; "

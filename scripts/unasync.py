@@ -32,13 +32,14 @@ PACKAGE = ROOT / "animalstore_client"
 FILES = {
     PACKAGE / "_client_async.py": PACKAGE / "_client_sync.py",
     PACKAGE / "_transport_async.py": PACKAGE / "_transport_sync.py",
+    PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
 }
 
 SUBSTITUTIONS = [
     (r"\bIOAsync\b", "IOSync"),
     (r"\b_Async([A-Z]\w*)", r"_\1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),
-    (r"\b_transport_async\b", "_transport_sync"),
+    (r"\b_(\w+)_async\b", r"_\1_sync"),
     (r"\basync def\b", "def"),
     (r"\basync for\b", "for"),
     (r"\basync with\b", "with"),

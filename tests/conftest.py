@@ -118,6 +118,8 @@ class ClientFactory(Protocol):
         max_retries: int = ...,
         default_headers: Mapping[str, str] | None = ...,
         http_client: httpx.Client | httpx.AsyncClient | None = ...,
+        total_timeout: float | None = ...,
+        max_response_bytes: int | None = ...,
     ) -> AnimalStoreClient: ...
 
 

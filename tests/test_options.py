@@ -50,9 +50,9 @@ def test_extra_headers_cannot_replace_authorization(
 
 
 def test_per_call_timeout_travels_with_the_request(make_client: ClientFactory, router: respx.MockRouter) -> None:
-    """A per-call timeout replaces the client's in the request; None means no timeout."""
+    """A per-call timeout replaces the client's in the request; None means no timeout (with no deadline)."""
     route = router.get(f"{PRODUCTION}/pets").respond(200, json=[])
-    client = make_client(timeout=10.0)
+    client = make_client(timeout=10.0, total_timeout=None)
     client.list_pets(timeout=httpx.Timeout(2.0, connect=1.0))
     assert route.calls.last.request.extensions["timeout"] == {"connect": 1.0, "read": 2.0, "write": 2.0, "pool": 2.0}
     client.list_pets(timeout=None)
@@ -64,6 +64,15 @@ def test_per_call_timeout_travels_with_the_request(make_client: ClientFactory, r
     }
     client.list_pets()
     assert route.calls.last.request.extensions["timeout"]["read"] == 10.0
+
+
+def test_no_phase_may_outlast_the_total_timeout(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """With total_timeout=5, each phase's timeout is at most what is left of the 5 s."""
+    route = router.get(f"{PRODUCTION}/pets").respond(200, json=[])
+    make_client(timeout=None, total_timeout=5.0).list_pets()
+    phases = route.calls.last.request.extensions["timeout"]
+    assert set(phases) == {"connect", "read", "write", "pool"}
+    assert all(4.0 < value <= 5.0 for value in phases.values())
 
 
 def test_bad_per_call_timeout_is_refused(make_client: ClientFactory, router: respx.MockRouter) -> None:

@@ -43,6 +43,8 @@ EXPECTED = {
     "InternalServerError",
     "DEFAULT_TIMEOUT",
     "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_TOTAL_TIMEOUT",
     "NOT_GIVEN",
     "NotGiven",
     "APIResponse",

@@ -1,0 +1,106 @@
+"""A network backend for httpcore that holds every socket operation to the call's total deadline.
+
+Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``).
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+import httpcore
+import httpx
+
+from ._sending import within
+
+__all__ = ["hold_to_deadline"]
+
+_NO_TIMEOUT: float | None = None
+
+
+class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
+    """A connection whose every read, write and handshake ends by the call's deadline.
+
+    httpcore applies ``timeout`` per socket operation, so a server trickling a
+    byte a second, or sending ``100 Continue`` for ever, never trips it; here
+    each operation gets at most what is left of the deadline, and none starts
+    once it has passed.
+    """
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+
+    async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+
+    async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
+        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = _NO_TIMEOUT,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._stream.start_tls(ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout))
+        return _AsyncDeadlineStream(stream)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend with `_AsyncDeadlineStream` connections."""
+
+    def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
+        self._backend = backend
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = _NO_TIMEOUT,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        timeout = within(timeout, httpcore.ConnectTimeout)
+        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _AsyncDeadlineStream(stream)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = _NO_TIMEOUT,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        timeout = within(timeout, httpcore.ConnectTimeout)
+        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
+        return _AsyncDeadlineStream(stream)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+def hold_to_deadline(client: httpx.AsyncClient) -> bool:
+    """Put `_AsyncDeadlineBackend` under every connection pool of the SDK's own client.
+
+    httpx offers no argument for a network backend, so this reaches into two
+    private attributes (``_pool`` of each httpx transport, ``_network_backend``
+    of each httpcore pool, proxies included); ``tests/test_limits.py`` fails
+    if a new httpx moves them. Returns whether every pool was reached.
+    """
+    transports = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
+    held = True
+    for transport in transports:
+        if transport is None:  # a NO_PROXY entry
+            continue
+        pool = getattr(transport, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if isinstance(backend, httpcore.AsyncNetworkBackend):
+            setattr(pool, "_network_backend", _AsyncDeadlineBackend(backend))  # noqa: B010
+        else:
+            held = False
+    return held
