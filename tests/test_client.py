@@ -689,3 +689,58 @@ async def test_async_context_manager_closes_its_pool(router: respx.MockRouter) -
         await client.list_pets()
     assert client.is_closed
     assert client._pool.transport.is_closed
+
+
+# --- odd input: only SDK exceptions --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "timeout", [float("inf"), float("nan"), 0, -1.0, 10**400, httpx.Timeout(float("inf")), httpx.Timeout(5.0, read=-1)]
+)
+def test_timeouts_must_be_finite_and_positive(
+    make_client: ClientFactory, router: respx.MockRouter, timeout: object
+) -> None:
+    """inf, nan, zero, negatives and such phases inside an httpx.Timeout are refused, per call and per client."""
+    route = router.route().respond(200, json=[])
+    with pytest.raises(ClientValidationError, match="timeout must be a finite number of seconds"):
+        make_client(timeout=timeout)  # type: ignore[arg-type]
+    with pytest.raises(ClientValidationError, match="timeout must be a finite number of seconds"):
+        make_client().list_pets(timeout=timeout)  # type: ignore[arg-type]
+    assert not route.called
+
+
+def test_huge_integers_are_refused_without_printing_them(make_client: ClientFactory) -> None:
+    """limit=10**5000 is a ClientValidationError that summarises the value instead of failing to print it."""
+    with pytest.raises(ClientValidationError, match=r"limit must be an int from 1 to 100, got an int of about 5001"):
+        make_client().list_pets(limit=10**5000)
+    with pytest.raises(ClientValidationError, match=r"category_id must be an int within int64"):
+        make_client().create_pet(name="Rex", category_id=-(10**5000))
+
+
+def test_strings_that_cannot_be_utf8_are_refused(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A lone surrogate in name, in a path or in JSON is a ClientValidationError, and nothing is sent."""
+    route = router.route().respond(201, json=PET)
+    client = make_client()
+    with pytest.raises(ClientValidationError, match="name must be a str that can be encoded as UTF-8"):
+        client.create_pet(name="Rex\ud800", category_id=1)
+    with pytest.raises(ClientValidationError) as info:
+        client.request("GET", "/pets/\udcff")
+    assert info.value.argument == "path"
+    with pytest.raises(ClientValidationError) as info:
+        client.request("POST", "/messages", json={"message": "\ud800"})
+    assert info.value.argument == "json"
+    with pytest.raises(ClientValidationError) as info:
+        client.request("GET", "/pets", params={"q": "\ud800"})
+    assert info.value.argument == "params"
+    assert not route.called
+    assert client.create_pet(name="Rex 🐕 é", category_id=1).id == 7
+
+
+def test_deeply_nested_json_is_a_validation_error(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A 2xx body nested past the recursion limit raises APIResponseValidationError, on every path."""
+    router.get(f"{PRODUCTION}/pets").respond(200, content=b"[" * 5000 + b"]" * 5000)
+    client = make_client()
+    with pytest.raises(APIResponseValidationError, match="nested too deeply"):
+        client.list_pets()
+    with pytest.raises(APIResponseValidationError, match="nested too deeply"):
+        client.with_raw_response.list_pets().parse()

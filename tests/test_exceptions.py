@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import httpx
@@ -129,3 +130,39 @@ def test_long_html_error_is_shortened_in_the_message() -> None:
 def test_5xx_boundaries(status: int, cls: type[sdk.APIStatusError]) -> None:
     """InternalServerError covers exactly 500 to 599."""
     assert type(_status_error(status)) is cls
+
+
+def _error_response(body: bytes, status: int = 500, headers: dict[str, str] | None = None) -> httpx.Response:
+    request = httpx.Request("GET", "https://api.animalstore.example/v1/pets")
+    return httpx.Response(status, content=body, headers=headers, request=request)
+
+
+def test_server_text_is_quoted_not_pasted() -> None:
+    """Control characters are escaped and code/message are cut to 500 characters in str(exc) only."""
+    message = "line one\nFAKE LOG LINE \x1b[31mred\x1b[0m \u202eevil" + "m" * 20_000
+    body = json.dumps({"code": "c\r\nX", "message": message, "status": 500}).encode()
+    exc = status_error(_error_response(body))
+    text = str(exc)
+    assert "\n" not in text
+    assert "\r" not in text
+    assert "\x1b" not in text
+    assert "\u202e" not in text
+    assert "c\\r\\nX: line one\\nFAKE LOG LINE \\x1b[31mred" in text
+    assert len(text) < 1200
+    assert exc.message == message
+    assert exc.code == "c\r\nX"
+
+
+def test_a_non_error_body_is_quoted_too() -> None:
+    """An HTML or text body is flattened, escaped and cut to 200 characters."""
+    exc = status_error(_error_response(b"<html>\x1b[2J" + b"x" * 5000 + b"</html>", 502))
+    assert "\x1b" not in str(exc)
+    assert len(str(exc)) < 400
+
+
+def test_deeply_nested_error_bodies_are_kept_as_text() -> None:
+    """JSON nested past the recursion limit is not parsed: the body is kept as text."""
+    exc = status_error(_error_response(b"[" * 5000, 503))
+    assert isinstance(exc, sdk.InternalServerError)
+    assert exc.body == "[" * 5000
+    assert exc.error is None

@@ -45,6 +45,9 @@ def test_jitter_only_shortens_by_at_most_a_quarter(jitter: float) -> None:
         ("soon", None),
         ("-3", None),
         ("1.5", None),
+        ("²", None),
+        ("١٢", None),
+        ("Fri, 31 Dec 99999 23:59:59 GMT", None),
         (None, None),
     ],
 )

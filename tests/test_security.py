@@ -1,17 +1,20 @@
-"""Transport security: warnings for clear-text keys, and proxies as the environment sets them."""
+"""Transport security: clear-text keys and proxies, credentials in URLs, and headers that frame the message."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import pytest
+import respx
 
 from animalstore_client import (
     AnimalStoreClient,
+    ClientValidationError,
     InsecureTransportWarning,
 )
 
-from .conftest import API_KEY
+from .conftest import API_KEY, ClientFactory
 from .servers import LoopbackServer, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -59,3 +62,107 @@ def test_proxy_environment_variables_are_honoured(monkeypatch: pytest.MonkeyPatc
         with client:
             assert client.list_pets()[0].id == 7
         assert proxy.received[0].target == "http://pets.internal.example/v1/pets"
+
+
+# --- credentials in URLs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["https://user:secret@api.example/v1", "https://secret@api.example/v1"])
+def test_credentials_in_base_url_are_refused_without_showing_them(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """user:password@ in base_url, ANIMALSTORE_BASE_URL or with_options is refused; the text shows ***."""
+    with pytest.raises(ClientValidationError, match=r"must not hold credentials") as info:
+        AnimalStoreClient(API_KEY, base_url=url)
+    assert "secret" not in str(info.value)
+    assert "secret" not in repr(info.value.value)
+    assert "https://***@api.example/v1" in str(info.value)
+    assert "secret" not in str(pickle.loads(pickle.dumps(info.value)).__dict__)
+    monkeypatch.setenv("ANIMALSTORE_BASE_URL", url)
+    with pytest.raises(ClientValidationError, match=r"ANIMALSTORE_BASE_URL must not hold credentials") as info:
+        AnimalStoreClient(API_KEY)
+    assert "secret" not in str(info.value)
+    monkeypatch.delenv("ANIMALSTORE_BASE_URL")
+    with AnimalStoreClient(API_KEY) as client, pytest.raises(ClientValidationError, match="credentials") as info:
+        client.with_options(base_url=url)
+    assert "secret" not in str(info.value)
+
+
+# --- headers that frame the message -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Content-Length",
+        "transfer-encoding",
+        "Host",
+        "Connection",
+        "Keep-Alive",
+        "Upgrade",
+        "TE",
+        "Trailer",
+        "Proxy-Authorization",
+        "Proxy-Connection",
+    ],
+)
+def test_framing_and_hop_by_hop_headers_are_refused_everywhere(
+    make_client: ClientFactory, router: respx.MockRouter, name: str
+) -> None:
+    """default_headers, extra_headers and request(headers=) refuse them before anything is sent."""
+    route = router.route().respond(200, json=[])
+    with pytest.raises(ClientValidationError, match=f"must not set {name}") as info:
+        make_client(default_headers={name: "0"})
+    assert info.value.argument == "default_headers"
+    client = make_client()
+    with pytest.raises(ClientValidationError, match=f"extra_headers must not set {name}"):
+        client.list_pets(extra_headers={name: "0"})
+    with pytest.raises(ClientValidationError, match=f"headers must not set {name}"):
+        client.request("GET", "/pets", headers={name: "0"})
+    with pytest.raises(ClientValidationError):
+        client.with_options(default_headers={name: "0"})
+    assert not route.called
+
+
+@pytest.mark.parametrize("name", ["X(A)", "X A", "X:A", "", "Ünï", "X\r\nY"])
+def test_header_names_must_be_tokens(make_client: ClientFactory, router: respx.MockRouter, name: str) -> None:
+    """A name that is not an RFC 9110 token is refused at once, not failed at send and retried."""
+    route = router.route().respond(200, json=[])
+    with pytest.raises(ClientValidationError, match="RFC 9110 tokens"):
+        make_client().list_pets(extra_headers={name: "v"})
+    assert not route.called
+
+
+# --- proxies ----------------------------------------------------------------------------------------
+
+
+def test_plain_http_through_a_remote_proxy_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """http:// to loopback, routed by HTTP_PROXY through a remote proxy, warns naming the proxy host only."""
+    monkeypatch.setenv("HTTP_PROXY", "http://puser:ppass@proxy.corp.example:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    with pytest.warns(InsecureTransportWarning, match="through the proxy 'proxy.corp.example'") as record:
+        AnimalStoreClient(API_KEY, base_url="http://127.0.0.1:8080/v1").close()
+    assert "ppass" not in str(record[0].message)
+    assert "puser" not in str(record[0].message)
+    assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    ("proxy", "no_proxy"),
+    [("http://127.0.0.1:3128", ""), ("http://proxy.corp.example:3128", "127.0.0.1"), ("", "")],
+)
+def test_no_warning_when_the_proxy_is_local_bypassed_or_absent(
+    monkeypatch: pytest.MonkeyPatch, proxy: str, no_proxy: str
+) -> None:
+    """A loopback proxy, a NO_PROXY match, or no proxy at all: no warning."""
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AnimalStoreClient(API_KEY, base_url="http://127.0.0.1:8080/v1").close()
+
+
+def test_https_through_a_proxy_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTPS through a proxy is tunnelled: the key is not exposed, so no warning."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp.example:3128")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AnimalStoreClient(API_KEY, base_url="https://api.animalstore.example/v1").close()

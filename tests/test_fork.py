@@ -1,0 +1,133 @@
+"""Fork safety: a client used before os.fork() never shares a pooled connection with the child.
+
+Each scenario runs in a subprocess (forking the test process itself would copy
+pytest's threads); the subprocess reaps its child within a bounded wait, and
+the whole run has a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
+
+
+class _Echo(BaseHTTPRequestHandler):
+    """Answers GET /v1/pets?limit=k with one pet whose id is k, over keep-alive connections."""
+
+    protocol_version = "HTTP/1.1"
+    # Buffered, so headers and body leave in one write (else delayed ACKs cost 40 ms a call).
+    wbufsize = -1
+
+    def do_GET(self) -> None:
+        limit = int(parse_qs(urlsplit(self.path).query).get("limit", ["0"])[0])
+        body = json.dumps([{"id": limit, "name": f"pet-{limit}", "categoryId": 1}]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def echo_url() -> Iterator[str]:
+    """A keep-alive HTTP server on 127.0.0.1 that answers each list with the limit it was asked for."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+# Parent and child each make 100 calls on the client warmed before the fork,
+# and count answers meant for the other side. The parent reaps the child
+# within 30 s (killing it if need be) and prints both counts.
+SCRIPT = """
+import asyncio, os, signal, sys, time
+import httpx, animalstore_client as a
+
+url, variant, own = sys.argv[1], sys.argv[2], sys.argv[3] == "own"
+
+def sync_calls(client, offset):
+    return sum(client.list_pets(limit=offset + i % 50)[0].id != offset + i % 50 for i in range(100))
+
+async def async_calls(client, offset):
+    wrong = 0
+    for i in range(100):
+        pets = await client.list_pets(limit=offset + i % 50)
+        wrong += pets[0].id != offset + i % 50
+    return wrong
+
+if variant == "sync":
+    http = None if own else httpx.Client()
+    client = a.AnimalStoreClient("k", base_url=url, http_client=http)
+    client.list_pets(limit=1)
+    run = lambda offset: sync_calls(client, offset)
+else:
+    client = a.AsyncAnimalStoreClient("k", base_url=url)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(client.list_pets(limit=1))
+    run = lambda offset: loop.run_until_complete(async_calls(client, offset))
+
+pid = os.fork()
+if pid == 0:
+    try:
+        wrong = run(1)
+    except a.AnimalStoreError as exc:
+        print("child:", type(exc).__name__, exc, flush=True)
+        os._exit(100)
+    os._exit(min(wrong, 99))
+wrong = run(51)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    status = -1
+print("parent wrong:", wrong)
+print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "killed")
+"""
+
+
+def _run(echo_url: str, variant: str, own: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, echo_url, variant, own],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"])
+def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str) -> None:
+    """After a fork both processes call the warmed client 100 times and every answer is their own."""
+    assert _run(echo_url, variant, "own") == ["parent wrong: 0", "child exit: 0"]
+
+
+def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str) -> None:
+    """With the caller's httpx.Client the child's first call raises AnimalStoreError; the parent goes on."""
+    lines = _run(echo_url, "sync", "caller")
+    assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
+    assert "create the client (and its http client) after the fork" in lines[0]
+    assert lines[1:] == ["parent wrong: 0", "child exit: 100"]

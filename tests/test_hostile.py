@@ -1,0 +1,249 @@
+"""Only SDK exceptions escape: arbitrary arguments, and arbitrary bytes from a server (hypothesis).
+
+The rule under test: a public method returns, or raises an `AnimalStoreError`
+subclass, for any argument a caller passes and any status, headers and body
+a server sends. The number of examples is bounded so this takes seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import warnings
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
+
+from .conftest import API_KEY
+
+BASE = "https://api.animalstore.example/v1"
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,  # the same examples on every run: CI never flakes on a new one
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+# --- arbitrary arguments ----------------------------------------------------------------------
+
+anything = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**20, max_value=10**4000),  # hypothesis cannot print 4300+ digits
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(),
+    st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1),
+    st.binary(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+)
+header_maps = st.one_of(
+    st.none(),
+    anything,
+    st.dictionaries(
+        st.one_of(
+            st.sampled_from(["Content-Length", "Transfer-Encoding", "Host", "Connection", "TE", "X(A)", "X-Ok"]),
+            st.text(max_size=8),
+        ),
+        st.one_of(st.text(max_size=8), st.integers(), st.none()),
+        max_size=3,
+    ),
+)
+timeouts = st.one_of(
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-5, max_value=10**400),
+    st.builds(httpx.Timeout, st.floats(allow_nan=True, allow_infinity=True) | st.none()),
+    st.text(max_size=3),
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _mock_client() -> AnimalStoreClient:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(201, json={"id": 1, "name": "Rex", "categoryId": 1})
+        if request.url.path.startswith("/v1/pets/"):
+            return httpx.Response(200, json={"id": 1, "name": "Rex", "categoryId": 1})
+        return httpx.Response(200, json=[])
+
+    http = httpx.Client(transport=httpx.MockTransport(answer))
+    return AnimalStoreClient(API_KEY, base_url=BASE, http_client=http, max_retries=0)
+
+
+def _only_sdk_errors(call: Callable[[], object]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # get_pet's, asserted elsewhere
+        with contextlib.suppress(AnimalStoreError):
+            call()
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[AnimalStoreClient]:
+    """One sync client over a mock transport that answers every request successfully."""
+    with _mock_client() as mock:
+        yield mock
+
+
+@SETTINGS
+@given(limit=anything | st.integers(), status=anything | st.sampled_from(["available", "sold"]), timeout=timeouts)
+def test_list_pets_arguments(client: AnimalStoreClient, limit: Any, status: Any, timeout: Any) -> None:
+    """list_pets with any limit, status and timeout returns or raises an SDK error."""
+    _only_sdk_errors(lambda: client.list_pets(limit=limit, status=status, timeout=timeout))
+
+
+@SETTINGS
+@given(name=anything, category_id=anything, status=anything, extra_headers=header_maps)
+def test_create_pet_arguments(
+    client: AnimalStoreClient, name: Any, category_id: Any, status: Any, extra_headers: Any
+) -> None:
+    """create_pet with any name, category_id, status and headers returns or raises an SDK error."""
+    _only_sdk_errors(
+        lambda: client.create_pet(name=name, category_id=category_id, status=status, extra_headers=extra_headers)
+    )
+
+
+@SETTINGS
+@given(pet_id=anything, timeout=timeouts)
+def test_get_pet_arguments(client: AnimalStoreClient, pet_id: Any, timeout: Any) -> None:
+    """get_pet with any id and timeout returns or raises an SDK error."""
+    _only_sdk_errors(lambda: client.get_pet(pet_id, timeout=timeout))  # type: ignore[deprecated]
+
+
+@SETTINGS
+@given(
+    method=anything | st.sampled_from(["GET", "POST", "get"]),
+    path=anything | st.text().map(lambda text: "/" + text),
+    params=anything | st.dictionaries(st.text(max_size=4), anything, max_size=2),
+    json=json_values | anything,
+    headers=header_maps,
+)
+def test_request_arguments(
+    client: AnimalStoreClient, method: Any, path: Any, params: Any, json: Any, headers: Any
+) -> None:
+    """client.request with any method, path, params, JSON and headers returns or raises an SDK error."""
+    _only_sdk_errors(lambda: client.request(method, path, params=params, json=json, headers=headers))
+
+
+@SETTINGS
+@given(
+    options=st.fixed_dictionaries(
+        {},
+        optional={
+            "api_key": anything,
+            "base_url": anything | st.sampled_from(["https://u:p@h.example/v1", "http://[::1", "https://h/v1?x"]),
+            "environment": anything,
+            "timeout": timeouts,
+            "max_retries": anything,
+            "default_headers": header_maps,
+            "total_timeout": anything,
+            "max_response_bytes": anything,
+        },
+    )
+)
+def test_constructor_and_with_options_arguments(client: AnimalStoreClient, options: dict[str, Any]) -> None:
+    """Any constructor or with_options argument gives a client or an SDK error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # InsecureTransportWarning for some URLs
+        with contextlib.suppress(AnimalStoreError):
+            AnimalStoreClient(**options).close()
+        _only_sdk_errors(lambda: client.with_options(**options))
+
+
+# --- arbitrary bytes from a server --------------------------------------------------------------
+
+header_names = st.sampled_from(["Content-Type", "Content-Encoding", "Retry-After", "X-Request-Id", "X-Other"])
+header_values = st.one_of(
+    st.sampled_from(["application/json", "gzip", "deflate", "gzip, gzip", "br", "²", "0", "1e9", "text/html"]),
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=255), max_size=20),
+)
+bodies = st.one_of(
+    st.binary(max_size=300),
+    st.just(b"[" * 5000),  # nested past the recursion limit
+    st.just(b'{"code": "x", "message": "' + b"\x1b[31m\\n" * 50 + b'", "status": 500}'),
+    st.just(b'[{"id": 1, "name": "Rex", "categoryId": 1}]' * 2),
+    json_values.map(lambda value: httpx.Response(200, json=value).content),
+)
+responses = st.tuples(
+    st.integers(min_value=200, max_value=599), st.lists(st.tuples(header_names, header_values)), bodies
+)
+
+
+class _Stream(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body that is still to be read, so the SDK's own reading and decoding run."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._body
+
+
+def _serving(status: int, headers: list[tuple[str, str]], body: bytes) -> httpx.MockTransport:
+    raw = [(name.encode(), value.encode("latin-1")) for name, value in headers]  # as a socket delivers them
+    return httpx.MockTransport(lambda request: httpx.Response(status, headers=raw, stream=_Stream(body)))
+
+
+def _operations(client: Any) -> list[Callable[[], object]]:
+    return [
+        lambda: client.list_pets(limit=5),
+        lambda: client.create_pet(name="Rex", category_id=1),
+        lambda: client.get_pet(1),
+        lambda: client.request("GET", "/store/orders"),
+        lambda: client.with_raw_response.list_pets().parse(),
+    ]
+
+
+@SETTINGS
+@given(response=responses)
+def test_any_response_to_the_sync_client(response: tuple[int, list[tuple[str, str]], bytes]) -> None:
+    """Whatever status, headers and body come back, each operation returns or raises an SDK error."""
+    http = httpx.Client(transport=_serving(*response))
+    with AnimalStoreClient(API_KEY, base_url=BASE, http_client=http, max_retries=1, max_response_bytes=4096) as client:
+        client._sleep = lambda seconds: None  # retries are instant here
+        for operation in _operations(client):
+            _only_sdk_errors(operation)
+
+
+@settings(SETTINGS, max_examples=60)
+@given(response=responses)
+def test_any_response_to_the_async_client(response: tuple[int, list[tuple[str, str]], bytes]) -> None:
+    """The async client keeps the same rule."""
+
+    async def main() -> None:
+        http = httpx.AsyncClient(transport=_serving(*response))
+        async with AsyncAnimalStoreClient(
+            API_KEY, base_url=BASE, http_client=http, max_retries=0, max_response_bytes=4096
+        ) as client:
+
+            async def raw() -> object:
+                return (await client.with_raw_response.list_pets()).parse()
+
+            operations: list[Callable[[], Coroutine[Any, Any, object]]] = [
+                lambda: client.list_pets(limit=5),
+                lambda: client.create_pet(name="Rex", category_id=1),
+                lambda: client.get_pet(1),  # type: ignore[deprecated]
+                lambda: client.request("GET", "/store/orders"),
+                raw,
+            ]
+            for operation in operations:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    with contextlib.suppress(AnimalStoreError):
+                        await operation()
+
+    asyncio.run(main())
