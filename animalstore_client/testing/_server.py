@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ._store import MAX_BODY_BYTES, sleep
+from ._store import MAX_BODY_BYTES, FakeResponse, error_response, sleep
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore
@@ -20,14 +23,39 @@ __all__ = ["make_server", "running_server"]
 # Bodies beyond this are not read at all: the answer is 413 and the
 # connection closes, so a runaway client cannot exhaust memory.
 _READ_LIMIT = 8 * MAX_BODY_BYTES
+_HEAD_TIMEOUT = 10.0
+"""Seconds a client may take over its request line and headers (per read) before the connection closes."""
+_BODY_TIMEOUT = 10.0
+"""Seconds a client may take to send a whole body, however it trickles; then 408."""
+_LENGTH = re.compile(r"[0-9]{1,19}")
+_CHUNK_SIZE = re.compile(r"[0-9A-Fa-f]{1,16}")
+
+
+class _Refused(Exception):
+    """The request cannot be read: answer ``status`` and close the connection."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
 
 
 def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) -> ThreadingHTTPServer:
-    """A `ThreadingHTTPServer` on 127.0.0.1:``port`` answering from ``store``."""
+    """A `ThreadingHTTPServer` on 127.0.0.1:``port`` answering from ``store``.
+
+    It answers whatever arrives: chunked bodies are read as bodies; a bad or
+    contradictory ``Content-Length``, a body that is too large or too slow, or
+    a header section too large gets a 4xx Error body and a closed connection
+    (so the next bytes are never taken for a request); a client that sends
+    nothing is disconnected after 10 s. No input leaves a traceback or a
+    parked thread.
+    """
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "FakeAnimalStore"
+        timeout = _HEAD_TIMEOUT  # StreamRequestHandler sets it on the socket
 
         def setup(self) -> None:
             super().setup()
@@ -36,17 +64,24 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > _READ_LIMIT:
+            try:
+                body = self._read_body()
+            except _Refused as exc:
                 self.close_connection = True
-                body = b"x" * (MAX_BODY_BYTES + 1)  # stands for "too large" without reading it
-            else:
-                body = self.rfile.read(length) if length else b""
+                self._answer(error_response(exc.status, exc.code, exc.message, {"Connection": "close"}))
+                return
             url = urlsplit(self.path)
             headers = {name.lower(): value for name, value in self.headers.items()}
-            # Served at once, answered late: a slow answer may follow a stored pet.
-            response = store.handle(self.command, url.path, url.query, headers, body)
+            try:
+                # Served at once, answered late: a slow answer may follow a stored pet.
+                response = store.handle(self.command, url.path, url.query, headers, body)
+            except Exception as exc:  # noqa: BLE001 (a fake that crashes must still answer)
+                self.close_connection = True
+                response = error_response(500, "internal_error", f"The fake store failed: {type(exc).__name__}")
             sleep(store.next_delay())
+            self._answer(response)
+
+        def _answer(self, response: FakeResponse) -> None:
             self.send_response(response.status)
             for name, value in response.headers.items():
                 self.send_header(name, value)
@@ -54,6 +89,88 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(response.content)
+
+        def _read_body(self) -> bytes:
+            codings = self.headers.get_all("Transfer-Encoding") or []
+            lengths = self.headers.get_all("Content-Length") or []
+            if codings and lengths:
+                raise _Refused(400, "invalid_framing", "Content-Length and Transfer-Encoding must not both be sent.")
+            if codings:
+                if [c.strip().lower() for c in ",".join(codings).split(",")] != ["chunked"]:
+                    raise _Refused(400, "invalid_framing", "The only transfer coding accepted is chunked.")
+                return self._read_chunked(time.monotonic() + _BODY_TIMEOUT)
+            if not lengths:
+                return b""
+            if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()):
+                shown = ", ".join(lengths)[:40]
+                raise _Refused(
+                    400, "invalid_content_length", f"Content-Length must be one decimal number, got {shown!r}."
+                )
+            length = int(lengths[0])
+            if length > _READ_LIMIT:
+                raise _Refused(413, "payload_too_large", f"The body is {length} bytes; the limit is {MAX_BODY_BYTES}.")
+            return self._read_exact(length, time.monotonic() + _BODY_TIMEOUT)
+
+        def _read_exact(self, length: int, deadline: float) -> bytes:
+            parts: list[bytes] = []
+            while length > 0:
+                part = self._read_some(length, deadline)
+                parts.append(part)
+                length -= len(part)
+            return b"".join(parts)
+
+        def _read_some(self, most: int, deadline: float) -> bytes:
+            slow = _Refused(408, "request_timeout", f"The body took longer than {_BODY_TIMEOUT:g} s to arrive.")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise slow
+            self.connection.settimeout(left)
+            try:
+                part = self.rfile.read1(most)
+            except TimeoutError:
+                raise slow from None
+            finally:
+                self.connection.settimeout(_HEAD_TIMEOUT)
+            if not part:
+                raise _Refused(400, "incomplete_body", "The connection closed before the body was complete.")
+            return bytes(part)
+
+        def _read_line(self, deadline: float) -> bytes:
+            line = b""
+            while not line.endswith(b"\n"):
+                if len(line) > 1024:
+                    raise _Refused(400, "invalid_chunk", "A chunk-size line is longer than 1024 bytes.")
+                line += self._read_some(1, deadline)
+            return line.rstrip(b"\r\n")
+
+        def _read_chunked(self, deadline: float) -> bytes:
+            parts: list[bytes] = []
+            total = 0
+            while True:
+                size_text = self._read_line(deadline).split(b";", 1)[0].strip().decode("latin-1")
+                if not _CHUNK_SIZE.fullmatch(size_text):
+                    raise _Refused(400, "invalid_chunk", f"A chunk size must be hexadecimal, got {size_text[:20]!r}.")
+                size = int(size_text, 16)
+                if size == 0:
+                    while self._read_line(deadline):  # trailer fields, ignored
+                        pass
+                    return b"".join(parts)
+                total += size
+                if total > _READ_LIMIT:
+                    raise _Refused(413, "payload_too_large", f"The body exceeds the limit of {MAX_BODY_BYTES} bytes.")
+                parts.append(self._read_exact(size, deadline))
+                if self._read_line(deadline):
+                    raise _Refused(400, "invalid_chunk", "A chunk's data must end with CRLF.")
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """Answer with the interface's Error body, not the standard library's HTML page.
+
+            The standard library calls this for a bad request line or a header section too large.
+            """
+            self.close_connection = True
+            phrase = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
+            slug = re.sub(r"\W+", "_", phrase.lower()).strip("_")
+            self._answer(error_response(code, slug, message or phrase, {"Connection": "close"}))
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 

@@ -44,7 +44,7 @@ DEPRECATION = "@1767225600"
 _PREFIX = "/v1"
 _PET_PATH = re.compile(r"^/pets/([^/]+)$")
 _STATUSES = [member.value for member in PetStatus]
-_DIGITS = re.compile(r"^[0-9]+$")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @attrs.frozen
@@ -89,7 +89,8 @@ class _BadRequest(Exception):
         self.headers = headers or {}
 
 
-def _error(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> FakeResponse:
+def error_response(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> FakeResponse:
+    """An Error body (``code``, ``message``, ``status``) as the interface defines it."""
     body = json.dumps({"code": code, "message": message, "status": status}).encode()
     return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, body)
 
@@ -298,7 +299,7 @@ class FakeAnimalStore:
         }
         try:
             data = json.loads(body, parse_constant=_reject_constant) if body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         with self._lock:
             self._requests.append(RecordedRequest(method, path, query, shown, data))
@@ -315,7 +316,7 @@ class FakeAnimalStore:
         if fault.body is None:
             phrase = HTTPStatus(fault.status).phrase if fault.status in HTTPStatus._value2member_map_ else "Error"
             code = re.sub(r"\W+", "_", phrase.lower()).strip("_")
-            return _error(fault.status, code, f"Injected fault: {fault.status} {phrase}", headers)
+            return error_response(fault.status, code, f"Injected fault: {fault.status} {phrase}", headers)
         if isinstance(fault.body, (str, bytes)):
             content = fault.body.encode() if isinstance(fault.body, str) else fault.body
             return FakeResponse(fault.status, {"Content-Type": "text/html; charset=utf-8", **headers}, content)
@@ -334,9 +335,11 @@ class FakeAnimalStore:
                 if scheme != "Bearer" or not key
                 else "not valid"
             )
-            return _error(401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"})
+            return error_response(
+                401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"}
+            )
         if not path.startswith(_PREFIX + "/"):
-            return _error(404, "not_found", f"No resource at {path}.")
+            return error_response(404, "not_found", f"No resource at {path}.")
         local = path.removeprefix(_PREFIX)
         try:
             if local == "/pets":
@@ -355,17 +358,18 @@ class FakeAnimalStore:
                     return self._message(headers, body)
                 return _not_allowed(method, "POST")
         except _BadRequest as exc:
-            return _error(exc.status, exc.code, exc.message, exc.headers)
-        return _error(404, "not_found", f"No resource at {path}.")
+            return error_response(exc.status, exc.code, exc.message, exc.headers)
+        return error_response(404, "not_found", f"No resource at {path}.")
 
     def _list(self, query: dict[str, list[str]]) -> FakeResponse:
         limit = 20
         if "limit" in query:
             values = query["limit"]
             raw = values[0]
-            if len(values) > 1 or not _DIGITS.match(raw) or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
+            # The length check first: int() of thousands of digits raises.
+            if len(values) > 1 or not _DIGITS.fullmatch(raw) or len(raw) > 3 or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
                 raise _BadRequest(
-                    400, "invalid_parameter", f"limit: must be an integer from 1 to 100, got {', '.join(values)!r}"
+                    400, "invalid_parameter", f"limit: must be an integer from 1 to 100, got {', '.join(values)[:40]!r}"
                 )
             limit = int(raw)
         wanted: str | None = None
@@ -411,12 +415,12 @@ class FakeAnimalStore:
         return _ok(201, pet.to_dict())
 
     def _get(self, raw_id: str) -> FakeResponse:
-        if not _DIGITS.match(raw_id) or int(raw_id) > INT64_MAX:
-            raise _BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id!r}")
+        if not _DIGITS.fullmatch(raw_id) or len(raw_id) > 19 or int(raw_id) > INT64_MAX:
+            raise _BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id[:40]!r}")
         with self._lock:
             pet = self._pets.get(int(raw_id))
         if pet is None:
-            return _error(404, "not_found", f"No pet with id {int(raw_id)}.")
+            return error_response(404, "not_found", f"No pet with id {int(raw_id)}.")
         return _ok(200, pet.to_dict())
 
     def _message(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
@@ -435,7 +439,9 @@ class FakeAnimalStore:
 
 
 def _not_allowed(method: str, allowed: str) -> FakeResponse:
-    return _error(405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed})
+    return error_response(
+        405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed}
+    )
 
 
 def _json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
@@ -448,8 +454,10 @@ def _json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
         )
     try:
         data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # ValueError includes integers of 4300+ digits
         raise _BadRequest(400, "invalid_json", f"The body is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise _BadRequest(400, "invalid_json", "The body's JSON is nested too deeply.") from None
     if not isinstance(data, dict):
         raise _BadRequest(400, "invalid_body", f"The body must be a JSON object, got {type(data).__name__}")
     return cast("dict[str, Any]", data)
