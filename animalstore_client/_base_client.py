@@ -23,7 +23,7 @@ import httpx
 from typing_extensions import Self
 
 from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
-from ._exceptions import AnimalStoreError, ClientValidationError
+from ._exceptions import AnimalStoreError
 from ._logging import configure_from_env, logger
 from ._operations import RequestConfig
 from ._sending import ACCEPT_ENCODING
@@ -99,7 +99,7 @@ def _warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = Tru
             stacklevel=stacklevel + 1,
         )
         return
-    proxy = _environment_proxy(url) if env_proxies else None
+    proxy = environment_proxy(url) if env_proxies else None
     if proxy is not None and not _is_loopback(proxy.host):
         warnings.warn(
             f"base_url {base_url!r} is plain http:// and the environment's proxy settings send it "
@@ -110,7 +110,7 @@ def _warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = Tru
         )
 
 
-def _environment_proxy(url: httpx.URL) -> httpx.URL | None:
+def environment_proxy(url: httpx.URL) -> httpx.URL | None:
     """The proxy httpx would send ``url`` through, from HTTP_PROXY, ALL_PROXY and NO_PROXY."""
     import importlib
 
@@ -133,16 +133,6 @@ def _environment_proxy(url: httpx.URL) -> httpx.URL | None:
 def _user_agent() -> str:
     python = "{}.{}.{}".format(*sys.version_info[:3])
     return f"animalstore-client-python/{__version__} httpx/{httpx.__version__} Python/{python}"
-
-
-def check_http_client(http_client: object, expected: type[Any]) -> None:
-    if http_client is not None and not isinstance(http_client, expected):
-        raise ClientValidationError(
-            f"http_client must be an httpx.{expected.__name__}, got {type(http_client).__name__}",
-            argument="http_client",
-            rule=f"an httpx.{expected.__name__}",
-            value=http_client,
-        )
 
 
 def _build_config(
@@ -223,7 +213,7 @@ class _BaseClient:
         timeout: object,
         max_retries: int,
         default_headers: Mapping[str, str] | None,
-        http_client: httpx.Client | httpx.AsyncClient | None,
+        http_client: object,
         total_timeout: object = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
@@ -243,7 +233,8 @@ class _BaseClient:
             # httpx's stock 5 s, which is shorter than this API needs.
             timeout = (
                 http_client.timeout
-                if http_client is not None and http_client.timeout != _HTTPX_DEFAULT_TIMEOUT
+                if isinstance(http_client, (httpx.Client, httpx.AsyncClient))
+                and http_client.timeout != _HTTPX_DEFAULT_TIMEOUT
                 else DEFAULT_TIMEOUT
             )
         self._timeout = check_timeout(timeout)
@@ -252,8 +243,9 @@ class _BaseClient:
         self._total_timeout = check_total_timeout(total_timeout)
         self._max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._closed = False
-        # The environment's proxies apply unless the caller's own client ignores them.
-        self._env_proxies = http_client is None or http_client.trust_env
+        # The environment's proxies apply unless the caller's own client ignores
+        # them (a urllib3 PoolManager never reads them).
+        self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
         # Frames: here, the subclass __init__, the caller.
         _warn_if_insecure(self._base_url, stacklevel=3, env_proxies=self._env_proxies)
 

@@ -11,21 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
 
-from ._base_client import (
-    DEFAULT_LIMITS,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TOTAL_TIMEOUT,
-    IOAsync,
-    Pool,
-    Timeout,
-    check_http_client,
-)
+from ._backends import AsyncBackendName, choose_backend_async, new_transport_async
+from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool, Timeout
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._models import Pet, PetStatus
@@ -42,8 +34,11 @@ from ._operations import (
 )
 from ._response import APIResponse
 from ._sending import Attempts, BodyReader
-from ._transport_async import AsyncHttpxTransport, AsyncResponseStream, AsyncTransport
+from ._transport_async import AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
 
@@ -71,12 +66,18 @@ class AsyncAnimalStoreClient(IOAsync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.AsyncClient` to send through; the SDK does not close it.
+        http_client: An `httpx.AsyncClient` or `aiohttp.ClientSession` to send through;
+            the SDK does not close it.
         total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
             ``None`` for no deadline.
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
+        backend: The HTTP library to send through: ``"httpx"`` (the default) or
+            ``"aiohttp"`` (``pip install "animalstore-client[aiohttp]"``). Left
+            out, it follows from ``http_client``.
     """
+
+    _backend: AsyncBackendName
 
     def __init__(
         self,
@@ -87,11 +88,12 @@ class AsyncAnimalStoreClient(IOAsync):
         timeout: Timeout | NotGiven = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx.AsyncClient | aiohttp.ClientSession | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        backend: AsyncBackendName | None = None,
     ) -> None:
-        check_http_client(http_client, httpx.AsyncClient)
+        self._backend = choose_backend_async(backend, http_client)
         super().__init__(
             api_key,
             environment=environment,
@@ -104,13 +106,17 @@ class AsyncAnimalStoreClient(IOAsync):
             max_response_bytes=max_response_bytes,
         )
         self._owns_pool = http_client is None
-        transport = self._new_transport() if http_client is None else AsyncHttpxTransport(http_client)
+        transport = new_transport_async(self._backend, http_client, base_url=self._base_url)
         self._pool = Pool(transport, owned=self._owns_pool)
         self._config = self._request_config()
 
     def _new_transport(self) -> AsyncTransport:
-        # Redirects are never followed: the key must not travel to another host.
-        return AsyncHttpxTransport(httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False), own=True)
+        return new_transport_async(self._backend, None, base_url=self._base_url)
+
+    @property
+    def backend(self) -> AsyncBackendName:
+        """The HTTP library this client sends through."""
+        return self._backend
 
     async def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
         """Send with retries; return the final response and the number of attempts."""

@@ -20,7 +20,7 @@ import time
 import zlib
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -28,7 +28,16 @@ from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
 
-__all__ = ["ACCEPT_ENCODING", "CUT_AT", "DEADLINE", "Attempts", "BodyReader", "Timeouts", "within"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "CUT_AT",
+    "DEADLINE",
+    "Attempts",
+    "BodyReader",
+    "Timeouts",
+    "finished_response",
+    "within",
+]
 
 Timeouts = dict[str, float | None]
 """Per-phase timeouts as httpx spells them: ``connect``, ``read``, ``write``, ``pool``."""
@@ -221,6 +230,24 @@ class Attempts:
 
     def _elapsed_ms(self) -> float:
         return (time.monotonic() - self._started) * 1000
+
+
+def finished_response(
+    status_code: int,
+    headers: httpx.Headers,
+    content: bytes,
+    request: httpx.Request,
+    extensions: dict[str, Any],
+) -> httpx.Response:
+    """An `httpx.Response` holding the decoded ``content`` under the server's own ``headers``.
+
+    Built from public parts: given ``content`` and headers that still name a
+    ``Content-Encoding``, httpx would try to decode the body again, so the
+    headers are put in place after construction.
+    """
+    response = httpx.Response(status_code, content=content, request=request, extensions=extensions)
+    response.headers = headers
+    return response
 
 
 class ResponseStreamLike(Protocol):

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts
+from ._sending import Timeouts, finished_response
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 
@@ -93,12 +93,9 @@ class _HttpxStream:
         original = self._response
         if content is self.content:
             return original
-        # Built from public parts: the decoded body under the server's own
-        # headers, which still name the Content-Encoding that was undone.
-        response = httpx.Response(
-            original.status_code, content=content, request=original.request, extensions=original.extensions
+        response = finished_response(
+            original.status_code, original.headers, content, original.request, original.extensions
         )
-        response.headers = original.headers
         response.elapsed = original.elapsed
         return response
 

@@ -120,12 +120,28 @@ class ClientFactory(Protocol):
         http_client: httpx.Client | httpx.AsyncClient | None = ...,
         total_timeout: float | None = ...,
         max_response_bytes: int | None = ...,
+        backend: str | None = ...,
     ) -> AnimalStoreClient: ...
 
 
-@pytest.fixture(params=["sync", "async"])
+HTTPX_VARIANTS = ["sync", "async"]
+ALL_VARIANTS = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run make_client tests over every backend, unless they mock httpx (respx) or build httpx clients themselves."""
+    if "variant" not in metafunc.fixturenames:
+        return
+    if any("variant" in str(mark.args[0]) for mark in metafunc.definition.iter_markers("parametrize")):
+        return  # the test names its own variants
+    takes_variant = "variant" in metafunc.definition.function.__code__.co_varnames
+    httpx_only = "router" in metafunc.fixturenames or takes_variant
+    metafunc.parametrize("variant", HTTPX_VARIANTS if httpx_only else ALL_VARIANTS, indirect=True)
+
+
+@pytest.fixture
 def variant(request: pytest.FixtureRequest) -> str:
-    """Which client a parametrized test is running against."""
+    """Which client (and HTTP library) a parametrized test is running against."""
     return str(request.param)
 
 
@@ -138,7 +154,9 @@ def make_client(variant: str) -> Iterator[ClientFactory]:
     def factory(*args: Any, **kwargs: Any) -> AnimalStoreClient:
         if not args and "api_key" not in kwargs:
             kwargs["api_key"] = API_KEY
-        if variant == "sync":
+        if "-" in variant and "http_client" not in kwargs:
+            kwargs.setdefault("backend", variant.split("-")[1])
+        if variant.startswith("sync"):
             client: Any = AnimalStoreClient(*args, **kwargs)
         else:
             client = SyncView(AsyncAnimalStoreClient(*args, **kwargs), loop)

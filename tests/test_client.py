@@ -646,10 +646,10 @@ def test_supplied_http_client_is_used_and_left_open(make_client: ClientFactory, 
 def test_wrong_kind_of_http_client_is_refused(variant: str) -> None:
     """The sync client refuses an AsyncClient and the async client refuses a Client."""
     if variant == "sync":
-        with pytest.raises(ClientValidationError, match=r"httpx\.Client, got AsyncClient"):
+        with pytest.raises(ClientValidationError, match=r"httpx\.Client or an urllib3\.PoolManager, got AsyncClient"):
             AnimalStoreClient(API_KEY, http_client=httpx.AsyncClient())  # type: ignore[arg-type]
     else:
-        with pytest.raises(ClientValidationError, match=r"httpx\.AsyncClient, got Client"):
+        with pytest.raises(ClientValidationError, match=r"httpx\.AsyncClient or an aiohttp\.ClientSession, got Client"):
             AsyncAnimalStoreClient(API_KEY, http_client=httpx.Client())  # type: ignore[arg-type]
 
 

@@ -89,6 +89,8 @@ def _to_sync(text: str) -> str:
     text = re.sub(r"\basync (def|with|for)\b", r"\1", text)
     text = re.sub(r"\bawait ", "", text)
     text = re.sub(r"\baclose\b", "close", text)
+    # The optional library each client can send through instead of httpx.
+    text = text.replace("aiohttp.ClientSession", "urllib3.PoolManager").replace("aiohttp", "urllib3")
     return text.replace("__aenter__", "__enter__").replace("__aexit__", "__exit__")
 
 

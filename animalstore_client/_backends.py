@@ -1,0 +1,135 @@
+"""Which HTTP library a client sends through: choosing it, and importing it only when chosen.
+
+httpx is the default for both clients. aiohttp (async) and urllib3 (sync) are
+optional extras; their modules are imported only when a client asks for them,
+so ``import animalstore_client`` never loads them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal
+
+import httpx
+
+from ._exceptions import AnimalStoreError, ClientValidationError
+
+if TYPE_CHECKING:
+    from ._transport_async import AsyncTransport
+    from ._transport_sync import Transport
+
+__all__ = [
+    "AsyncBackendName",
+    "BackendName",
+    "choose_backend_async",
+    "choose_backend_sync",
+    "new_transport_async",
+    "new_transport_sync",
+]
+
+AsyncBackendName = Literal["httpx", "aiohttp"]
+"""The libraries `AsyncAnimalStoreClient` can send through."""
+BackendName = Literal["httpx", "urllib3"]
+"""The libraries `AnimalStoreClient` can send through."""
+
+# The one class of each library a caller may pass as http_client.
+_CLIENT_CLASSES = {"aiohttp": "ClientSession", "urllib3": "PoolManager"}
+
+
+def require(library: str) -> ModuleType:
+    """Import an optional library, or say exactly how to install it."""
+    try:
+        return importlib.import_module(library)
+    except ImportError:
+        raise AnimalStoreError(
+            f'backend="{library}" needs the {library} library, which is not installed: '
+            f'pip install "animalstore-client[{library}]"'
+        ) from None
+
+
+def _is_instance_of(http_client: object, library: str) -> bool:
+    # Only a library already imported can have made this object: no import here.
+    module = sys.modules.get(library)
+    cls = getattr(module, _CLIENT_CLASSES[library], None)
+    return isinstance(cls, type) and isinstance(http_client, cls)
+
+
+def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_class: type) -> str:
+    other = names[1]
+    if backend is not None and backend not in names:
+        raise ClientValidationError(
+            f"backend must be {names[0]!r} or {other!r}, got {backend!r}",
+            argument="backend",
+            rule=f"{names[0]!r} or {other!r}",
+            value=backend,
+        )
+    if http_client is None:
+        return str(backend or "httpx")
+    if isinstance(http_client, httpx_class):
+        detected = "httpx"
+    elif _is_instance_of(http_client, other):
+        detected = other
+    else:
+        accepted = f"an httpx.{httpx_class.__name__} or an {other}.{_CLIENT_CLASSES[other]}"
+        raise ClientValidationError(
+            f"http_client must be {accepted}, got {type(http_client).__name__}",
+            argument="http_client",
+            rule=accepted,
+            value=http_client,
+        )
+    if backend is not None and backend != detected:
+        raise ClientValidationError(
+            f"backend={backend!r} contradicts http_client, which is a {detected} client: "
+            "leave backend out, or pass a client of that library",
+            argument="backend",
+            rule="the library of http_client",
+            value=backend,
+        )
+    return detected
+
+
+def choose_backend_async(backend: object, http_client: object) -> AsyncBackendName:
+    """The async client's library: ``backend``, else what ``http_client`` is, else httpx."""
+    return _choose(backend, http_client, ("httpx", "aiohttp"), httpx.AsyncClient)  # type: ignore[return-value]
+
+
+def choose_backend_sync(backend: object, http_client: object) -> BackendName:
+    """The sync client's library: ``backend``, else what ``http_client`` is, else httpx."""
+    return _choose(backend, http_client, ("httpx", "urllib3"), httpx.Client)  # type: ignore[return-value]
+
+
+def new_transport_async(backend: AsyncBackendName, http_client: object, *, base_url: str) -> AsyncTransport:
+    """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
+    if backend == "aiohttp":
+        require("aiohttp")
+        from ._transport_aiohttp import AiohttpTransport
+
+        return AiohttpTransport(http_client)
+    from ._base_client import DEFAULT_LIMITS
+    from ._transport_async import AsyncHttpxTransport
+
+    if http_client is None:
+        # Redirects are never followed: the key must not travel to another host.
+        own = httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False)
+        return AsyncHttpxTransport(own, own=True)
+    assert isinstance(http_client, httpx.AsyncClient)
+    return AsyncHttpxTransport(http_client)
+
+
+def new_transport_sync(backend: BackendName, http_client: object, *, base_url: str) -> Transport:
+    """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
+    if backend == "urllib3":
+        require("urllib3")
+        from ._transport_urllib3 import Urllib3Transport
+
+        return Urllib3Transport(http_client, base_url=base_url)
+    from ._base_client import DEFAULT_LIMITS
+    from ._transport_sync import HttpxTransport
+
+    if http_client is None:
+        own = httpx.Client(limits=DEFAULT_LIMITS, follow_redirects=False)
+        return HttpxTransport(own, own=True)
+    assert isinstance(http_client, httpx.Client)
+    return HttpxTransport(http_client)

@@ -1,0 +1,152 @@
+"""The transport seam over an `aiohttp.ClientSession` (``backend="aiohttp"``).
+
+Imported only when that backend is chosen. aiohttp's exceptions are mapped to
+the httpx classes the retry policy tells apart; bodies arrive raw
+(``auto_decompress=False``) so the send loop decodes and caps them itself;
+redirects are never followed; the call's total deadline becomes aiohttp's
+``total`` timeout, which also bounds the reading of the body.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Generator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import aiohttp
+import httpx
+from yarl import URL
+
+from ._sending import DEADLINE, Timeouts, finished_response
+
+__all__ = ["AiohttpTransport"]
+
+# Headers aiohttp writes itself from the request.
+_LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
+_CHUNK = 64 * 1024
+
+
+@contextmanager
+def _mapped(request: httpx.Request) -> Generator[None]:
+    """Re-raise aiohttp's failures as the httpx classes the retry policy knows."""
+    try:
+        yield
+    except aiohttp.ConnectionTimeoutError as exc:  # connecting, or waiting for a pooled connection
+        raise httpx.ConnectTimeout(str(exc) or "connect timeout", request=request) from exc
+    except aiohttp.SocketTimeoutError as exc:
+        raise httpx.ReadTimeout(str(exc) or "read timeout", request=request) from exc
+    except aiohttp.ClientConnectorError as exc:  # refused, DNS, TLS: nothing was sent
+        raise httpx.ConnectError(str(exc), request=request) from exc
+    except aiohttp.ServerDisconnectedError as exc:
+        raise httpx.RemoteProtocolError(str(exc) or "server disconnected", request=request) from exc
+    except aiohttp.ClientPayloadError as exc:
+        raise httpx.ReadError(str(exc), request=request) from exc
+    except aiohttp.ClientOSError as exc:
+        raise httpx.ReadError(str(exc), request=request) from exc
+    except aiohttp.ClientError as exc:  # a malformed answer, among others
+        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
+    except TimeoutError as exc:  # aiohttp's total timeout: the call's deadline
+        raise httpx.ReadTimeout("the call's total_timeout has passed", request=request) from exc
+
+
+class _AiohttpStream:
+    __slots__ = ("_request", "_response", "_started", "content", "headers", "status_code")
+
+    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request, started: float) -> None:
+        self._response = response
+        self._request = request
+        self._started = started
+        self.status_code = response.status
+        self.headers = httpx.Headers(list(response.raw_headers))
+        self.content: bytes | None = None
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        with _mapped(self._request):
+            async for chunk in self._response.content.iter_chunked(_CHUNK):
+                yield chunk
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def aclose(self) -> None:
+        # Read to the end: the connection goes back to the pool. Cut short (the
+        # size cap): close it, or the unread rest would be taken for the next answer.
+        if self._response.content.at_eof():
+            self._response.release()
+        else:
+            self._response.close()
+
+    def complete(self, content: bytes) -> httpx.Response:
+        extensions: dict[str, Any] = {
+            "http_version": b"HTTP/1.1",
+            "reason_phrase": (self._response.reason or "").encode("latin-1", "replace"),
+        }
+        response = finished_response(self.status_code, self.headers, content, self._request, extensions)
+        response.elapsed = timedelta(seconds=time.monotonic() - self._started)
+        return response
+
+
+def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    connect, pool = timeouts.get("connect"), timeouts.get("pool")
+    deadline = DEADLINE.get()
+    return aiohttp.ClientTimeout(
+        # The deadline covers the whole exchange, body included.
+        total=None if deadline is None else max(deadline - time.monotonic(), 0.001),
+        connect=None if connect is None or pool is None else connect + pool,
+        sock_connect=connect,
+        sock_read=timeouts.get("read"),
+    )
+
+
+class AiohttpTransport:
+    """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
+
+    __slots__ = ("_closed", "_owned", "_session")
+
+    def __init__(self, session: object = None) -> None:
+        assert session is None or isinstance(session, aiohttp.ClientSession)
+        self._session: aiohttp.ClientSession | None = session
+        self._owned = session is None
+        self._closed = False
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """The session's default headers (none for the SDK's own)."""
+        return httpx.Headers(list(self._session.headers.items()) if self._session is not None else [])
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the session was closed."""
+        return self._closed or (self._session is not None and self._session.closed)
+
+    def _own_session(self) -> aiohttp.ClientSession:
+        # Made on first use: a session belongs to the event loop it is created in.
+        connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, keepalive_timeout=15)
+        return aiohttp.ClientSession(connector=connector, trust_env=True, auto_decompress=False)
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AiohttpStream:
+        """Send through the session; return once the status and headers have arrived."""
+        session = self._session
+        if session is None:
+            session = self._session = self._own_session()
+        headers = [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP]
+        started = time.monotonic()
+        with _mapped(request):
+            response = await session.request(
+                request.method,
+                URL(str(request.url), encoded=True),
+                headers=headers,
+                data=request.content or None,
+                allow_redirects=False,
+                auto_decompress=False,
+                timeout=_timeout(timeouts),
+            )
+        return _AiohttpStream(response, request, started)
+
+    async def aclose(self) -> None:
+        """Close the session, if the SDK made it."""
+        self._closed = True
+        if self._owned and self._session is not None:
+            await self._session.close()

@@ -1,0 +1,272 @@
+"""The transport seam over a `urllib3.PoolManager` (``backend="urllib3"``).
+
+Imported only when that backend is chosen. urllib3's exceptions are mapped to
+the httpx classes the retry policy tells apart; bodies arrive raw
+(``decode_content=False``) so the send loop decodes and caps them itself;
+redirects and urllib3's own retries are off. Each socket read of the body is
+held to the call's total deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import socket
+import threading
+import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import urllib3
+import urllib3.connection
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    EmptyPoolError,
+    HTTPError,
+    NewConnectionError,
+    ProtocolError,
+    ProxyError,
+    ReadTimeoutError,
+    SSLError,
+)
+
+from ._sending import DEADLINE, Timeouts, finished_response, within
+
+__all__ = ["Urllib3Transport"]
+
+
+class _Armed:
+    __slots__ = ("cancelled", "deadline", "sock")
+
+    def __init__(self, deadline: float, sock: socket.socket) -> None:
+        self.deadline = deadline
+        self.sock = sock
+        self.cancelled = False
+
+    def __lt__(self, other: _Armed) -> bool:
+        return self.deadline < other.deadline
+
+
+class _Watchdog:
+    """Shuts a socket down when its call's deadline passes, wherever that call is blocked or looping.
+
+    http.client reads status lines in a loop that skips ``100 Continue`` for
+    ever and applies one socket timeout per read, so no timeout can end it;
+    shutting the socket down can. One daemon thread serves every SDK-owned
+    urllib3 pool, started on first use (and again after a fork).
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[_Armed] = []
+        self._wake = threading.Condition()
+        self._pid = 0
+
+    def arm(self, deadline: float, sock: socket.socket) -> _Armed:
+        entry = _Armed(deadline, sock)
+        with self._wake:
+            if self._pid != os.getpid():  # first use, or a forked child: no thread runs here
+                self._pid = os.getpid()
+                self._heap.clear()
+                threading.Thread(target=self._run, name="animalstore-deadline", daemon=True).start()
+            heapq.heappush(self._heap, entry)
+            self._wake.notify()
+        return entry
+
+    def _run(self) -> None:
+        with self._wake:
+            while True:
+                while self._heap and self._heap[0].cancelled:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._wake.wait()
+                    continue
+                wait = self._heap[0].deadline - time.monotonic()
+                if wait > 0:
+                    self._wake.wait(wait)
+                    continue
+                entry = heapq.heappop(self._heap)
+                with contextlib.suppress(OSError):
+                    entry.sock.shutdown(socket.SHUT_RDWR)
+
+
+_WATCHDOG = _Watchdog()
+_armed = threading.local()
+
+
+class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
+    """A connection that puts its socket under the watchdog for the running call's deadline."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        deadline = DEADLINE.get()
+        if deadline is not None:
+            if self.sock is None:
+                self.connect()
+            assert self.sock is not None
+            _armed.entry = _WATCHDOG.arm(deadline, self.sock)
+        super().request(*args, **kwargs)
+
+
+class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
+    request = _DeadlineHTTPConnection.request
+
+
+class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection  # pyright: ignore[reportAssignmentType]  # a subclass; pyright disagrees
+
+
+class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection  # pyright: ignore[reportAssignmentType]
+
+
+def _disarm() -> None:
+    entry: _Armed | None = getattr(_armed, "entry", None)
+    if entry is not None:
+        entry.cancelled = True
+        _armed.entry = None
+
+
+# Headers urllib3 writes itself from the request.
+_LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})
+_CHUNK = 64 * 1024
+
+
+@contextmanager
+def _mapped(request: httpx.Request, *, reading: bool = False) -> Generator[None]:
+    """Re-raise urllib3's failures as the httpx classes the retry policy knows."""
+    try:
+        yield
+    except EmptyPoolError as exc:
+        raise httpx.PoolTimeout(str(exc), request=request) from exc
+    except (NewConnectionError, ProxyError, SSLError) as exc:  # nothing was sent
+        raise httpx.ConnectError(str(exc), request=request) from exc
+    except ConnectTimeoutError as exc:
+        raise httpx.ConnectTimeout(str(exc), request=request) from exc
+    except ReadTimeoutError as exc:
+        raise httpx.ReadTimeout(str(exc), request=request) from exc
+    except ProtocolError as exc:
+        error = httpx.ReadError if reading else httpx.RemoteProtocolError
+        raise error(str(exc), request=request) from exc
+    except (HTTPError, OSError) as exc:
+        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
+
+
+class _Urllib3Stream:
+    __slots__ = ("_done", "_read_timeout", "_request", "_response", "_started", "content", "headers", "status_code")
+
+    def __init__(
+        self, response: urllib3.BaseHTTPResponse, request: httpx.Request, started: float, read_timeout: float | None
+    ) -> None:
+        self._response = response
+        self._request = request
+        self._started = started
+        self._read_timeout = read_timeout
+        self.status_code = response.status
+        self.headers = httpx.Headers(list(response.headers.items()))
+        self.content: bytes | None = None
+        self._done = False
+
+    def iter_raw(self) -> Iterator[bytes]:
+        response = self._response
+        sock = getattr(getattr(response, "connection", None), "sock", None)
+        with _mapped(self._request, reading=True):
+            while True:
+                if sock is not None:
+                    # Each read waits at most what is left of the call's deadline.
+                    sock.settimeout(within(self._read_timeout, httpx.ReadTimeout))
+                chunk = response.read1(_CHUNK)
+                if not chunk:
+                    self._done = True
+                    return
+                yield chunk
+
+    def close(self) -> None:
+        _disarm()
+        response = self._response
+        if not self._done:
+            # Cut short (the size cap, an error): drop the connection, or the
+            # unread rest would be taken for the next answer.
+            response.close()
+        response.release_conn()
+
+    def complete(self, content: bytes) -> httpx.Response:
+        extensions: dict[str, Any] = {
+            "http_version": b"HTTP/1.1",
+            "reason_phrase": (self._response.reason or "").encode("latin-1", "replace"),
+        }
+        response = finished_response(self.status_code, self.headers, content, self._request, extensions)
+        response.elapsed = timedelta(seconds=time.monotonic() - self._started)
+        return response
+
+
+class Urllib3Transport:
+    """The seam over a `urllib3.PoolManager`: the caller's, or one the SDK makes (and closes)."""
+
+    __slots__ = ("_closed", "_manager", "_owned")
+
+    def __init__(self, manager: object = None, *, base_url: str) -> None:
+        assert manager is None or isinstance(manager, urllib3.PoolManager)
+        self._owned = manager is None
+        self._manager = manager if manager is not None else self._own_manager(base_url)
+        self._closed = False
+
+    @staticmethod
+    def _own_manager(base_url: str) -> urllib3.PoolManager:
+        # urllib3 does not read HTTP_PROXY and friends; the SDK applies them as httpx would.
+        from ._base_client import environment_proxy
+
+        proxy = environment_proxy(httpx.URL(base_url))
+        manager = (
+            urllib3.ProxyManager(str(proxy), num_pools=10, maxsize=100)
+            if proxy is not None
+            else urllib3.PoolManager(num_pools=10, maxsize=100)
+        )
+        manager.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+        return manager
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """The pool manager's default headers."""
+        return httpx.Headers(dict(self._manager.headers))
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this transport."""
+        return self._closed
+
+    def send(self, request: httpx.Request, timeouts: Timeouts) -> _Urllib3Stream:
+        """Send through the pool manager; return once the status and headers have arrived."""
+        headers = urllib3.HTTPHeaderDict()
+        for name, value in request.headers.multi_items():
+            if name not in _LEFT_TO_URLLIB3:
+                headers.add(name, value)
+        read = timeouts.get("read")
+        timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
+        started = time.monotonic()
+        try:
+            with _mapped(request):
+                response = self._manager.urlopen(
+                    request.method,
+                    str(request.url),
+                    body=request.content or None,
+                    headers=headers,
+                    redirect=False,
+                    retries=False,
+                    preload_content=False,
+                    decode_content=False,
+                    timeout=timeout,
+                    pool_timeout=timeouts.get("pool"),
+                )
+        except BaseException:
+            _disarm()
+            raise
+        return _Urllib3Stream(response, request, started, read)
+
+    def close(self) -> None:
+        """Close the pool manager's connections, if the SDK made it."""
+        self._closed = True
+        if self._owned:
+            self._manager.clear()
