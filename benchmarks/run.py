@@ -241,7 +241,21 @@ def structuring(calls: int, rounds: int) -> list[Row]:
         calls,
         rounds,
     )
+    with_unknown = json.loads(LIST_BODY)
+    with_unknown[50]["status"] = "reserved"  # a status this SDK version does not know
+    u = _interleaved(
+        {"unknown": lambda: structure(with_unknown, list[Pet]), "known": lambda: structure(data, list[Pet])},
+        calls,
+        rounds,
+    )
     return [
+        Row(
+            "structure 100 pets, one unknown status / all known",
+            u.ratio("unknown", "known"),
+            "x",
+            1.30,
+            f"{u.median('unknown') * 1e6:.1f} µs",
+        ),
         Row(
             "structure 100 pets / hand Pet(**...) loop",
             t.ratio("sdk", "keywords"),

@@ -151,3 +151,19 @@ def test_list_fast_path_hands_faults_to_the_checked_path(bad: object, problem: s
     with pytest.raises(StructureError) as info:
         structure(data, list[Pet])
     assert problem in info.value.problems
+
+
+def test_one_unknown_status_keeps_the_page_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page with a status the SDK does not know is built without the checked hooks, and keeps the value."""
+    from animalstore_client import _serde
+
+    def no_hooks() -> None:
+        raise AssertionError("the checked path ran")
+
+    monkeypatch.setattr(_serde, "_hooks", no_hooks)
+    data = [{"id": i, "name": f"p{i}", "categoryId": 1, "status": "available"} for i in range(100)]
+    data[50]["status"] = "reserved"
+    pets = _serde.structure(data, list[Pet])
+    assert pets[50].status == "reserved"
+    assert isinstance(pets[50].status, PetStatus)
+    assert pets[49].status is PetStatus.AVAILABLE
