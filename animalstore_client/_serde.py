@@ -103,7 +103,7 @@ def _resolve_unknown(items: list[dict[str, object]], pets: list[Pet]) -> list[Pe
     for index, pet in enumerate(pets):
         if pet.status is _UNKNOWN:
             raw = items[index].get("status")
-            if raw.__class__ is not str:
+            if not isinstance(raw, str):
                 return None  # the checked hooks say what is wrong with it
             pets[index] = Pet(pet.id, pet.name, pet.category_id, pet_status_from_wire(raw))
     return pets

@@ -140,29 +140,63 @@ def violations() -> Violations:
     return Violations()
 
 
+def _urllib3_manager(violations: Violations) -> Any:
+    import urllib3
+
+    class Hooked(urllib3.PoolManager):
+        def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:  # type: ignore[override]
+            response = super().urlopen(method, url, redirect=redirect, **kw)
+            if "sl-violations" in response.headers:
+                violations.append(f"{method} {url}: {response.headers['sl-violations']}")
+            return response
+
+    return Hooked()
+
+
+async def _aiohttp_session(violations: Violations) -> Any:
+    import aiohttp
+
+    async def on_end(session: Any, context: Any, params: Any) -> None:
+        headers = params.response.headers
+        if "sl-violations" in headers:
+            violations.append(f"{params.method} {params.url}: {headers['sl-violations']}")
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_end.append(on_end)
+    return aiohttp.ClientSession(trace_configs=[trace])
+
+
 @pytest.fixture
 def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
-    """Build clients of the current variant with Prism's reports collected; close them afterwards."""
+    """Build clients of the current variant (every HTTP library) with Prism's reports collected."""
     loop = asyncio.new_event_loop()
     made: list[Any] = []
 
     def factory(base_url: str, *, api_key: str = "test-key") -> Any:
+        http: Any
         if variant == "sync":
-            http: Any = httpx.Client(event_hooks={"response": [violations.sync_hook]})
-            client: Any = AnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
-        else:
+            http = httpx.Client(event_hooks={"response": [violations.sync_hook]})
+        elif variant == "sync-urllib3":
+            http = _urllib3_manager(violations)
+        elif variant == "async":
             http = httpx.AsyncClient(event_hooks={"response": [violations.async_hook]})
-            inner = AsyncAnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
-            client = SyncView(inner, loop)
+        else:
+            http = loop.run_until_complete(_aiohttp_session(violations))
         made.append(http)
-        return client
+        if variant.startswith("sync"):
+            return AnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
+        return SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0), loop)
 
     yield factory
     for http in made:
         if isinstance(http, httpx.Client):
             http.close()
-        else:
+        elif isinstance(http, httpx.AsyncClient):
             loop.run_until_complete(http.aclose())
+        elif hasattr(http, "clear"):
+            http.clear()
+        else:
+            loop.run_until_complete(http.close())
     loop.close()
 
 
@@ -178,7 +212,7 @@ def _exercise(client: Any) -> None:
 
 
 def test_sdk_requests_satisfy_the_document(mock_url: str, make: Callable[..., Any], violations: Violations) -> None:
-    """Every operation, sync and async, sends what the document allows and parses what it describes."""
+    """Every operation, sync and async, over every HTTP library, sends what the document allows and parses it."""
     _exercise(make(mock_url))
     assert violations == []
 

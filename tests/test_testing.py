@@ -316,26 +316,36 @@ def test_test_kit_validates_its_arguments(
 # --- the SDK end to end, over both ways in, sync and async -----------------------------------------
 
 
-@pytest.fixture(params=["transport", "server"])
-def make_store_client(
-    request: pytest.FixtureRequest, variant: str, store: FakeAnimalStore
-) -> Iterator[Callable[..., Any]]:
-    """Build an SDK client of the current variant reaching ``store`` in-process or over HTTP."""
+@pytest.fixture(
+    params=[
+        "transport-sync",
+        "transport-async",
+        "server-sync",
+        "server-async",
+        "server-sync-urllib3",
+        "server-async-aiohttp",
+    ]
+)
+def make_store_client(request: pytest.FixtureRequest, store: FakeAnimalStore) -> Iterator[Callable[..., Any]]:
+    """Build an SDK client reaching ``store`` in-process (httpx) or over HTTP (every HTTP library)."""
+    way, kind, *library = str(request.param).split("-")
     made: list[Any] = []
     loop = __import__("asyncio").new_event_loop()
     with store.serve() as base_url:
 
         def factory(**options: Any) -> Any:
-            if request.param == "server":
+            if way == "server":
                 options.setdefault("base_url", base_url)
                 options.setdefault("api_key", KEY)
+                if library:
+                    options["backend"] = library[0]
                 client: Any = (
                     AnimalStoreClient(**options)
-                    if variant == "sync"
+                    if kind == "sync"
                     else SyncView(__import__("animalstore_client").AsyncAnimalStoreClient(**options), loop)
                 )
             else:
-                client = store.client(**options) if variant == "sync" else SyncView(store.async_client(**options), loop)
+                client = store.client(**options) if kind == "sync" else SyncView(store.async_client(**options), loop)
             made.append(client)
             return client
 

@@ -1,0 +1,114 @@
+"""Choosing the HTTP library: backend=, a caller's own client of each library, and a missing library."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import aiohttp
+import httpx
+import pytest
+import urllib3
+
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, ClientValidationError
+
+from .conftest import API_KEY
+from .servers import LoopbackServer, respond
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
+
+
+def test_httpx_is_the_default_and_backend_is_visible() -> None:
+    """Without backend= both clients use httpx; client.backend says which library is used."""
+    with AnimalStoreClient(API_KEY) as sync, AnimalStoreClient(API_KEY, backend="urllib3") as fast:
+        assert (sync.backend, fast.backend) == ("httpx", "urllib3")
+    assert AsyncAnimalStoreClient(API_KEY).backend == "httpx"
+    assert AsyncAnimalStoreClient(API_KEY, backend="aiohttp").backend == "aiohttp"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: AnimalStoreClient(API_KEY, backend="aiohttp"),  # type: ignore[arg-type]  # the point
+            r"backend must be 'httpx' or 'urllib3', got 'aiohttp'",
+        ),
+        (
+            lambda: AsyncAnimalStoreClient(API_KEY, backend="urllib3"),  # type: ignore[arg-type]  # the point
+            r"backend must be 'httpx' or 'aiohttp'",
+        ),
+        (
+            lambda: AnimalStoreClient(API_KEY, backend="requests"),  # type: ignore[arg-type]  # the point
+            r"backend must be 'httpx' or 'urllib3'",
+        ),
+        (
+            lambda: AnimalStoreClient(API_KEY, http_client=urllib3.PoolManager(), backend="httpx"),
+            r"backend='httpx' contradicts http_client, which is a urllib3 client",
+        ),
+        (
+            lambda: AnimalStoreClient(API_KEY, http_client=httpx.Client(), backend="urllib3"),
+            r"backend='urllib3' contradicts http_client, which is a httpx client",
+        ),
+    ],
+)
+def test_bad_or_contradicting_backends_are_refused(make: object, message: str) -> None:
+    """An unknown backend, or one that contradicts http_client's library, is a ClientValidationError."""
+    assert callable(make)
+    with pytest.raises(ClientValidationError, match=message) as info:
+        make()
+    assert info.value.argument == "backend"
+
+
+def test_a_callers_pool_manager_is_used_and_left_open() -> None:
+    """An urllib3.PoolManager passed as http_client carries the calls; closing the client leaves it usable."""
+    manager = urllib3.PoolManager()
+    with LoopbackServer([respond(200, [PET])]) as server:
+        client = AnimalStoreClient(API_KEY, base_url=server.base_url, http_client=manager)
+        assert client.backend == "urllib3"
+        assert client.list_pets()[0].id == 7
+        client.close()
+        assert manager.request("GET", f"{server.base_url}/pets").status == 200
+        assert len(server.received) == 2
+
+
+def test_a_callers_aiohttp_session_is_used_and_left_open() -> None:
+    """An aiohttp.ClientSession passed as http_client carries the calls; closing the client leaves it open."""
+
+    async def main(base_url: str) -> None:
+        async with aiohttp.ClientSession() as session:
+            client = AsyncAnimalStoreClient(API_KEY, base_url=base_url, http_client=session)
+            assert client.backend == "aiohttp"
+            assert (await client.list_pets())[0].id == 7
+            await client.aclose()
+            assert not session.closed
+
+    with LoopbackServer([respond(200, [PET])]) as server:
+        asyncio.run(main(server.base_url))
+
+
+@pytest.mark.parametrize("library", ["aiohttp", "urllib3"])
+def test_a_missing_library_says_how_to_install_it(library: str) -> None:
+    """Without the library installed, asking for it raises AnimalStoreError with the exact pip command."""
+    client = "AsyncAnimalStoreClient" if library == "aiohttp" else "AnimalStoreClient"
+    code = (
+        "import sys\n"
+        f"sys.modules[{library!r}] = None  # as if not installed\n"
+        "import animalstore_client as a\n"
+        "try:\n"
+        f"    a.{client}('k', backend={library!r})\n"
+        "except a.AnimalStoreError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == (
+        f'AnimalStoreError backend="{library}" needs the {library} library, which is not installed: '
+        f'pip install "animalstore-client[{library}]"'
+    )
+
+
+def test_importing_the_package_loads_neither_optional_library() -> None:
+    """import animalstore_client leaves aiohttp and urllib3 unimported."""
+    code = "import sys, animalstore_client\nprint([m for m in ('aiohttp', 'urllib3') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
