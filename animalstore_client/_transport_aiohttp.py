@@ -10,8 +10,7 @@ redirects are never followed; the call's total deadline becomes aiohttp's
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Generator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -28,27 +27,29 @@ _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 _CHUNK = 64 * 1024
 
 
-@contextmanager
-def _mapped(request: httpx.Request) -> Generator[None]:
-    """Re-raise aiohttp's failures as the httpx classes the retry policy knows."""
-    try:
-        yield
-    except aiohttp.ConnectionTimeoutError as exc:  # connecting, or waiting for a pooled connection
-        raise httpx.ConnectTimeout(str(exc) or "connect timeout", request=request) from exc
-    except aiohttp.SocketTimeoutError as exc:
-        raise httpx.ReadTimeout(str(exc) or "read timeout", request=request) from exc
-    except aiohttp.ClientConnectorError as exc:  # refused, DNS, TLS: nothing was sent
-        raise httpx.ConnectError(str(exc), request=request) from exc
-    except aiohttp.ServerDisconnectedError as exc:
-        raise httpx.RemoteProtocolError(str(exc) or "server disconnected", request=request) from exc
-    except aiohttp.ClientPayloadError as exc:
-        raise httpx.ReadError(str(exc), request=request) from exc
-    except aiohttp.ClientOSError as exc:
-        raise httpx.ReadError(str(exc), request=request) from exc
-    except aiohttp.ClientError as exc:  # a malformed answer, among others
-        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
-    except TimeoutError as exc:  # aiohttp's total timeout: the call's deadline
-        raise httpx.ReadTimeout("the call's total_timeout has passed", request=request) from exc
+# aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
+_TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+    (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),  # connecting, or waiting for a pooled connection
+    (aiohttp.SocketTimeoutError, httpx.ReadTimeout),
+    (aiohttp.ClientConnectorError, httpx.ConnectError),  # refused, DNS, TLS: nothing was sent
+    (aiohttp.ServerDisconnectedError, httpx.RemoteProtocolError),
+    (aiohttp.ClientPayloadError, httpx.ReadError),
+    (aiohttp.ClientOSError, httpx.ReadError),
+    (aiohttp.ClientError, httpx.RemoteProtocolError),  # a malformed answer, among others
+    (TimeoutError, httpx.ReadTimeout),  # aiohttp's total timeout: the call's deadline
+)
+
+
+def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
+    """aiohttp's failure as the httpx class the retry policy knows."""
+    for aiohttp_class, httpx_class in _TRANSLATIONS:
+        if isinstance(exc, aiohttp_class):
+            return httpx_class(str(exc) or type(exc).__name__, request=request)
+    return httpx.RemoteProtocolError(repr(exc), request=request)
+
+
+# What _translated knows; anything else (cancellation included) passes untouched.
+_FAILURES = (aiohttp.ClientError, TimeoutError)
 
 
 class _AiohttpStream:
@@ -63,9 +64,14 @@ class _AiohttpStream:
         self.content: bytes | None = None
 
     async def _chunks(self) -> AsyncIterator[bytes]:
-        with _mapped(self._request):
-            async for chunk in self._response.content.iter_chunked(_CHUNK):
+        # readany(): whatever has arrived, in one piece when it is all there
+        # (iter_chunked costs a third more per small body).
+        read = self._response.content.readany
+        try:
+            while chunk := await read():
                 yield chunk
+        except _FAILURES as exc:
+            raise _translated(exc, self._request) from exc
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._chunks()
@@ -103,13 +109,14 @@ def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_owned", "_session")
+    __slots__ = ("_closed", "_owned", "_proxies", "_session")
 
     def __init__(self, session: object = None) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)
         self._session: aiohttp.ClientSession | None = session
         self._owned = session is None
         self._closed = False
+        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -123,8 +130,22 @@ class AiohttpTransport:
 
     def _own_session(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop it is created in.
+        # Not trust_env=True: that reads ~/.netrc in a worker thread on every
+        # request (two thread hops a call); the environment's proxies are
+        # applied below instead, read as httpx reads them.
         connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, keepalive_timeout=15)
-        return aiohttp.ClientSession(connector=connector, trust_env=True, auto_decompress=False)
+        return aiohttp.ClientSession(connector=connector, auto_decompress=False)
+
+    def _proxy_for(self, url: httpx.URL) -> str | None:
+        if not self._owned:
+            return None  # a caller's session applies its own proxy settings
+        origin = (url.scheme, url.host, url.port)
+        if origin not in self._proxies:
+            from ._base_client import environment_proxy
+
+            proxy = environment_proxy(url)
+            self._proxies[origin] = None if proxy is None else str(proxy)
+        return self._proxies[origin]
 
     async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
@@ -133,7 +154,7 @@ class AiohttpTransport:
             session = self._session = self._own_session()
         headers = [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP]
         started = time.monotonic()
-        with _mapped(request):
+        try:
             response = await session.request(
                 request.method,
                 URL(str(request.url), encoded=True),
@@ -142,7 +163,10 @@ class AiohttpTransport:
                 allow_redirects=False,
                 auto_decompress=False,
                 timeout=_timeout(timeouts),
+                proxy=self._proxy_for(request.url),
             )
+        except _FAILURES as exc:
+            raise _translated(exc, request) from exc
         return _AiohttpStream(response, request, started)
 
     async def aclose(self) -> None:

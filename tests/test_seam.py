@@ -89,3 +89,21 @@ def test_the_seam_reports_its_clients_state_and_headers() -> None:
     transport = AsyncHttpxTransport(http)
     assert transport.default_headers["x-trace"] == "t"
     assert not transport.is_closed
+
+
+def test_a_finished_response_behaves_as_a_read_one() -> None:
+    """The response the SDK hands out has its body read: content, text, json(), read() and iteration agree."""
+    from animalstore_client._sending import finished_response
+
+    request = httpx.Request("GET", "https://api.animalstore.example/v1/pets")
+    body = json.dumps([PET]).encode()
+    headers = httpx.Headers({"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    response = finished_response(200, headers, body, request, {"http_version": b"HTTP/1.1", "reason_phrase": b"OK"})
+    assert response.content == body
+    assert response.json() == [PET]
+    assert response.text == body.decode()
+    assert response.read() == body
+    assert b"".join(response.iter_bytes()) == body
+    assert response.headers["content-encoding"] == "gzip"  # the server's, though the body is decoded
+    assert response.is_closed
+    assert response.reason_phrase == "OK"

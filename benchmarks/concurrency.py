@@ -1,0 +1,379 @@
+"""Requests per second against a server that is not the bottleneck: every backend beside its library's floor.
+
+    python benchmarks/concurrency.py            # N = 5,000 per run, 3 rounds; exits 1 if a target is missed
+    python benchmarks/concurrency.py --quick    # tiny counts, targets reported but not enforced (CI smoke test)
+
+The server is nginx (Debian: ``apt-get install -y nginx``), started here on
+127.0.0.1 with a generated configuration that serves a canned page of 100
+pets, pinned to CPU 0 while this process runs on CPU 1. Without nginx the
+script says how to install it and measures nothing (exit 0).
+
+Each stack is measured as requests/s, client CPU per request (this process's
+CPU time over the run), p50/p99 latency, and nginx's share of its core (to
+show it is not the limit). The floor of a library is that library used
+directly, with ``json.loads`` and a hand-written loop building the SDK's
+``Pet`` objects with no checks. Rounds are interleaved; each ratio is the
+median over rounds of the ratio within a round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import urllib3
+
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Pet, PetStatus
+
+PETS = [
+    {"id": i, "name": f"pet-{i}", "categoryId": i % 7, "status": ("available", "pending", "sold")[i % 3]}
+    for i in range(1, 101)
+]
+KEY = "bench-key"
+_STATUSES = {member.value: member for member in PetStatus}
+
+
+def hand_loop(data: list[dict[str, Any]]) -> list[Pet]:
+    """The floor's parsing: the SDK's own Pet objects built with no checks."""
+    statuses = _STATUSES
+    return [Pet(d["id"], d["name"], d["categoryId"], statuses.get(d.get("status"))) for d in data]  # type: ignore[arg-type]
+
+
+@dataclass
+class Result:
+    """One run of one stack."""
+
+    seconds: float
+    cpu: float
+    latencies: list[float] = field(repr=False)
+    server_cpu: float
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+# --- nginx -------------------------------------------------------------------------------------
+
+CONFIG = """
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 10000000;
+    keepalive_timeout 120s;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        root {tmp};
+        location = /v1/pets {{ default_type application/json; try_files /pets.json =404; }}
+    }}
+}}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@contextmanager
+def nginx() -> Iterator[tuple[str, Callable[[], float]]]:
+    """Start nginx on CPU 0; yield its base URL and a function giving its workers' CPU seconds."""
+    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    assert binary is not None
+    tmp = Path(tempfile.mkdtemp(prefix="animalstore-nginx-"))
+    tmp.chmod(0o755)  # nginx's worker may run as another user
+    (tmp / "pets.json").write_text(json.dumps(PETS))
+    port = _free_port()
+    (tmp / "nginx.conf").write_text(CONFIG.format(tmp=tmp, port=port))
+    command = [binary, "-c", str(tmp / "nginx.conf"), "-p", str(tmp)]
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", "0", *command]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"nginx did not start: {process.stderr.read() if process.stderr else b''!r}")
+        workers = _children(process.pid) or [process.pid]
+        yield f"http://127.0.0.1:{port}/v1", lambda: sum(_cpu_seconds(pid) for pid in workers)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --- the contenders ----------------------------------------------------------------------------
+
+
+def run_async(
+    make: Callable[[], Awaitable[tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[None]]]]],
+    n: int,
+    concurrency: int,
+    server_cpu: Callable[[], float],
+) -> Result:
+    """``n`` calls, ``concurrency`` in flight, on a fresh event loop and a fresh client."""
+
+    async def main() -> Result:
+        call, close = await make()
+        for _ in range(max(200, n // 10)):  # warm up: connections, caches
+            await call()
+        latencies: list[float] = []
+
+        async def worker(count: int) -> None:
+            for _ in range(count):
+                started = time.perf_counter()
+                await call()
+                latencies.append(time.perf_counter() - started)
+
+        cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
+        await asyncio.gather(*(worker(n // concurrency) for _ in range(concurrency)))
+        wall, cpu, server = time.perf_counter() - wall, time.process_time() - cpu, server_cpu() - server
+        await close()
+        return Result(wall, cpu, latencies, server / wall)
+
+    return asyncio.run(main())
+
+
+def run_sync(
+    make: Callable[[], tuple[Callable[[], object], Callable[[], None]]],
+    n: int,
+    concurrency: int,
+    server_cpu: Callable[[], float],
+) -> Result:
+    """``n`` calls from ``concurrency`` threads sharing one fresh client."""
+    call, close = make()
+    for _ in range(max(200, n // 10)):
+        call()
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def worker(count: int) -> None:
+        mine = []
+        for _ in range(count):
+            started = time.perf_counter()
+            call()
+            mine.append(time.perf_counter() - started)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(n // concurrency,)) for _ in range(concurrency)]
+    cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall, cpu, server = time.perf_counter() - wall, time.process_time() - cpu, server_cpu() - server
+    close()
+    return Result(wall, cpu, latencies, server / wall)
+
+
+def async_stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """The async contenders: SDK on aiohttp and httpx, and each library's floor."""
+    target = f"{url}/pets?limit=100"
+
+    async def sdk(backend: str) -> Any:
+        client = AsyncAnimalStoreClient(KEY, base_url=url, backend=backend)  # type: ignore[arg-type]
+        return (lambda: client.list_pets(limit=100)), client.aclose
+
+    async def aiohttp_floor() -> Any:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000))
+
+        async def call() -> object:
+            async with session.get(target, headers={"Authorization": f"Bearer {KEY}"}) as response:
+                return hand_loop(json.loads(await response.read()))
+
+        return call, session.close
+
+    async def httpx_floor() -> Any:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+
+        async def call() -> object:
+            return hand_loop(json.loads((await http.get(target, headers={"Authorization": f"Bearer {KEY}"})).content))
+
+        return call, http.aclose
+
+    return {
+        "sdk aiohttp": lambda: sdk("aiohttp"),
+        "aiohttp floor": aiohttp_floor,
+        "sdk httpx": lambda: sdk("httpx"),
+        "httpx floor": httpx_floor,
+    }
+
+
+def sync_stacks(url: str) -> dict[str, Callable[[], Any]]:
+    """The sync contenders: SDK on urllib3 and httpx, and each library's floor."""
+    target = f"{url}/pets?limit=100"
+    headers = {"Authorization": f"Bearer {KEY}"}
+
+    def sdk(backend: str) -> Any:
+        client = AnimalStoreClient(KEY, base_url=url, backend=backend)  # type: ignore[arg-type]
+        return (lambda: client.list_pets(limit=100)), client.close
+
+    def urllib3_floor() -> Any:
+        manager = urllib3.PoolManager(maxsize=100)
+        return (lambda: hand_loop(json.loads(manager.request("GET", target, headers=headers).data))), manager.clear
+
+    def httpx_floor() -> Any:
+        http = httpx.Client(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        return (lambda: hand_loop(json.loads(http.get(target, headers=headers).content))), http.close
+
+    return {
+        "sdk urllib3": lambda: sdk("urllib3"),
+        "urllib3 floor": urllib3_floor,
+        "sdk httpx": lambda: sdk("httpx"),
+        "httpx floor": httpx_floor,
+    }
+
+
+# --- targets -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    """One target: a ratio measured against its bound."""
+
+    name: str
+    value: float
+    bound: float
+    at_least: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.value >= self.bound if self.at_least else self.value <= self.bound
+
+
+def _ratio(rounds: list[dict[str, Result]], a: str, b: str, measure: Callable[[Result], float]) -> float:
+    return statistics.median(measure(r[a]) / measure(r[b]) for r in rounds)
+
+
+def main() -> int:
+    """Measure, print the table and the targets; the exit status says whether every target was met."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny counts; targets reported, not enforced")
+    parser.add_argument("-n", type=int, default=5000, help="calls per run (default 5,000)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    n, rounds = (400, 1) if args.quick else (args.n, args.rounds)
+    if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+        print("nginx is not installed, so nothing was measured: apt-get install -y nginx (Debian), then run again.")
+        return 0
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {1})  # nginx has CPU 0
+    results: dict[str, list[dict[str, Result]]] = {}
+    with nginx() as (url, server_cpu):
+        for _ in range(rounds):
+            for concurrency in (1, 100):
+                for name, make in async_stacks(url).items():
+                    key = f"async C={concurrency}"
+                    result = run_async(make, n, concurrency, server_cpu)
+                    _round(results, key, rounds).update({name: result})
+                for name, make_sync in sync_stacks(url).items():
+                    key = f"sync C={concurrency}"
+                    result = run_sync(make_sync, n, concurrency, server_cpu)
+                    _round(results, key, rounds).update({name: result})
+    print(f"{'stack':<34}{'req/s':>9}{'CPU/req':>10}{'p50':>9}{'p99':>9}{'nginx CPU':>11}")
+    for key, per_round in results.items():
+        for name in per_round[0]:
+            runs = [r[name] for r in per_round]
+            rate = statistics.median(r.rate for r in runs)
+            cpu = statistics.median(r.cpu / len(r.latencies) for r in runs)
+            p50 = statistics.median(r.percentile(0.5) for r in runs)
+            p99 = statistics.median(r.percentile(0.99) for r in runs)
+            share = statistics.median(r.server_cpu for r in runs)
+            print(
+                f"{key + ' ' + name:<34}{rate:>9,.0f}{cpu * 1e6:>8.0f}µs{p50 * 1e3:>7.2f}ms"
+                f"{p99 * 1e3:>7.2f}ms{share:>10.0%}"
+            )
+    checks = _checks(results)
+    print()
+    for check in checks:
+        sign = ">=" if check.at_least else "<="
+        print(f"{check.name:<62}{check.value:>7.2f}  {sign} {check.bound:<5} {'ok' if check.ok else 'MISSED'}")
+    missed = [c for c in checks if not c.ok]
+    print(f"\n{len(checks)} targets, {len(missed)} missed; N={n}, {rounds} round(s), Python {sys.version.split()[0]}")
+    return 1 if missed and not args.quick else 0
+
+
+def _round(results: dict[str, list[dict[str, Result]]], key: str, rounds: int) -> dict[str, Result]:
+    per_round = results.setdefault(key, [])
+    if not per_round or len(per_round[-1]) == 4:
+        per_round.append({})
+    return per_round[-1]
+
+
+def _checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
+    def rate(r: Result) -> float:
+        return r.rate
+
+    def cpu(r: Result) -> float:
+        return r.cpu / len(r.latencies)
+
+    checks = []
+    for c in (1, 100):
+        a, s = results[f"async C={c}"], results[f"sync C={c}"]
+        checks.append(Check(f"async C={c}: sdk aiohttp / aiohttp floor, req/s", _ratio(a, "sdk aiohttp", "aiohttp floor", rate), 0.80, True))
+        checks.append(Check(f"sync C={c}: sdk urllib3 / urllib3 floor, req/s", _ratio(s, "sdk urllib3", "urllib3 floor", rate), 0.80, True))
+        checks.append(Check(f"async C={c}: sdk httpx / httpx floor, CPU per request", _ratio(a, "sdk httpx", "httpx floor", cpu), 1.05, False))
+        checks.append(Check(f"sync C={c}: sdk httpx / httpx floor, CPU per request", _ratio(s, "sdk httpx", "httpx floor", cpu), 1.05, False))
+    a, s = results["async C=100"], results["sync C=100"]
+    checks.append(Check("async C=100: sdk aiohttp / httpx floor, req/s", _ratio(a, "sdk aiohttp", "httpx floor", rate), 6.0, True))
+    checks.append(Check("sync C=100: sdk urllib3 / httpx floor, req/s", _ratio(s, "sdk urllib3", "httpx floor", rate), 2.0, True))
+    return checks
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
