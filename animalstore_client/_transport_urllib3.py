@@ -10,7 +10,6 @@ held to the call's total deadline.
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
 import socket
 import threading
@@ -39,62 +38,57 @@ from ._sending import DEADLINE, Timeouts, finished_response, within
 __all__ = ["Urllib3Transport"]
 
 
-class _Armed:
-    __slots__ = ("cancelled", "deadline", "sock")
-
-    def __init__(self, deadline: float, sock: socket.socket) -> None:
-        self.deadline = deadline
-        self.sock = sock
-        self.cancelled = False
-
-    def __lt__(self, other: _Armed) -> bool:
-        return self.deadline < other.deadline
-
-
 class _Watchdog:
     """Shuts a socket down when its call's deadline passes, wherever that call is blocked or looping.
 
     http.client reads status lines in a loop that skips ``100 Continue`` for
     ever and applies one socket timeout per read, so no timeout can end it;
     shutting the socket down can. One daemon thread serves every SDK-owned
-    urllib3 pool, started on first use (and again after a fork).
+    urllib3 pool, started on first use (and again after a fork). A thread
+    makes one call at a time, so each thread has one slot: arming and
+    disarming are a dict assignment, and the watchdog is woken only when a
+    deadline comes sooner than the one it waits for.
     """
 
     def __init__(self) -> None:
-        self._heap: list[_Armed] = []
+        self._slots: dict[int, tuple[float, socket.socket] | None] = {}
         self._wake = threading.Condition()
+        self._wake_at = float("inf")
         self._pid = 0
 
-    def arm(self, deadline: float, sock: socket.socket) -> _Armed:
-        entry = _Armed(deadline, sock)
+    def arm(self, deadline: float, sock: socket.socket) -> None:
         with self._wake:
             if self._pid != os.getpid():  # first use, or a forked child: no thread runs here
                 self._pid = os.getpid()
-                self._heap.clear()
+                self._slots.clear()
+                self._wake_at = float("inf")
                 threading.Thread(target=self._run, name="animalstore-deadline", daemon=True).start()
-            heapq.heappush(self._heap, entry)
-            self._wake.notify()
-        return entry
+            self._slots[threading.get_ident()] = (deadline, sock)
+            if deadline < self._wake_at:
+                self._wake.notify()
+
+    def disarm(self) -> None:
+        self._slots[threading.get_ident()] = None
 
     def _run(self) -> None:
         with self._wake:
             while True:
-                while self._heap and self._heap[0].cancelled:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._wake.wait()
-                    continue
-                wait = self._heap[0].deadline - time.monotonic()
-                if wait > 0:
-                    self._wake.wait(wait)
-                    continue
-                entry = heapq.heappop(self._heap)
-                with contextlib.suppress(OSError):
-                    entry.sock.shutdown(socket.SHUT_RDWR)
+                now = time.monotonic()
+                wake_at = float("inf")
+                for key, slot in list(self._slots.items()):
+                    if slot is None:
+                        del self._slots[key]
+                    elif slot[0] <= now:
+                        self._slots[key] = None
+                        with contextlib.suppress(OSError):
+                            slot[1].shutdown(socket.SHUT_RDWR)
+                    else:
+                        wake_at = min(wake_at, slot[0])
+                self._wake_at = wake_at
+                self._wake.wait(None if wake_at == float("inf") else wake_at - now)
 
 
 _WATCHDOG = _Watchdog()
-_armed = threading.local()
 
 
 class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
@@ -106,7 +100,7 @@ class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
             if self.sock is None:
                 self.connect()
             assert self.sock is not None
-            _armed.entry = _WATCHDOG.arm(deadline, self.sock)
+            _WATCHDOG.arm(deadline, self.sock)
         super().request(*args, **kwargs)
 
 
@@ -123,10 +117,7 @@ class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
 
 
 def _disarm() -> None:
-    entry: _Armed | None = getattr(_armed, "entry", None)
-    if entry is not None:
-        entry.cancelled = True
-        _armed.entry = None
+    _WATCHDOG.disarm()
 
 
 # Headers urllib3 writes itself from the request.
@@ -175,8 +166,11 @@ class _Urllib3Stream:
         with _mapped(self._request, reading=True):
             while True:
                 if sock is not None:
-                    # Each read waits at most what is left of the call's deadline.
-                    sock.settimeout(within(self._read_timeout, httpx.ReadTimeout))
+                    # Each read waits at most what is left of the call's deadline
+                    # (set only when that changes it: settimeout is a system call).
+                    timeout = within(self._read_timeout, httpx.ReadTimeout)
+                    if timeout != sock.gettimeout():
+                        sock.settimeout(timeout)
                 chunk = response.read1(_CHUNK)
                 if not chunk:
                     self._done = True
@@ -239,10 +233,8 @@ class Urllib3Transport:
 
     def send(self, request: httpx.Request, timeouts: Timeouts) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
-        headers = urllib3.HTTPHeaderDict()
-        for name, value in request.headers.multi_items():
-            if name not in _LEFT_TO_URLLIB3:
-                headers.add(name, value)
+        # A plain dict: the SDK's header names are unique (checked as a mapping).
+        headers = {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3}
         read = timeouts.get("read")
         timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
         started = time.monotonic()
