@@ -51,6 +51,7 @@ class RequestConfig:
         "json_headers",
         "list_urls",
         "prepared_headers",
+        "templates",
         "timeout",
         "timeout_extension",
         "urls",
@@ -71,6 +72,9 @@ class RequestConfig:
         # GET /pets URLs by (limit, status): at most 101 x 4 of them, and
         # parsing a URL with its query is a good part of building a request.
         self.list_urls: dict[tuple[int | None, str | None], httpx.URL] = {}
+        # Finished requests to copy for GETs with no per-call headers: httpx
+        # builds a Request in ~10 µs, a copy takes under one.
+        self.templates: dict[httpx.URL, httpx.Request] = {}
 
     def __repr__(self) -> str:
         return f"RequestConfig(base_url={self.base_url!r}, timeout={self.timeout!r})"
@@ -88,6 +92,12 @@ def _request(
     extra_headers: object = None,
     headers_argument: str = "extra_headers",
 ) -> httpx.Request:
+    if url is not None and content is None and extra_headers is None:
+        template = config.templates.get(url)
+        if template is None:
+            template = config.templates[url] = httpx.Request(method, url, headers=config.prepared_headers)
+        extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
+        return _copy(template, extension)
     headers = config.json_headers if content is not None else config.prepared_headers
     if extra_headers is not None:
         headers = headers.copy()
@@ -102,6 +112,15 @@ def _request(
         # httpx applies the client's own timeout only when this is absent.
         extensions={"timeout": extension},
     )
+
+
+def _copy(template: httpx.Request, timeout: dict[str, float | None]) -> httpx.Request:
+    """A request like ``template``, with headers and extensions of its own (httpx may add a Cookie header)."""
+    request: httpx.Request = object.__new__(httpx.Request)
+    request.__dict__.update(template.__dict__)
+    request.headers = template.headers.copy()
+    request.extensions = {"timeout": timeout}
+    return request
 
 
 def build_list_pets(

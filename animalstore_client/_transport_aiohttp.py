@@ -116,7 +116,7 @@ class AiohttpTransport:
         self._session: aiohttp.ClientSession | None = session
         self._owned = session is None
         self._closed = False
-        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
+        self._proxies: dict[bytes, str | None] = {}
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -139,13 +139,16 @@ class AiohttpTransport:
     def _proxy_for(self, url: httpx.URL) -> str | None:
         if not self._owned:
             return None  # a caller's session applies its own proxy settings
-        origin = (url.scheme, url.host, url.port)
-        if origin not in self._proxies:
+        origin = url.raw_host  # with the scheme and port below: cheap attribute reads
+        key = url.raw_scheme + b"://" + origin + b":" + str(url.port).encode()
+        try:
+            return self._proxies[key]
+        except KeyError:
             from ._base_client import environment_proxy
 
             proxy = environment_proxy(url)
-            self._proxies[origin] = None if proxy is None else str(proxy)
-        return self._proxies[origin]
+            self._proxies[key] = found = None if proxy is None else str(proxy)
+            return found
 
     async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""

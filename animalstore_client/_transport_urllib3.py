@@ -14,8 +14,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -125,24 +124,27 @@ _LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})
 _CHUNK = 64 * 1024
 
 
-@contextmanager
-def _mapped(request: httpx.Request, *, reading: bool = False) -> Generator[None]:
-    """Re-raise urllib3's failures as the httpx classes the retry policy knows."""
-    try:
-        yield
-    except EmptyPoolError as exc:
-        raise httpx.PoolTimeout(str(exc), request=request) from exc
-    except (NewConnectionError, ProxyError, SSLError) as exc:  # nothing was sent
-        raise httpx.ConnectError(str(exc), request=request) from exc
-    except ConnectTimeoutError as exc:
-        raise httpx.ConnectTimeout(str(exc), request=request) from exc
-    except ReadTimeoutError as exc:
-        raise httpx.ReadTimeout(str(exc), request=request) from exc
-    except ProtocolError as exc:
-        error = httpx.ReadError if reading else httpx.RemoteProtocolError
-        raise error(str(exc), request=request) from exc
-    except (HTTPError, OSError) as exc:
-        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
+# urllib3's failures, most specific first (NewConnectionError is a ConnectTimeoutError),
+# and the httpx class the retry policy knows each by.
+_TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+    (EmptyPoolError, httpx.PoolTimeout),
+    (NewConnectionError, httpx.ConnectError),  # nothing was sent
+    (ProxyError, httpx.ConnectError),
+    (SSLError, httpx.ConnectError),
+    (ConnectTimeoutError, httpx.ConnectTimeout),
+    (ReadTimeoutError, httpx.ReadTimeout),
+    (ProtocolError, httpx.RemoteProtocolError),
+)
+_FAILURES = (HTTPError, OSError)
+
+
+def _translated(exc: BaseException, request: httpx.Request, *, reading: bool = False) -> httpx.TransportError:
+    """urllib3's failure as the httpx class the retry policy knows."""
+    for urllib3_class, httpx_class in _TRANSLATIONS:
+        if isinstance(exc, urllib3_class):
+            cut_off = reading and httpx_class is httpx.RemoteProtocolError  # the body was cut off
+            return (httpx.ReadError if cut_off else httpx_class)(str(exc) or type(exc).__name__, request=request)
+    return httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request)
 
 
 class _Urllib3Stream:
@@ -163,7 +165,7 @@ class _Urllib3Stream:
     def iter_raw(self) -> Iterator[bytes]:
         response = self._response
         sock = getattr(getattr(response, "connection", None), "sock", None)
-        with _mapped(self._request, reading=True):
+        try:
             while True:
                 if sock is not None:
                     # Each read waits at most what is left of the call's deadline
@@ -176,6 +178,8 @@ class _Urllib3Stream:
                     self._done = True
                     return
                 yield chunk
+        except _FAILURES as exc:
+            raise _translated(exc, self._request, reading=True) from exc
 
     def close(self) -> None:
         _disarm()
@@ -239,19 +243,21 @@ class Urllib3Transport:
         timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
         started = time.monotonic()
         try:
-            with _mapped(request):
-                response = self._manager.urlopen(
-                    request.method,
-                    str(request.url),
-                    body=request.content or None,
-                    headers=headers,
-                    redirect=False,
-                    retries=False,
-                    preload_content=False,
-                    decode_content=False,
-                    timeout=timeout,
-                    pool_timeout=timeouts.get("pool"),
-                )
+            response = self._manager.urlopen(
+                request.method,
+                str(request.url),
+                body=request.content or None,
+                headers=headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+                decode_content=False,
+                timeout=timeout,
+                pool_timeout=timeouts.get("pool"),
+            )
+        except _FAILURES as exc:
+            _disarm()
+            raise _translated(exc, request) from exc
         except BaseException:
             _disarm()
             raise

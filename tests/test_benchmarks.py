@@ -27,3 +27,20 @@ def test_benchmark_smoke_run() -> None:
     ):
         assert measure in result.stdout, measure
     assert "quick run: not enforced" in result.stdout
+
+
+def test_concurrency_benchmark_smoke_run() -> None:
+    """benchmarks/concurrency.py --quick --server fake (no nginx) runs every stack and prints every target."""
+    script = SCRIPT.parent / "concurrency.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "100"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for stack in ("async C=100 sdk aiohttp", "async C=1 aiohttp floor", "sync C=100 sdk urllib3", "sync C=1 httpx floor"):
+        assert stack in result.stdout, stack
+    assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout
+    assert "10 targets" in result.stdout
