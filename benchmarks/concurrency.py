@@ -386,13 +386,45 @@ def _checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
     checks = []
     for c in (1, 100):
         a, s = results[f"async C={c}"], results[f"sync C={c}"]
-        checks.append(Check(f"async C={c}: sdk aiohttp / aiohttp floor, req/s", _ratio(a, "sdk aiohttp", "aiohttp floor", rate), 0.80, True))
-        checks.append(Check(f"sync C={c}: sdk urllib3 / urllib3 floor, req/s", _ratio(s, "sdk urllib3", "urllib3 floor", rate), 0.80, True))
-        checks.append(Check(f"async C={c}: sdk httpx / httpx floor, CPU per request", _ratio(a, "sdk httpx", "httpx floor", cpu), 1.05, False))
-        checks.append(Check(f"sync C={c}: sdk httpx / httpx floor, CPU per request", _ratio(s, "sdk httpx", "httpx floor", cpu), 1.05, False))
+        checks.append(
+            Check(
+                f"async C={c}: sdk aiohttp / aiohttp floor, req/s",
+                _ratio(a, "sdk aiohttp", "aiohttp floor", rate),
+                0.80,
+                True,
+            )
+        )
+        checks.append(
+            Check(
+                f"sync C={c}: sdk urllib3 / urllib3 floor, req/s",
+                _ratio(s, "sdk urllib3", "urllib3 floor", rate),
+                0.80,
+                True,
+            )
+        )
+        checks.append(
+            Check(
+                f"async C={c}: sdk httpx / httpx floor, CPU per request",
+                _ratio(a, "sdk httpx", "httpx floor", cpu),
+                1.05,
+                False,
+            )
+        )
+        checks.append(
+            Check(
+                f"sync C={c}: sdk httpx / httpx floor, CPU per request",
+                _ratio(s, "sdk httpx", "httpx floor", cpu),
+                1.05,
+                False,
+            )
+        )
     a, s = results["async C=100"], results["sync C=100"]
-    checks.append(Check("async C=100: sdk aiohttp / httpx floor, req/s", _ratio(a, "sdk aiohttp", "httpx floor", rate), 6.0, True))
-    checks.append(Check("sync C=100: sdk urllib3 / httpx floor, req/s", _ratio(s, "sdk urllib3", "httpx floor", rate), 2.0, True))
+    checks.append(
+        Check("async C=100: sdk aiohttp / httpx floor, req/s", _ratio(a, "sdk aiohttp", "httpx floor", rate), 6.0, True)
+    )
+    checks.append(
+        Check("sync C=100: sdk urllib3 / httpx floor, req/s", _ratio(s, "sdk urllib3", "httpx floor", rate), 2.0, True)
+    )
     return checks
 
 

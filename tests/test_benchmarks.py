@@ -40,7 +40,12 @@ def test_concurrency_benchmark_smoke_run() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    for stack in ("async C=100 sdk aiohttp", "async C=1 aiohttp floor", "sync C=100 sdk urllib3", "sync C=1 httpx floor"):
+    for stack in (
+        "async C=100 sdk aiohttp",
+        "async C=1 aiohttp floor",
+        "sync C=100 sdk urllib3",
+        "sync C=1 httpx floor",
+    ):
         assert stack in result.stdout, stack
     assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout
     assert "10 targets" in result.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any
@@ -20,7 +21,8 @@ from hypothesis import strategies as st
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
 
-from .conftest import API_KEY
+from .conftest import API_KEY, ClientFactory
+from .servers import LoopbackServer
 
 BASE = "https://api.animalstore.example/v1"
 SETTINGS = settings(
@@ -258,3 +260,32 @@ def test_any_response_to_the_async_client(response: tuple[int, list[tuple[str, s
                         await operation()
 
     asyncio.run(main())
+
+
+# --- malformed HTTP over real sockets, on every HTTP library ----------------------------------
+
+MALFORMED = [
+    b"garbage\r\n\r\n",
+    b"HTTP/1.1 abc Nope\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 2\r\n\r\n[]",
+    b"HTTP/1.1 200 OK\r\nX-Long: " + b"v" * 70_000 + b"\r\nContent-Length: 2\r\n\r\n[]",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Encoding: gzip\r\n\r\nabcde",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 7\r\n\r\n[]",
+    b"HTTP/1.1 999 Whatever\r\nContent-Length: 0\r\n\r\n",
+    b"\x00\xff\xfe binary soup \r\n\r\n",
+]
+
+
+@pytest.mark.parametrize("answer", MALFORMED, ids=lambda answer: repr(answer[:24]))
+def test_malformed_answers_raise_only_sdk_errors(make_client: ClientFactory, answer: bytes) -> None:
+    """Whatever a socket sends back, every library's client returns or raises an AnimalStoreError."""
+
+    def send(conn: socket.socket) -> bool:
+        conn.sendall(answer)
+        return False
+
+    with LoopbackServer([send]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0, timeout=2.0)
+        for operation in (lambda: client.list_pets(limit=5), lambda: client.create_pet(name="Rex", category_id=1)):
+            _only_sdk_errors(operation)
