@@ -52,15 +52,14 @@ def test_https_and_loopback_are_silent(base_url: str) -> None:
         AnimalStoreClient(API_KEY, base_url=base_url).close()
 
 
-def test_proxy_environment_variables_are_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
-    """HTTP_PROXY routes requests through the proxy, as httpx does."""
+def test_proxy_environment_variables_are_honoured(make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY routes requests through the proxy as httpx does, whichever library sends them."""
     with LoopbackServer([respond(200, [PET])]) as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         monkeypatch.setenv("NO_PROXY", "")
         with pytest.warns(InsecureTransportWarning):
-            client = AnimalStoreClient(API_KEY, base_url="http://pets.internal.example/v1")
-        with client:
-            assert client.list_pets()[0].id == 7
+            client = make_client(base_url="http://pets.internal.example/v1")
+        assert client.list_pets()[0].id == 7
         assert proxy.received[0].target == "http://pets.internal.example/v1/pets"
 
 
