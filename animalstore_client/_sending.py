@@ -20,6 +20,7 @@ import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
+from datetime import timedelta
 from typing import Any, Protocol
 
 import httpx
@@ -251,6 +252,19 @@ def finished_response(
     response._content = content  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # as read() sets it
     response.is_stream_consumed = True
     response.is_closed = True
+    return response
+
+
+def response_from_library(
+    status_code: int, headers: httpx.Headers, content: bytes, request: httpx.Request, reason: str | None, started: float
+) -> httpx.Response:
+    """`finished_response` for a library other than httpx: HTTP/1.1, its reason phrase, and the time taken."""
+    extensions: dict[str, Any] = {
+        "http_version": b"HTTP/1.1",
+        "reason_phrase": (reason or "").encode("latin-1", "replace"),
+    }
+    response = finished_response(status_code, headers, content, request, extensions)
+    response.elapsed = timedelta(seconds=time.monotonic() - started)
     return response
 
 

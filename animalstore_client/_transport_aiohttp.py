@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from datetime import timedelta
-from typing import Any
 
 import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import DEADLINE, Timeouts, finished_response
+from ._sending import DEADLINE, Timeouts, response_from_library
 
 __all__ = ["AiohttpTransport"]
 
@@ -85,13 +83,9 @@ class _AiohttpStream:
             self._response.close()
 
     def complete(self, content: bytes) -> httpx.Response:
-        extensions: dict[str, Any] = {
-            "http_version": b"HTTP/1.1",
-            "reason_phrase": (self._response.reason or "").encode("latin-1", "replace"),
-        }
-        response = finished_response(self.status_code, self.headers, content, self._request, extensions)
-        response.elapsed = timedelta(seconds=time.monotonic() - self._started)
-        return response
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, self._response.reason, self._started
+        )
 
 
 def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:

@@ -15,7 +15,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -32,7 +31,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from ._sending import DEADLINE, Timeouts, finished_response, within
+from ._sending import DEADLINE, Timeouts, response_from_library, within
 
 __all__ = ["Urllib3Transport"]
 
@@ -191,13 +190,9 @@ class _Urllib3Stream:
         response.release_conn()
 
     def complete(self, content: bytes) -> httpx.Response:
-        extensions: dict[str, Any] = {
-            "http_version": b"HTTP/1.1",
-            "reason_phrase": (self._response.reason or "").encode("latin-1", "replace"),
-        }
-        response = finished_response(self.status_code, self.headers, content, self._request, extensions)
-        response.elapsed = timedelta(seconds=time.monotonic() - self._started)
-        return response
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, self._response.reason, self._started
+        )
 
 
 class Urllib3Transport:
