@@ -22,7 +22,6 @@ __all__ = ["AiohttpTransport"]
 
 # Headers aiohttp writes itself from the request.
 _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
-_CHUNK = 64 * 1024
 
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
