@@ -167,3 +167,38 @@ def test_one_unknown_status_keeps_the_page_on_the_fast_path(monkeypatch: pytest.
     assert pets[50].status == "reserved"
     assert isinstance(pets[50].status, PetStatus)
     assert pets[49].status is PetStatus.AVAILABLE
+
+
+def test_pets_parsed_from_a_page_are_the_objects_the_constructor_builds() -> None:
+    """The parser sets Pet's slots directly; the result equals, hashes, pickles and reprs as Pet(...) does."""
+    from animalstore_client._models import pet_status_from_wire
+    from animalstore_client._serde import structure
+
+    data = [
+        {"id": 7, "name": "Rex", "categoryId": 3, "status": "sold"},
+        {"id": 8, "name": "Tom", "categoryId": 1},
+        {"id": 9, "name": "Ada", "categoryId": 2, "status": "adopted"},
+    ]
+    expected = [
+        Pet(7, "Rex", 3, PetStatus.SOLD),
+        Pet(8, "Tom", 1),
+        Pet(9, "Ada", 2, pet_status_from_wire("adopted")),
+    ]
+    parsed = structure(data, list[Pet])
+    assert parsed == expected
+    for pet, twin in zip(parsed, expected):
+        assert type(pet) is Pet
+        assert attrs.asdict(pet, recurse=False) == attrs.asdict(twin, recurse=False)
+        assert hash(pet) == hash(twin) and repr(pet) == repr(twin)
+        assert pickle.loads(pickle.dumps(pet)) == twin
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            pet.name = "changed"  # type: ignore[misc]
+
+
+def test_the_fast_parser_sets_every_field_pet_has() -> None:
+    """Adding a field to Pet without teaching the parser to set it fails here, not in production."""
+    from animalstore_client import _serde
+
+    setters = (_serde._SET_ID, _serde._SET_NAME, _serde._SET_CATEGORY_ID, _serde._SET_STATUS)
+    assert [f.name for f in attrs.fields(Pet)] == ["id", "name", "category_id", "status"]
+    assert len(setters) == len(attrs.fields(Pet))
