@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, Protocol
@@ -37,6 +37,7 @@ __all__ = [
     "BodyReader",
     "Timeouts",
     "finished_response",
+    "headers_from_library",
     "within",
 ]
 
@@ -248,11 +249,24 @@ def finished_response(
     httpx's own ``read()`` sets it. ``tests/test_seam.py`` checks the result
     behaves as a read response (``content``, ``text``, ``json()``).
     """
-    response = httpx.Response(status_code, headers=headers, request=request, extensions=extensions, stream=_DONE)
+    response = httpx.Response(status_code, request=request, extensions=extensions, stream=_DONE)
+    response.headers = headers  # the transport's own object: no copy, and its encoding is known already
     response._content = content  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # as read() sets it
     response.is_stream_consumed = True
     response.is_closed = True
     return response
+
+
+def headers_from_library(pairs: Iterable[tuple[bytes, bytes]]) -> httpx.Headers:
+    """An `httpx.Headers` holding a library's raw header pairs as they came.
+
+    ``httpx.Headers(pairs)`` normalises and type-checks each name and value
+    that arrived as bytes already; this fills httpx's own list directly
+    (tests/test_seam.py checks the result against ``httpx.Headers(pairs)``).
+    """
+    headers = httpx.Headers()
+    headers._list = [(name, name.lower(), value) for name, value in pairs]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+    return headers
 
 
 def response_from_library(
@@ -379,14 +393,17 @@ class BodyReader:
         """Whether ``limit`` bytes are in: the rest of the body is not wanted."""
         self._stages: list[_Stage] = []
         # Codings are listed in the order they were applied: undo them backwards.
-        for value in reversed(headers.get_list("content-encoding", split_commas=True)):
+        # httpx's own (name, lowercased name, value) list: get_list() would decode every header first.
+        encodings = [value for _, name, value in headers._list if name == b"content-encoding"]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+        codings = [part for value in encodings for part in value.split(b",")] if encodings else ()
+        for value in reversed(codings):
             coding = value.strip().lower()
-            if coding in ("gzip", "deflate"):
+            if coding in (b"gzip", b"deflate"):
                 if len(self._stages) == MAX_CODINGS:
                     raise httpx.DecodingError(
                         f"Content-Encoding: more than {MAX_CODINGS} codings in a row", request=request
                     )
-                self._stages.append(zlib.decompressobj(zlib.MAX_WBITS | 16) if coding == "gzip" else _Deflate())
+                self._stages.append(zlib.decompressobj(zlib.MAX_WBITS | 16) if coding == b"gzip" else _Deflate())
 
     def feed(self, data: bytes) -> bool:
         """Take the next raw chunk; return whether more are wanted."""

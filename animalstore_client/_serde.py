@@ -74,9 +74,7 @@ _STATUS_OR_NONE: dict[object, PetStatus | None] = {None: None, **_KNOWN_STATUSES
 # cost of a page. The result is the same object (tests/test_serde.py compares
 # it field for field with Pet(...), and fails if Pet gains a field).
 _new_object = object.__new__
-_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (
-    getattr(Pet, field.name).__set__ for field in attrs.fields(Pet)
-)
+_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
 
 
 def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:

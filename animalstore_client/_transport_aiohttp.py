@@ -16,13 +16,15 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import DEADLINE, Timeouts, response_from_library
+from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library
 
 __all__ = ["AiohttpTransport"]
 
 # Headers aiohttp writes itself from the request.
 _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 
+
+_URLS_KEPT = 256
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
 _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
@@ -57,7 +59,7 @@ class _AiohttpStream:
         self._request = request
         self._started = started
         self.status_code = response.status
-        self.headers = httpx.Headers(list(response.raw_headers))
+        self.headers = headers_from_library(response.raw_headers)
         self.content: bytes | None = None
 
     async def _chunks(self) -> AsyncIterator[bytes]:
@@ -102,7 +104,7 @@ def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_owned", "_proxies", "_session")
+    __slots__ = ("_closed", "_owned", "_proxies", "_session", "_urls")
 
     def __init__(self, session: object = None) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)
@@ -110,6 +112,7 @@ class AiohttpTransport:
         self._owned = session is None
         self._closed = False
         self._proxies: dict[bytes, str | None] = {}
+        self._urls: dict[str, URL] = {}
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -149,11 +152,17 @@ class AiohttpTransport:
         if session is None:
             session = self._session = self._own_session()
         headers = [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP]
+        text = str(request.url)
+        url = self._urls.get(text)
+        if url is None:  # parsed once per distinct URL: list pages repeat theirs
+            if len(self._urls) >= _URLS_KEPT:
+                self._urls.clear()
+            url = self._urls[text] = URL(text, encoded=True)
         started = time.monotonic()
         try:
             response = await session.request(
                 request.method,
-                URL(str(request.url), encoded=True),
+                url,
                 headers=headers,
                 data=request.content or None,
                 allow_redirects=False,

@@ -31,7 +31,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from ._sending import DEADLINE, Timeouts, response_from_library, within
+from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library, within
 
 __all__ = ["Urllib3Transport"]
 
@@ -121,6 +121,8 @@ def _disarm() -> None:
 # Headers urllib3 writes itself from the request.
 _LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})
 _CHUNK = 64 * 1024
+# What retries=False becomes inside urllib3, built once rather than per call (it is immutable).
+_NO_RETRIES = urllib3.Retry(total=False, redirect=False)
 
 
 # urllib3's failures, most specific first (NewConnectionError is a ConnectTimeoutError),
@@ -157,7 +159,11 @@ class _Urllib3Stream:
         self._started = started
         self._read_timeout = read_timeout
         self.status_code = response.status
-        self.headers = httpx.Headers(list(response.headers.items()))
+        pairs = response.headers.iteritems()
+        # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
+        self.headers = headers_from_library(
+            [(name.encode("latin-1", "replace"), value.encode("latin-1", "replace")) for name, value in pairs]
+        )
         self.content: bytes | None = None
         self._done = False
 
@@ -198,13 +204,18 @@ class _Urllib3Stream:
 class Urllib3Transport:
     """The seam over a `urllib3.PoolManager`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_manager", "_owned")
+    __slots__ = ("_closed", "_last_timeout", "_manager", "_owned")
 
     def __init__(self, manager: object = None, *, base_url: str) -> None:
         assert manager is None or isinstance(manager, urllib3.PoolManager)
         self._owned = manager is None
         self._manager = manager if manager is not None else self._own_manager(base_url)
         self._closed = False
+        # The last timeouts and their urllib3.Timeout: calls mostly repeat them.
+        self._last_timeout: tuple[tuple[float | None, float | None], urllib3.Timeout] = (
+            (None, None),
+            urllib3.Timeout(connect=None, read=None),
+        )
 
     @staticmethod
     def _own_manager(base_url: str) -> urllib3.PoolManager:
@@ -235,7 +246,10 @@ class Urllib3Transport:
         # A plain dict: the SDK's header names are unique (checked as a mapping).
         headers = {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3}
         read = timeouts.get("read")
-        timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
+        key, timeout = self._last_timeout
+        if key != (connect := timeouts.get("connect"), read):
+            timeout = urllib3.Timeout(connect=connect, read=read)
+            self._last_timeout = ((connect, read), timeout)
         started = time.monotonic()
         try:
             response = self._manager.urlopen(
@@ -244,7 +258,7 @@ class Urllib3Transport:
                 body=request.content or None,
                 headers=headers,
                 redirect=False,
-                retries=False,
+                retries=_NO_RETRIES,
                 preload_content=False,
                 decode_content=False,
                 timeout=timeout,

@@ -170,23 +170,30 @@ def run_async(
 
     async def main() -> Result:
         call, close = await make()
-        for _ in range(max(20, n // 10)):  # warm up: connections, caches
-            await call()
         latencies: list[float] = []
 
-        async def worker(count: int) -> None:
+        async def worker(count: int, record: bool) -> None:
             for _ in range(count):
                 started = time.perf_counter()
                 await call()
-                latencies.append(time.perf_counter() - started)
+                if record:
+                    latencies.append(time.perf_counter() - started)
 
+        # Warm up at the same concurrency: the pool opens its connections here,
+        # not inside the measurement (that surge is not the steady state).
+        await asyncio.gather(*(worker(_warm_up(n, concurrency), False) for _ in range(concurrency)))
         cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
-        await asyncio.gather(*(worker(n // concurrency) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(n // concurrency, True) for _ in range(concurrency)))
         wall, cpu, server = time.perf_counter() - wall, time.process_time() - cpu, server_cpu() - server
         await close()
         return Result(wall, cpu, latencies, server / wall)
 
     return asyncio.run(main())
+
+
+def _warm_up(n: int, concurrency: int) -> int:
+    """Calls per worker before measuring: a tenth of the run, and at least two each."""
+    return max(2, n // 10 // concurrency, 20 // concurrency)
 
 
 def run_sync(
@@ -197,20 +204,25 @@ def run_sync(
 ) -> Result:
     """``n`` calls from ``concurrency`` threads sharing one fresh client."""
     call, close = make()
-    for _ in range(max(20, n // 10)):
-        call()
     latencies: list[float] = []
     lock = threading.Lock()
 
-    def worker(count: int) -> None:
+    def worker(count: int, record: bool = True) -> None:
         mine = []
         for _ in range(count):
             started = time.perf_counter()
             call()
             mine.append(time.perf_counter() - started)
-        with lock:
-            latencies.extend(mine)
+        if record:
+            with lock:
+                latencies.extend(mine)
 
+    # Warm up at the same concurrency, so that every thread's connection is open before measuring.
+    warm = [threading.Thread(target=worker, args=(_warm_up(n, concurrency), False)) for _ in range(concurrency)]
+    for thread in warm:
+        thread.start()
+    for thread in warm:
+        thread.join()
     threads = [threading.Thread(target=worker, args=(n // concurrency,)) for _ in range(concurrency)]
     cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
     for thread in threads:
@@ -306,7 +318,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny counts; targets reported, not enforced")
     parser.add_argument("-n", type=int, default=5000, help="calls per run (default 5,000)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--server",
         choices=["nginx", "fake"],

@@ -186,10 +186,11 @@ def test_pets_parsed_from_a_page_are_the_objects_the_constructor_builds() -> Non
     ]
     parsed = structure(data, list[Pet])
     assert parsed == expected
-    for pet, twin in zip(parsed, expected):
+    for pet, twin in zip(parsed, expected, strict=True):
         assert type(pet) is Pet
         assert attrs.asdict(pet, recurse=False) == attrs.asdict(twin, recurse=False)
-        assert hash(pet) == hash(twin) and repr(pet) == repr(twin)
+        assert hash(pet) == hash(twin)
+        assert repr(pet) == repr(twin)
         assert pickle.loads(pickle.dumps(pet)) == twin
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             pet.name = "changed"  # type: ignore[misc]

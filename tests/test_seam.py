@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import time
 
 import httpx
 import pytest
@@ -83,6 +85,23 @@ def test_the_connection_is_reused_after_a_body_is_read() -> None:
         assert server.connections == 1
 
 
+def test_an_idle_connection_the_server_closed_is_not_reused(make_client: ClientFactory) -> None:
+    """A keep-alive connection the server closed while it sat idle is noticed before use: no retry is needed."""
+    answer = respond(200, [PET])
+
+    def answer_then_close(conn: socket.socket) -> bool:
+        answer(conn)  # no "Connection: close": the client keeps the connection for the next call
+        return False
+
+    with LoopbackServer([answer_then_close]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0)
+        assert client.list_pets()[0].id == 7
+        time.sleep(0.3)  # the server's close reaches the client's idle socket
+        assert client.list_pets()[0].id == 7  # with max_retries=0 a stale connection would fail the call
+        assert server.connections == 2
+        client.close()
+
+
 def test_the_seam_reports_its_clients_state_and_headers() -> None:
     """default_headers and is_closed come from the httpx client behind the seam."""
     http = httpx.AsyncClient(headers={"X-Trace": "t"})
@@ -107,3 +126,27 @@ def test_a_finished_response_behaves_as_a_read_one() -> None:
     assert response.headers["content-encoding"] == "gzip"  # the server's, though the body is decoded
     assert response.is_closed
     assert response.reason_phrase == "OK"
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(b"Content-Type", b"application/json"), (b"Set-Cookie", b"a=1"), (b"set-cookie", b"b=2")],
+        [(b"X-Name", "caf\u00e9".encode("latin-1")), (b"X-Utf8", "\u00e9t\u00e9".encode())],
+        [],
+    ],
+    ids=["ascii-repeated", "non-ascii", "empty"],
+)
+def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[bytes, bytes]]) -> None:
+    """The shortcut that fills httpx.Headers directly gives what httpx.Headers(pairs) gives, on every read."""
+    from animalstore_client._sending import headers_from_library
+
+    fast, slow = headers_from_library(pairs), httpx.Headers(pairs)
+    assert fast.raw == slow.raw
+    assert fast.multi_items() == slow.multi_items()
+    assert fast.encoding == slow.encoding
+    assert fast == slow
+    assert fast.get_list("set-cookie") == slow.get_list("set-cookie")
+    assert dict(fast.copy()) == dict(slow)
+    fast["X-Added"] = "1"
+    assert fast["x-added"] == "1"
