@@ -1,6 +1,6 @@
 """Requests per second against a server that is not the bottleneck: every backend beside its library's floor.
 
-    python benchmarks/concurrency.py            # N = 5,000 per run, 3 rounds; exits 1 if a target is missed
+    python benchmarks/concurrency.py            # N = 5,000 per run, 5 rounds; exits 1 if a target is missed
     python benchmarks/concurrency.py --quick    # tiny counts, targets reported but not enforced
     python benchmarks/concurrency.py --quick --server fake  # no nginx: the CI smoke test that keeps this working
 
