@@ -126,16 +126,21 @@ class ClientValidationError(AnimalStoreError, ValueError):
     except ClientValidationError as exc:
         assert exc.argument == "limit"
     ```
+
+    Your own test doubles can raise it with a message alone:
+    ``ClientValidationError("limit must be 1..100")``.
     """
 
-    argument: str
-    """The name of the offending argument (or environment variable)."""
-    rule: str
-    """The rule it broke, in words."""
+    argument: str | None
+    """The name of the offending argument (or environment variable); ``None`` when not given."""
+    rule: str | None
+    """The rule it broke, in words; ``None`` when not given."""
     value: object
-    """The value given (``None`` when the value is a secret)."""
+    """The value given (``None`` when the value is a secret, or not given)."""
 
-    def __init__(self, message: str, *, argument: str, rule: str, value: object) -> None:
+    def __init__(
+        self, message: str, *, argument: str | None = None, rule: str | None = None, value: object = None
+    ) -> None:
         super().__init__(message)
         self.argument = argument
         self.rule = rule

@@ -32,7 +32,7 @@ EXPECTED = {
     ],
     "migrate_from_get_pet.py": ["[DeprecationWarning]", "find_pet(1, available) -> Biscuit", "same pet: True"],
     "messages_quickstart.py": ["HTTP 202", "status: queued", "message: Hello from the SDK"],
-    "test_my_app.py": ["3 passed"],
+    "test_my_app.py": ["6 passed"],
 }
 
 

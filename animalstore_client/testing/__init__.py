@@ -16,16 +16,19 @@ to applications that do not test.
 """
 
 from .. import _public
-from ._store import FAKE_BASE_URL, FakeAnimalStore, FakeResponse, RecordedRequest
+from ._errors import make_status_error
+from ._store import FAKE_BASE_URL, ConnectionFaultKind, FakeAnimalStore, FakeResponse, RecordedRequest
 from ._transport import AsyncFakeTransport, FakeTransport
 
 __all__ = [
     "FAKE_BASE_URL",
     "AsyncFakeTransport",
+    "ConnectionFaultKind",
     "FakeAnimalStore",
     "FakeResponse",
     "FakeTransport",
     "RecordedRequest",
+    "make_status_error",
 ]
 
 _public.show_public_module(globals())

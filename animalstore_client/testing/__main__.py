@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
+from .._exceptions import AnimalStoreError
 from ._server import make_server
 from ._store import FakeAnimalStore
 
@@ -19,18 +22,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--api-key", action="append", dest="api_keys", metavar="KEY", help="accepted key (repeatable; default test-key)"
     )
+    parser.add_argument("--pets", metavar="FILE", help="seed the store from a JSON array of pets")
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="answer the control API under /_fake/ (reset, seed, faults, recorded requests)",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be from 0 to 65535, got {args.port}")
-    store = FakeAnimalStore(api_keys=args.api_keys or ("test-key",))
+    pets: list[object] = []
+    if args.pets is not None:
+        try:
+            loaded = json.loads(Path(args.pets).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            parser.error(f"--pets {args.pets}: {exc}")
+        if not isinstance(loaded, list):
+            parser.error(f"--pets {args.pets}: must hold a JSON array of pets, got {type(loaded).__name__}")
+        pets = loaded  # pyright: ignore[reportUnknownVariableType]
     try:
-        server = make_server(store, args.port, quiet=args.quiet)
+        store = FakeAnimalStore(api_keys=args.api_keys or ("test-key",), pets=pets)  # type: ignore[arg-type]
+    except AnimalStoreError as exc:
+        parser.error(f"--pets {args.pets}: {exc}")
+    try:
+        server = make_server(store, args.port, quiet=args.quiet, control=args.control)
     except OSError as exc:
         print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     print(f"FakeAnimalStore serving at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     print(f"API key: {store.api_key}", flush=True)
+    if args.control:
+        print(f"Control API: http://127.0.0.1:{server.server_address[1]}/_fake/", flush=True)
     print("Press Ctrl+C to stop.", flush=True)
     try:
         server.serve_forever()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import select
 import socket
+import struct
 import threading
 import time
 from collections.abc import Generator
@@ -13,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ._control import CONTROL_PREFIX
+from ._control import control as answer_control
 from ._store import MAX_BODY_BYTES, FakeResponse, error_response, sleep
 
 if TYPE_CHECKING:
@@ -27,6 +32,8 @@ _HEAD_TIMEOUT = 10.0
 """Seconds a client may take over its request line and headers (per read) before the connection closes."""
 _BODY_TIMEOUT = 10.0
 """Seconds a client may take to send a whole body, however it trickles; then 408."""
+_UNANSWERED = 30.0
+"""Seconds a "timeout" connection fault holds a connection unanswered, at most."""
 _LENGTH = re.compile(r"[0-9]{1,19}")
 _CHUNK_SIZE = re.compile(r"[0-9A-Fa-f]{1,16}")
 
@@ -41,7 +48,9 @@ class _Refused(Exception):
         self.message = message
 
 
-def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) -> ThreadingHTTPServer:
+def make_server(
+    store: FakeAnimalStore, port: int = 0, *, quiet: bool = True, control: bool = False
+) -> ThreadingHTTPServer:
     """A `ThreadingHTTPServer` on 127.0.0.1:``port`` answering from ``store``.
 
     It answers whatever arrives: chunked bodies are read as bodies; a bad or
@@ -49,7 +58,8 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
     a header section too large gets a 4xx Error body and a closed connection
     (so the next bytes are never taken for a request); a client that sends
     nothing is disconnected after 10 s. No input leaves a traceback or a
-    parked thread.
+    parked thread. With ``control`` the control API answers under
+    ``/_fake/`` (see ``_control``); without it, that is refused with 403.
     """
 
     class Handler(BaseHTTPRequestHandler):
@@ -71,15 +81,32 @@ def make_server(store: FakeAnimalStore, port: int = 0, *, quiet: bool = True) ->
                 self._answer(error_response(exc.status, exc.code, exc.message, {"Connection": "close"}))
                 return
             url = urlsplit(self.path)
+            if url.path == CONTROL_PREFIX or url.path.startswith(CONTROL_PREFIX + "/"):
+                self._answer(answer_control(store, self.command, url.path, body, enabled=control))
+                return
             headers = {name.lower(): value for name, value in self.headers.items()}
             try:
                 # Served at once, answered late: a slow answer may follow a stored pet.
-                response = store.handle(self.command, url.path, url.query, headers, body)
+                answer, fault = store.exchange(self.command, url.path, url.query, headers, body)
             except Exception as exc:  # noqa: BLE001 (a fake that crashes must still answer)
                 self.close_connection = True
-                response = error_response(500, "internal_error", f"The fake store failed: {type(exc).__name__}")
+                answer, fault = error_response(500, "internal_error", f"The fake store failed: {type(exc).__name__}"), None
+            if fault is not None or answer is None:
+                self._drop(fault)
+                return
             sleep(store.next_delay())
-            self._answer(response)
+            self._answer(answer)
+
+        def _drop(self, fault: str | None) -> None:
+            """Carry out a connection fault: reset now, or after holding the connection unanswered."""
+            self.close_connection = True
+            if fault == "timeout":
+                # Unanswered until the client gives up (its close makes the socket readable) or 30 s pass.
+                with contextlib.suppress(OSError):
+                    select.select([self.connection], [], [], _UNANSWERED)
+            # SO_LINGER 0: close() sends a reset, as a crashed or refusing peer does.
+            with contextlib.suppress(OSError):
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
         def _answer(self, response: FakeResponse) -> None:
             self.send_response(response.status)
@@ -190,9 +217,9 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def running_server(store: FakeAnimalStore, port: int = 0) -> Generator[str]:
+def running_server(store: FakeAnimalStore, port: int = 0, *, control: bool = False) -> Generator[str]:
     """Run ``make_server`` in a background thread; yield its base URL; stop it on exit."""
-    server = make_server(store, port)
+    server = make_server(store, port, control=control)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

@@ -18,18 +18,35 @@ from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qs
 
 import attrs
 
+from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Timeout
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
 from .._models import Pet, PetStatus
-from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, check_api_key
+from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, NOT_GIVEN, NotGiven, check_api_key
 
-__all__ = ["FAKE_BASE_URL", "MAX_BODY_BYTES", "FakeAnimalStore", "FakeResponse", "RecordedRequest"]
+__all__ = [
+    "FAKE_BASE_URL",
+    "MAX_BODY_BYTES",
+    "ConnectionFaultKind",
+    "FakeAnimalStore",
+    "FakeResponse",
+    "RecordedRequest",
+]
+
+ConnectionFaultKind = Literal["refused", "reset", "timeout"]
+"""What `FakeAnimalStore.fail_next_connection` does to a request.
+
+- ``"refused"``: the request never reaches the store (nothing is recorded or stored).
+- ``"reset"``: the store acts on the request, then the connection drops before the answer.
+- ``"timeout"``: the store acts on the request, and the answer never comes in time.
+"""
+_CONNECTION_FAULTS: tuple[str, ...] = get_args(ConnectionFaultKind)
 
 FAKE_BASE_URL = "https://fake.animalstore.invalid/v1"
 """The base URL of clients made by `FakeAnimalStore.client`; nothing resolves it."""
@@ -57,6 +74,8 @@ class RecordedRequest:
     headers: dict[str, str]
     json: Any
     """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
+    request_id: str = ""
+    """The ``x-request-id`` the store answered with (``exc.request_id`` on the client side)."""
 
 
 @attrs.frozen
@@ -78,6 +97,8 @@ class _Fault:
     remaining: int
     retry_after: str | None
     body: object
+    connection: str | None = None
+    """A `ConnectionFaultKind`, or None for a status fault."""
 
 
 class _BadRequest(Exception):
@@ -155,16 +176,39 @@ class FakeAnimalStore:
         self._api_keys = tuple(check_api_key(key) for key in keys)
         self._lock = threading.Lock()
         self._pets: dict[int, Pet] = {}
-        for item in pets:
-            pet = item if isinstance(item, Pet) else Pet.from_dict(item)
-            self._pets[pet.id] = pet
-        self._ids = itertools.count(max(self._pets, default=0) + 1)
+        self._ids = itertools.count(1)
         self._faults: deque[_Fault] = deque()
         self._delays: deque[list[float]] = deque()
         self._requests: list[RecordedRequest] = []
+        self._retry_delays: list[float] = []
+        self.add_pets(pets)
 
     def __repr__(self) -> str:
         return f"<FakeAnimalStore pets={len(self._pets)} requests={len(self._requests)}>"
+
+    # --- state ----------------------------------------------------------------------------
+
+    def add_pets(self, pets: Iterable[Pet | Mapping[str, Any]]) -> None:
+        """Put animals in the store (`Pet` objects or their JSON dicts); a pet with an existing id replaces it.
+
+        Ids the store assigns afterwards continue after the highest one present.
+        Every item is checked before any is added.
+        """
+        checked = [item if isinstance(item, Pet) else Pet.from_dict(item) for item in pets]
+        with self._lock:
+            for pet in checked:
+                self._pets[pet.id] = pet
+            self._ids = itertools.count(max(self._pets, default=0) + 1)
+
+    def reset(self) -> None:
+        """Empty the store: no pets, requests, faults, delays or recorded retry delays; ids start at 1 again."""
+        with self._lock:
+            self._pets.clear()
+            self._ids = itertools.count(1)
+            self._faults.clear()
+            self._delays.clear()
+            self._requests.clear()
+            self._retry_delays.clear()
 
     # --- inspection and fault injection -------------------------------------------------
 
@@ -209,6 +253,53 @@ class FakeAnimalStore:
         with self._lock:
             self._faults.append(_Fault(status, times, header, body))
 
+    def fail_next_connection(self, kind: ConnectionFaultKind, *, times: int = 1) -> None:
+        """Fail the connection of the next ``times`` requests, as a network would.
+
+        ``kind`` is ``"refused"`` (the request never reaches the store:
+        nothing is recorded or stored), ``"reset"`` (the store acts on the
+        request, a create stores its pet, then the connection drops before
+        the answer: the ambiguous case) or ``"timeout"`` (the store acts, and
+        the answer never comes in time).
+
+        In-process clients see the httpx exception a real network gives
+        (`httpx.ConnectError`, `httpx.ReadError`, `httpx.ReadTimeout`, at
+        once), so the SDK's retry rules apply unchanged. Over `serve` the
+        server closes the connection with a reset as the request arrives
+        (``"refused"``: a client cannot tell that from ``"reset"``, as over a
+        real network once a connection is open), after acting on it
+        (``"reset"``), or holds it unanswered until the client gives up or 30
+        seconds pass (``"timeout"``). Faults of both kinds queue in the order
+        they were added.
+        """
+        if kind not in _CONNECTION_FAULTS:
+            raise ClientValidationError(
+                f"kind must be one of {', '.join(_CONNECTION_FAULTS)}, got {kind!r}",
+                argument="kind",
+                rule=f"one of {', '.join(_CONNECTION_FAULTS)}",
+                value=kind,
+            )
+        _check_times(times)
+        with self._lock:
+            self._faults.append(_Fault(0, times, None, None, connection=kind))
+
+    @property
+    def retry_delays(self) -> list[float]:
+        """The seconds each retry of a kit-made client would have slept, oldest first.
+
+        Clients from `client`, `async_client` and the pytest fixtures do not
+        sleep between retries: they record the delay here and go on, so a
+        test of backoff or ``Retry-After`` takes milliseconds. They use no
+        jitter, so the delays are the retry policy's exact values (0.5, 1.0,
+        2.0, ... or the ``Retry-After`` given).
+        """
+        with self._lock:
+            return list(self._retry_delays)
+
+    def _slept(self, seconds: float) -> None:
+        with self._lock:
+            self._retry_delays.append(seconds)
+
     def delay_next(self, seconds: float, *, times: int = 1) -> None:
         """Wait ``seconds`` before answering each of the next ``times`` requests.
 
@@ -238,58 +329,145 @@ class FakeAnimalStore:
 
     # --- ways in ------------------------------------------------------------------------
 
-    def client(self, **options: Any) -> AnimalStoreClient:
+    def client(
+        self,
+        *,
+        api_key: str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> AnimalStoreClient:
         """An `AnimalStoreClient` wired to this store in-process (no sockets).
 
-        Uses the store's first key unless ``api_key=`` is passed; other
-        options are passed on to the client.
+        The options are the client constructor's, with the same defaults;
+        ``api_key`` defaults to the store's first key (pass another to test a
+        wrong one). ``base_url`` and ``http_client`` are the kit's to set, and
+        ``environment`` and ``backend`` choose where and how to connect, so
+        none of the four is taken. Retries do not sleep: the delays go to
+        `retry_delays`. The client owns its in-process transport: closing it
+        closes that, and a forked child gets a fresh one.
         """
+        import httpx
+
+        from .._transport_sync import HttpxTransport
         from ._transport import FakeTransport
 
-        options.setdefault("api_key", self.api_key)
-        options.setdefault("base_url", FAKE_BASE_URL)
+        client = AnimalStoreClient(
+            self.api_key if api_key is None else api_key,
+            base_url=FAKE_BASE_URL,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
+            http_client=httpx.Client(transport=FakeTransport(self)),
+        )
+        _adopt(client, lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept)
+        return client
+
+    def async_client(
+        self,
+        *,
+        api_key: str | None = None,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> AsyncAnimalStoreClient:
+        """An `AsyncAnimalStoreClient` wired to this store in-process (no sockets); options as for `client`.
+
+        Like a client with an SDK-owned pool, it works from any event loop:
+        the first call in a new loop starts a fresh in-process transport
+        there, so a client made once (a module-scoped fixture) serves tests
+        that each run their own loop.
+        """
         import httpx
 
-        return AnimalStoreClient(http_client=httpx.Client(transport=FakeTransport(self)), **options)
-
-    def async_client(self, **options: Any) -> AsyncAnimalStoreClient:
-        """An `AsyncAnimalStoreClient` wired to this store in-process (no sockets)."""
+        from .._transport_async import AsyncHttpxTransport
         from ._transport import AsyncFakeTransport
 
-        options.setdefault("api_key", self.api_key)
-        options.setdefault("base_url", FAKE_BASE_URL)
-        import httpx
+        async def slept(seconds: float) -> None:
+            self._slept(seconds)
 
-        return AsyncAnimalStoreClient(http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)), **options)
+        client = AsyncAnimalStoreClient(
+            self.api_key if api_key is None else api_key,
+            base_url=FAKE_BASE_URL,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
+            http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)),
+        )
+        _adopt(client, lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept)
+        return client
 
     @contextmanager
-    def serve(self, *, port: int = 0) -> Generator[str]:
+    def serve(self, *, port: int = 0, control: bool = False) -> Generator[str]:
         """Serve this store over HTTP on 127.0.0.1 in a background thread; yields the base URL.
 
         ``port=0`` picks a free port. The server stops when the block exits.
+        ``control=True`` turns on the control API under
+        ``http://127.0.0.1:<port>/_fake/`` (reset, seed pets, inject faults,
+        read requests) for a process that cannot reach this object.
         """
         from ._server import running_server
 
-        with running_server(self, port=port) as base_url:
+        with running_server(self, port=port, control=control) as base_url:
             yield base_url
 
     # --- the service ------------------------------------------------------------------
 
     def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> FakeResponse:
-        """Answer one request. ``headers`` must have lower-case names; ``query`` is the raw query string."""
+        """Answer one request. ``headers`` must have lower-case names; ``query`` is the raw query string.
+
+        A status fault from `fail_next` is taken here; connection faults
+        belong to the transports and the server, which carry them out.
+        """
+        return self._handle(method, path, query, headers, body, take_fault=True)
+
+    def exchange(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[FakeResponse | None, ConnectionFaultKind | None]:
+        """`handle` as a transport needs it: the answer and the connection fault to carry out, if any.
+
+        For ``"refused"`` the answer is ``None`` (the store never saw the
+        request); for ``"reset"`` and ``"timeout"`` the store has acted and
+        the answer must not be delivered.
+        """
+        kind = self._take_connection_fault()
+        if kind == "refused":
+            return None, kind
+        return self._handle(method, path, query, headers, body, take_fault=kind is None), kind
+
+    def _handle(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, *, take_fault: bool
+    ) -> FakeResponse:
         method = method.upper()
         parsed_query = parse_qs(query, keep_blank_values=True)
-        self._record(method, path, parsed_query, headers, body)
-        fault = self._take_fault()
+        request_id = f"req_{uuid.uuid4().hex[:20]}"
+        self._record(method, path, parsed_query, headers, body, request_id)
+        fault = self._take_fault() if take_fault else None
         if fault is not None:
-            return fault
-        response = self._route(method, path, parsed_query, headers, body)
-        if _PET_PATH.match(path.removeprefix(_PREFIX)) and path.startswith(_PREFIX + "/"):
-            response.headers.update({"Deprecation": DEPRECATION, "Sunset": SUNSET})
+            response = fault
+        else:
+            response = self._route(method, path, parsed_query, headers, body)
+            if _PET_PATH.match(path.removeprefix(_PREFIX)) and path.startswith(_PREFIX + "/"):
+                response.headers.update({"Deprecation": DEPRECATION, "Sunset": SUNSET})
+        response.headers["x-request-id"] = request_id
         return response
 
     def _record(
-        self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        body: bytes,
+        request_id: str,
     ) -> None:
         shown = {
             name: ("Bearer [redacted]" if value.startswith("Bearer ") else "[redacted]")
@@ -302,11 +480,21 @@ class FakeAnimalStore:
         except (ValueError, RecursionError):
             data = None
         with self._lock:
-            self._requests.append(RecordedRequest(method, path, query, shown, data))
+            self._requests.append(RecordedRequest(method, path, query, shown, data, request_id))
+
+    def _take_connection_fault(self) -> ConnectionFaultKind | None:
+        with self._lock:
+            if not self._faults or self._faults[0].connection is None:
+                return None
+            fault = self._faults[0]
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.popleft()
+        return cast("ConnectionFaultKind", fault.connection)
 
     def _take_fault(self) -> FakeResponse | None:
         with self._lock:
-            if not self._faults:
+            if not self._faults or self._faults[0].connection is not None:
                 return None
             fault = self._faults[0]
             fault.remaining -= 1
@@ -436,6 +624,25 @@ class FakeAnimalStore:
             "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         return _ok(202, reply)
+
+
+def _no_jitter() -> float:
+    return 0.0
+
+
+def _adopt(client: object, new_transport: object, sleep: object) -> None:
+    """Make a kit client own its in-process transport, as the SDK owns its pool, and record instead of sleeping.
+
+    Set on the instance, so `with_options` copies carry them too: a new event
+    loop or a forked child gets a fresh in-process transport from
+    ``new_transport`` instead of the error a caller's own client gets.
+    """
+    state = vars(client)
+    state["_new_transport"] = new_transport
+    state["_sleep"] = sleep
+    state["_jitter"] = _no_jitter  # delays are then the policy's exact values, for tests to assert
+    state["_owns_pool"] = True
+    state["_pool"].owned = True
 
 
 def _not_allowed(method: str, allowed: str) -> FakeResponse:

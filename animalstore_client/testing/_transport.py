@@ -28,6 +28,19 @@ def _to_httpx(response: FakeResponse, request: httpx.Request) -> httpx.Response:
     return httpx.Response(response.status, headers=response.headers, content=response.content, request=request)
 
 
+def _answer(store: FakeAnimalStore, request: httpx.Request) -> httpx.Response:
+    """The store's answer, or the httpx exception a real network gives for an injected connection fault."""
+    response, fault = store.exchange(*_parts(request))
+    if fault == "refused":
+        raise httpx.ConnectError("FakeAnimalStore: connection refused (injected)", request=request)
+    if fault == "reset":
+        raise httpx.ReadError("FakeAnimalStore: connection reset by peer (injected)", request=request)
+    if fault == "timeout":
+        raise httpx.ReadTimeout("FakeAnimalStore: the answer did not come in time (injected)", request=request)
+    assert response is not None
+    return _to_httpx(response, request)
+
+
 class FakeTransport(httpx.BaseTransport):
     """A sync transport answering from a `FakeAnimalStore`; no sockets are opened."""
 
@@ -38,7 +51,7 @@ class FakeTransport(httpx.BaseTransport):
         """Answer ``request`` from the store, after any injected delay."""
         request.read()
         # Served at once, answered late: a slow answer may follow a stored pet.
-        response = _to_httpx(self.store.handle(*_parts(request)), request)
+        response = _answer(self.store, request)
         delay = self.store.next_delay()
         limit = _read_timeout(request)
         if delay:
@@ -59,7 +72,7 @@ class AsyncFakeTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Answer ``request`` from the store, after any injected delay."""
         await request.aread()
-        response = _to_httpx(self.store.handle(*_parts(request)), request)
+        response = _answer(self.store, request)
         delay = self.store.next_delay()
         limit = _read_timeout(request)
         if delay:
