@@ -220,8 +220,9 @@ def test_sdk_requests_satisfy_the_document(mock_url: str, make: Callable[..., An
 def test_prism_mock_rejects_what_the_sdk_would_refuse(mock_url: str) -> None:
     """The mock really validates: a raw limit=500 and a body without categoryId are refused."""
     headers = {"Authorization": "Bearer test-key"}
-    assert httpx.get(f"{mock_url}/pets", params={"limit": 500}, headers=headers).status_code == 422
-    # createPet documents 400, so Prism answers an invalid body with it.
+    # Both operations document 400 (listPets since tests/test_fidelity.py found the fake's 400
+    # missing from the document), so Prism answers invalid input with it rather than its own 422.
+    assert httpx.get(f"{mock_url}/pets", params={"limit": 500}, headers=headers).status_code == 400
     assert httpx.post(f"{mock_url}/pets", json={"name": "Rex"}, headers=headers).status_code == 400
     assert httpx.get(f"{mock_url}/pets").status_code == 401
 

@@ -27,7 +27,9 @@ def _json(status: int, data: object) -> FakeResponse:
     return FakeResponse(status, {"Content-Type": "application/json"}, json.dumps(data).encode())
 
 
-def control(store: FakeAnimalStore, method: str, path: str, body: bytes, *, enabled: bool) -> FakeResponse:
+def control(  # noqa: PLR0911 (one return per endpoint reads best)
+    store: FakeAnimalStore, method: str, path: str, body: bytes, *, enabled: bool
+) -> FakeResponse:
     """Answer one control request (``path`` starts with `CONTROL_PREFIX`)."""
     if not enabled:
         return error_response(
@@ -82,9 +84,7 @@ def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:
     times = spec.pop("times", 1)
     kinds = [key for key in ("status", "connection", "delay") if key in spec]
     if len(kinds) != 1:
-        return error_response(
-            400, "invalid_body", 'A fault needs exactly one of "status", "connection" or "delay".'
-        )
+        return error_response(400, "invalid_body", 'A fault needs exactly one of "status", "connection" or "delay".')
     kind = kinds[0]
     if kind == "status":
         store.fail_next(

@@ -90,7 +90,10 @@ def make_server(
                 answer, fault = store.exchange(self.command, url.path, url.query, headers, body)
             except Exception as exc:  # noqa: BLE001 (a fake that crashes must still answer)
                 self.close_connection = True
-                answer, fault = error_response(500, "internal_error", f"The fake store failed: {type(exc).__name__}"), None
+                answer, fault = (
+                    error_response(500, "internal_error", f"The fake store failed: {type(exc).__name__}"),
+                    None,
+                )
             if fault is not None or answer is None:
                 self._drop(fault)
                 return
@@ -200,6 +203,13 @@ def make_server(
             self._answer(error_response(code, slug, message or phrase, {"Connection": "close"}))
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+        def __getattr__(self, name: str) -> Any:
+            # Any other method (TRACE, PROPFIND, ...) goes to the store too, which
+            # answers 405 on a known path; the standard library would say 501.
+            if name.startswith("do_"):
+                return self._serve
+            raise AttributeError(name)
 
         def log_message(self, format: str, *args: Any) -> None:
             if not quiet:

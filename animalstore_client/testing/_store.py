@@ -62,6 +62,8 @@ _PREFIX = "/v1"
 _PET_PATH = re.compile(r"^/pets/([^/]+)$")
 _STATUSES = [member.value for member in PetStatus]
 _DIGITS = re.compile(r"[0-9]+")
+_SIGNED = re.compile(r"-?[0-9]{1,19}")
+_LIST_PARAMETERS = ("limit", "status")
 
 
 @attrs.frozen
@@ -550,6 +552,14 @@ class FakeAnimalStore:
         return error_response(404, "not_found", f"No resource at {path}.")
 
     def _list(self, query: dict[str, list[str]]) -> FakeResponse:
+        unknown = [name for name in query if name not in _LIST_PARAMETERS]
+        if unknown:
+            # Strict, so a misspelt parameter (limt=5) fails a test instead of being ignored.
+            raise _BadRequest(
+                400,
+                "invalid_parameter",
+                f"Unknown query parameter {unknown[0][:40]!r}; GET /pets takes {' and '.join(_LIST_PARAMETERS)}.",
+            )
         limit = 20
         if "limit" in query:
             values = query["limit"]
@@ -603,7 +613,7 @@ class FakeAnimalStore:
         return _ok(201, pet.to_dict())
 
     def _get(self, raw_id: str) -> FakeResponse:
-        if not _DIGITS.fullmatch(raw_id) or len(raw_id) > 19 or int(raw_id) > INT64_MAX:
+        if not _SIGNED.fullmatch(raw_id) or not INT64_MIN <= int(raw_id) <= INT64_MAX:
             raise _BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id[:40]!r}")
         with self._lock:
             pet = self._pets.get(int(raw_id))

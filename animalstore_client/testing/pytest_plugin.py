@@ -42,7 +42,7 @@ def animalstore_fake() -> FakeAnimalStore:
 
 @pytest.fixture
 def animalstore_fake_client(animalstore_fake: FakeAnimalStore) -> Iterator[AnimalStoreClient]:
-    """An `AnimalStoreClient` wired in-process to `animalstore_fake`; retries record their delays instead of sleeping."""
+    """An `AnimalStoreClient` wired in-process to `animalstore_fake`; retries record their delays, not sleep."""
     with animalstore_fake.client() as client:
         yield client
 

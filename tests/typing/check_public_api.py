@@ -18,11 +18,13 @@ from animalstore_client import (
     APIResponse,
     APIStatusError,
     AsyncAnimalStoreClient,
+    ClientValidationError,
     ErrorBody,
     NewPet,
     Pet,
     PetStatus,
 )
+from animalstore_client.testing import FakeAnimalStore, make_status_error
 
 
 def sync_usage(client: AnimalStoreClient) -> None:
@@ -65,3 +67,16 @@ def misuse(client: AnimalStoreClient) -> None:
     client.list_pets(limit="5")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     client.create_pet(name="Rex")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     client.list_pets(5)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+
+
+def testing_kit(store: FakeAnimalStore) -> None:
+    assert_type(store.client(max_retries=0, timeout=1.0), AnimalStoreClient)
+    assert_type(store.async_client(api_key="wrong-key"), AsyncAnimalStoreClient)
+    assert_type(store.retry_delays, list[float])
+    assert_type(store.requests[0].request_id, str)
+    assert_type(make_status_error(404, code="not_found"), APIStatusError)
+    store.fail_next_connection("reset", times=2)
+    store.client(max_retrys=0)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    store.async_client(base_url="http://x")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    store.fail_next_connection("dropped")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    ClientValidationError("limit must be 1..100")
