@@ -37,7 +37,7 @@ from ._exceptions import (
     RateLimitError,
     UnprocessableEntityError,
 )
-from ._models import ErrorBody, NewPet, Pet, PetStatus
+from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
 from ._response import APIResponse
 from ._validation import NOT_GIVEN, NotGiven
 from ._version import __version__
@@ -71,6 +71,7 @@ __all__ = [
     "PermissionDeniedError",
     "Pet",
     "PetStatus",
+    "PetStatusLiteral",
     "RateLimitError",
     "UnprocessableEntityError",
     "__version__",

@@ -20,7 +20,7 @@ from ._backends import AsyncBackendName, choose_backend_async, new_transport_asy
 from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool, Timeout
 from ._deprecation import warns_deprecated
 from ._environments import Environment
-from ._models import Pet, PetStatus
+from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,
     build_create_pet,
@@ -165,7 +165,7 @@ class AsyncAnimalStoreClient(IOAsync):
         self,
         *,
         limit: int | None = None,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
@@ -180,7 +180,7 @@ class AsyncAnimalStoreClient(IOAsync):
         *,
         name: str,
         category_id: int,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
@@ -283,7 +283,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         self,
         *,
         limit: int | None = None,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[list[Pet]]:
@@ -298,7 +298,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         *,
         name: str,
         category_id: int,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:

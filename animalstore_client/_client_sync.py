@@ -21,7 +21,7 @@ from ._backends import BackendName, choose_backend_sync, new_transport_sync
 from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOSync, Pool, Timeout
 from ._deprecation import warns_deprecated
 from ._environments import Environment
-from ._models import Pet, PetStatus
+from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,
     build_create_pet,
@@ -163,7 +163,7 @@ class AnimalStoreClient(IOSync):
         self,
         *,
         limit: int | None = None,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
@@ -178,7 +178,7 @@ class AnimalStoreClient(IOSync):
         *,
         name: str,
         category_id: int,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
@@ -281,7 +281,7 @@ class AnimalStoreClientWithRawResponse:
         self,
         *,
         limit: int | None = None,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[list[Pet]]:
@@ -296,7 +296,7 @@ class AnimalStoreClientWithRawResponse:
         *,
         name: str,
         category_id: int,
-        status: PetStatus | str | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
         timeout: Timeout | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:

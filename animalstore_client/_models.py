@@ -7,12 +7,19 @@ rule live in the one converter in ``_serde``, not here.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 from typing_extensions import Self
 
-__all__ = ["ErrorBody", "NewPet", "Pet", "PetStatus"]
+__all__ = ["ErrorBody", "NewPet", "Pet", "PetStatus", "PetStatusLiteral"]
+
+PetStatusLiteral = Literal["available", "pending", "sold"]
+"""The wire values of `PetStatus`, accepted wherever a status is: ``status="available"``.
+
+A misspelt value (``"availble"``) is then a type error in mypy and pyright,
+not only a `ClientValidationError` at run time.
+"""
 
 
 class PetStatus(str, enum.Enum):
@@ -42,6 +49,24 @@ class PetStatus(str, enum.Enum):
     def is_known(self) -> bool:
         """Whether this is one of the members this SDK version knows."""
         return self._value_ in PetStatus._value2member_map_
+
+
+def _status(value: PetStatus | PetStatusLiteral | None) -> PetStatus | None:
+    """A model's ``status``: a member (known or kept from the service) as it is, a wire value as its member."""
+    if value is None or isinstance(value, PetStatus):
+        return value
+    member = PetStatus._value2member_map_.get(value) if isinstance(value, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+    if member is None:
+        from ._exceptions import ClientValidationError
+
+        values = ", ".join(repr(m.value) for m in PetStatus)
+        raise ClientValidationError(
+            f"status must be a PetStatus or one of {values}, got {value!r}"[:300],
+            argument="status",
+            rule=f"a PetStatus or one of {values}",
+            value=value,
+        )
+    return member  # type: ignore[return-value]  # the map holds PetStatus members
 
 
 def pet_status_from_wire(value: str) -> PetStatus:
@@ -86,7 +111,7 @@ class NewPet(_JSONModel):
 
     name: str
     category_id: int
-    status: PetStatus | None = None
+    status: PetStatus | None = attrs.field(default=None, converter=_status)
 
 
 @attrs.frozen
@@ -102,7 +127,7 @@ class Pet(_JSONModel):
     id: int
     name: str
     category_id: int
-    status: PetStatus | None = None
+    status: PetStatus | None = attrs.field(default=None, converter=_status)
 
 
 @attrs.frozen

@@ -203,3 +203,31 @@ def test_the_fast_parser_sets_every_field_pet_has() -> None:
     setters = (_serde._SET_ID, _serde._SET_NAME, _serde._SET_CATEGORY_ID, _serde._SET_STATUS)
     assert [f.name for f in attrs.fields(Pet)] == ["id", "name", "category_id", "status"]
     assert len(setters) == len(attrs.fields(Pet))
+
+
+@pytest.mark.parametrize("model", ["NewPet", "Pet"])
+def test_a_status_given_as_its_string_is_the_member(model: str) -> None:
+    """NewPet and Pet store a known status string as its member: equal, identical, serialisable."""
+    pet = (
+        NewPet(name="Rex", category_id=1, status="available")
+        if model == "NewPet"
+        else Pet(id=1, name="Rex", category_id=1, status="available")
+    )
+    assert pet.status is PetStatus.AVAILABLE
+    assert pet.to_dict()["status"] == "available"
+    assert pet == attrs.evolve(pet, status=PetStatus.AVAILABLE)
+
+
+@pytest.mark.parametrize("bad", ["availble", "AVAILABLE", 3, b"sold", ""])
+def test_a_status_that_is_no_member_is_refused_at_construction(bad: object) -> None:
+    """Anything but a member, a known string or None is a ClientValidationError naming status."""
+    with pytest.raises(ClientValidationError, match="status must be a PetStatus or one of") as info:
+        NewPet(name="Rex", category_id=1, status=bad)  # type: ignore[arg-type]
+    assert (info.value.argument, info.value.value) == ("status", bad)
+
+
+def test_an_unknown_status_from_the_service_still_builds_a_pet() -> None:
+    """The service's new values arrive as PetStatus objects, which construction keeps as they are."""
+    pet = Pet.from_dict({"id": 1, "name": "Rex", "categoryId": 1, "status": "adopted"})
+    assert pet.status == "adopted"
+    assert attrs.evolve(pet, name="Max").status is pet.status

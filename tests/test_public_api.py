@@ -25,6 +25,7 @@ EXPECTED = {
     "Pet",
     "NewPet",
     "PetStatus",
+    "PetStatusLiteral",
     "ErrorBody",
     "AnimalStoreError",
     "ClientValidationError",

@@ -23,6 +23,7 @@ from animalstore_client import (
     NewPet,
     Pet,
     PetStatus,
+    PetStatusLiteral,
 )
 from animalstore_client.testing import FakeAnimalStore, make_status_error
 
@@ -80,3 +81,22 @@ def testing_kit(store: FakeAnimalStore) -> None:
     store.async_client(base_url="http://x")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
     store.fail_next_connection("dropped")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     ClientValidationError("limit must be 1..100")
+
+
+def status_literals(client: AnimalStoreClient, status: PetStatusLiteral) -> None:
+    client.list_pets(status="available")
+    client.list_pets(status="pending")
+    client.list_pets(status="sold")
+    client.list_pets(status=PetStatus.SOLD)
+    client.list_pets(status=status)
+    client.create_pet(name="Rex", category_id=1, status="pending")
+    client.list_pets(status="availble")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    client.create_pet(name="Rex", category_id=1, status="adopted")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    assert_type(NewPet(name="Rex", category_id=1, status="available").status, PetStatus | None)
+    Pet(id=1, name="Rex", category_id=1, status="sold")
+    NewPet(name="Rex", category_id=1, status="availble")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+async def async_status_literals(client: AsyncAnimalStoreClient) -> None:
+    await client.list_pets(status="sold")
+    await client.list_pets(status="sould")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
