@@ -204,3 +204,25 @@ def test_async_operations_are_coroutine_functions() -> None:
     assert _coroutine_functions(AsyncAnimalStoreClientWithRawResponse) == operations
     assert _coroutine_functions(AnimalStoreClient) == set()
     assert _coroutine_functions(AnimalStoreClientWithRawResponse) == set()
+
+
+def test_the_api_reference_lists_every_public_name() -> None:
+    """docs/reference.md documents exactly the names of both __all__ lists, and nothing private."""
+    import re
+    from pathlib import Path
+
+    import animalstore_client
+    import animalstore_client.testing
+
+    text = (Path(__file__).parent.parent / "docs" / "reference.md").read_text()
+    documented = set(re.findall(r"^::: (\S+)$", text, re.MULTILINE))
+    public = {f"animalstore_client.{name}" for name in animalstore_client.__all__} | {
+        f"animalstore_client.testing.{name}" for name in animalstore_client.testing.__all__
+    }
+    plugin = {name for name in documented if name.startswith("animalstore_client.testing.pytest_plugin.")}
+    assert documented - plugin == public
+    assert {name.rsplit(".", 1)[1] for name in plugin} == {
+        "animalstore_fake",
+        "animalstore_fake_client",
+        "animalstore_fake_async_client",
+    }
