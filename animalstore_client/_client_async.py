@@ -202,8 +202,9 @@ class AsyncAnimalStoreClient(IOAsync):
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
-        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead.",
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
+        "id: it lists at most 100 pets; see docs/migration.md.",
         category=None,
     )
     @warns_deprecated
@@ -315,8 +316,9 @@ class AsyncAnimalStoreClientWithRawResponse:
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
-        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead.",
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
+        "id: it lists at most 100 pets; see docs/migration.md.",
         category=None,
     )
     @warns_deprecated

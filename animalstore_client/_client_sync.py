@@ -200,8 +200,9 @@ class AnimalStoreClient(IOSync):
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
-        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead.",
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
+        "id: it lists at most 100 pets; see docs/migration.md.",
         category=None,
     )
     @warns_deprecated
@@ -313,8 +314,9 @@ class AnimalStoreClientWithRawResponse:
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
-        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-        "on 2030-12-05. Use list_pets(status=...) instead.",
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
+        "id: it lists at most 100 pets; see docs/migration.md.",
         category=None,
     )
     @warns_deprecated

@@ -17,7 +17,8 @@ __all__ = ["GET_PET_DEPRECATION", "warns_deprecated"]
 
 GET_PET_DEPRECATION = (
     "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-    "on 2030-12-05. Use list_pets(status=...) instead."
+    "on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an id: "
+    "it lists at most 100 pets; see docs/migration.md."
 )
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -9,6 +9,7 @@ redirects are never followed; the call's total deadline becomes aiohttp's
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
@@ -35,7 +36,9 @@ _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
     (aiohttp.ClientPayloadError, httpx.ReadError),
     (aiohttp.ClientOSError, httpx.ReadError),
     (aiohttp.ClientError, httpx.RemoteProtocolError),  # a malformed answer, among others
-    (TimeoutError, httpx.ReadTimeout),  # aiohttp's total timeout: the call's deadline
+    # aiohttp's total timeout: the call's deadline. asyncio's class, which is
+    # not the builtin TimeoutError before Python 3.11.
+    (asyncio.TimeoutError, httpx.ReadTimeout),
 )
 
 
@@ -48,7 +51,7 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
 
 
 # What _translated knows; anything else (cancellation included) passes untouched.
-_FAILURES = (aiohttp.ClientError, TimeoutError)
+_FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
 class _AiohttpStream:
