@@ -148,11 +148,17 @@ class AsyncAnimalStoreClient(IOAsync):
     @staticmethod
     async def _read(stream: AsyncResponseStream, reader: BodyReader) -> bytes:
         """The body, decoded, until it ends or the reader wants no more; the connection is released either way."""
+        chunks = stream.aiter_raw()
         try:
-            async for chunk in stream.aiter_raw():
+            async for chunk in chunks:
                 if not reader.feed(chunk):
                     break  # past max_response_bytes: closing unread drops the connection
         finally:
+            # Left early (the cap, a decoding error), a generator is otherwise closed
+            # whenever it is collected: on Python 3.13 that may be after its loop closed.
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
             await stream.aclose()
         return reader.finish()
 

@@ -146,11 +146,17 @@ class AnimalStoreClient(IOSync):
     @staticmethod
     def _read(stream: ResponseStream, reader: BodyReader) -> bytes:
         """The body, decoded, until it ends or the reader wants no more; the connection is released either way."""
+        chunks = stream.iter_raw()
         try:
-            for chunk in stream.iter_raw():
+            for chunk in chunks:
                 if not reader.feed(chunk):
                     break  # past max_response_bytes: closing unread drops the connection
         finally:
+            # Left early (the cap, a decoding error), a generator is otherwise closed
+            # whenever it is collected: on Python 3.13 that may be after its loop closed.
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
             stream.close()
         return reader.finish()
 

@@ -166,4 +166,6 @@ def make_client(variant: str) -> Iterator[ClientFactory]:
     yield factory
     for client in made:
         client.close()
+    # As asyncio.run does: async generators left open get closed while the loop can still run them.
+    loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()

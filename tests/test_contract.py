@@ -197,6 +197,8 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
             http.clear()
         else:
             loop.run_until_complete(http.close())
+    # As asyncio.run does: async generators left open get closed while the loop can still run them.
+    loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
 
 

@@ -352,6 +352,8 @@ def make_store_client(request: pytest.FixtureRequest, store: FakeAnimalStore) ->
         yield factory
         for client in made:
             client.close()
+    # As asyncio.run does: async generators left open get closed while the loop can still run them.
+    loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
 
 
