@@ -33,6 +33,13 @@ EXPECTED = {
     "migrate_from_get_pet.py": ["[DeprecationWarning]", "find_pet(1, available) -> Biscuit", "same pet: True"],
     "messages_quickstart.py": ["HTTP 202", "status: queued", "message: Hello from the SDK"],
     "test_my_app.py": ["6 passed"],
+    "fastapi_app.py": [
+        "POST /pets -> {'id': 2, 'name': 'Rex', 'categoryId': 2, 'status': 'available'}",
+        "GET /pets -> [{'id': 1, 'name': 'Biscuit'",
+        "GET /pets?limit=500 -> 422",
+        "during an outage -> the animal store answered 500 (request id req_",
+    ],
+    "worker_pool.py": ["imported 20 pets through", "distinct ids: 20", "the store holds 20 pets"],
 }
 
 

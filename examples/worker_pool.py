@@ -1,0 +1,62 @@
+"""A pool of worker processes (multiprocessing, Celery, gunicorn alike): one client per process.
+
+    python examples/worker_pool.py
+
+Each worker process makes its own `AnimalStoreClient` when it starts (the
+pool's ``initializer``; Celery's ``worker_process_init`` signal and
+gunicorn's ``post_fork`` hook are the same place) and reuses it for every job
+it runs. A client made in the parent and used in a forked child would start a
+fresh connection pool there anyway (see docs/limits-and-safety.md), but one
+client per process, made after the fork, is the clear way to write it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from animalstore_client import AnimalStoreClient
+from animalstore_client.testing import FakeAnimalStore
+
+_client: AnimalStoreClient | None = None
+
+
+def start_worker() -> None:
+    """Runs once in each worker process, after it started: the process's own client."""
+    global _client  # noqa: PLW0603 (one client per process is the point)
+    _client = AnimalStoreClient()  # key and base URL from the environment the parent set
+
+
+def import_pet(name: str) -> tuple[int, int]:
+    """A job: add one pet; returns the worker's pid and the new id."""
+    assert _client is not None, "start_worker did not run"
+    return os.getpid(), _client.create_pet(name=name, category_id=1, status="available").id
+
+
+def main() -> None:
+    """Import 20 pets through 2 worker processes, against a fake store unless a key is set."""
+    names = [f"pet-{i}" for i in range(20)]
+    store: FakeAnimalStore | None = None
+    with contextlib.ExitStack() as stack:
+        if os.environ.get("ANIMALSTORE_API_KEY"):
+            print("Using the animal store from ANIMALSTORE_API_KEY (and ANIMALSTORE_BASE_URL, if set).")
+        else:
+            print("No ANIMALSTORE_API_KEY set: running offline against a FakeAnimalStore.")
+            store = FakeAnimalStore()
+            base_url = stack.enter_context(store.serve())  # over HTTP: workers are other processes
+            os.environ.update(ANIMALSTORE_API_KEY=store.api_key, ANIMALSTORE_BASE_URL=base_url)
+        # "spawn": each worker is a fresh interpreter, as under most process managers.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=2, mp_context=context, initializer=start_worker) as pool:
+            results = list(pool.map(import_pet, names))
+    workers = len({pid for pid, _ in results})  # the pool starts a second worker only when it needs one
+    print(f"imported {len(results)} pets through {workers} worker process{'es' if workers > 1 else ''}")
+    print(f"distinct ids: {len({pet_id for _, pet_id in results})}")
+    if store is not None:
+        print(f"the store holds {len(store.pets)} pets")
+
+
+if __name__ == "__main__":
+    main()
