@@ -27,6 +27,7 @@ from animalstore_client import (
 )
 
 
+# --8<-- [start:app]
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncGenerator[None, None]:
     """One client per app (and so per worker process): made at start-up, closed at shutdown."""
@@ -56,6 +57,9 @@ async def list_pets(request: Request, status: PetStatusLiteral | None = None, li
     except APIConnectionError as exc:
         raise HTTPException(503, "the animal store cannot be reached") from exc
     return [pet.to_dict() for pet in pets]
+
+
+# --8<-- [end:app]
 
 
 @app.post("/pets", status_code=201)

@@ -23,6 +23,7 @@ from animalstore_client.testing import FakeAnimalStore
 _client: AnimalStoreClient | None = None
 
 
+# --8<-- [start:worker]
 def start_worker() -> None:
     """Runs once in each worker process, after it started: the process's own client."""
     global _client  # noqa: PLW0603 (one client per process is the point)
@@ -33,6 +34,9 @@ def import_pet(name: str) -> tuple[int, int]:
     """A job: add one pet; returns the worker's pid and the new id."""
     assert _client is not None, "start_worker did not run"
     return os.getpid(), _client.create_pet(name=name, category_id=1, status="available").id
+
+
+# --8<-- [end:worker]
 
 
 def main() -> None:
