@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
-from ._store import FakeResponse, error_response
+from ._store import FakeResponse, RecordedRequest, error_response
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore
@@ -65,7 +65,7 @@ def control(  # noqa: PLR0911 (one return per endpoint reads best)
     )
 
 
-def _recorded(request: Any) -> dict[str, Any]:
+def _recorded(request: RecordedRequest) -> dict[str, Any]:
     return {
         "method": request.method,
         "path": request.path,
