@@ -156,6 +156,26 @@ def test_timeout_on_a_create_is_an_api_timeout_error(store: FakeAnimalStore) -> 
     assert len(store.pets) == 2
 
 
+def test_the_async_kit_client_meets_the_same_connection_faults(store: FakeAnimalStore) -> None:
+    """Through the async in-process transport: refused is retried for a create, reset is not, timeout is a timeout."""
+
+    async def scenario() -> None:
+        async with store.async_client() as client:
+            store.fail_next_connection("refused")
+            await client.create_pet(name="Ash", category_id=2)
+            store.fail_next_connection("reset")
+            with pytest.raises(APIConnectionError) as reset:
+                await client.create_pet(name="Pip", category_id=2)
+            assert isinstance(reset.value.__cause__, httpx.ReadError)
+            store.fail_next_connection("timeout")
+            with pytest.raises(APITimeoutError):
+                await client.create_pet(name="Max", category_id=2)
+
+    asyncio.run(scenario())
+    assert [p.name for p in store.pets] == ["Rex", "Ash", "Pip", "Max"]  # reset and timeout acted
+    assert store.retry_delays == [0.5]  # only the refused create was retried
+
+
 def test_status_and_connection_faults_queue_in_the_order_added(store: FakeAnimalStore) -> None:
     """fail_next and fail_next_connection share one queue: each request takes the oldest fault."""
     store.fail_next(503)
