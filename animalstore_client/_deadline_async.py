@@ -9,6 +9,7 @@ import select
 import socket
 import ssl
 import sys
+import time
 from typing import Any
 
 import httpcore
@@ -21,17 +22,66 @@ __all__ = ["hold_to_deadline"]
 _NO_TIMEOUT: float | None = None
 
 
-def _readable(sock: socket.socket) -> bool:
-    """Whether a read would not block: data waiting, or the peer's close (what httpcore asks of idle connections)."""
-    fd = sock.fileno()
-    if fd < 0:  # closed: the next read is the end
-        return True
-    if sys.platform == "win32" or not hasattr(select, "poll"):
-        ready, _, _ = select.select([fd], [], [], 0)
-        return bool(ready)
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
-    return bool(poll.poll(0))
+# How long one poll() answers for the pool's other idle connections. httpcore
+# asks each idle connection in turn, in one pass over its pool; a pass takes
+# well under this, and a connection that read or wrote since is asked again.
+_READINESS_LIFETIME = 0.001
+
+
+class _Readiness:
+    """Whether a read would not block, for every connection of one pool, from one ``poll()``.
+
+    httpcore asks every idle connection "is it readable?" (has the server
+    closed it?) each time it places a request or takes a connection back,
+    while it holds the pool's lock. One ``poll()`` per connection is one
+    system call each, and with threads each one hands the GIL to a thread
+    that then waits for that lock: at 100 threads that was 70 to 140 calls
+    and twice as many thread switches per request. One ``poll()`` over the
+    pool answers the whole pass.
+    """
+
+    __slots__ = ("_ready", "_streams", "_taken_at")
+
+    def __init__(self) -> None:
+        self._streams: dict[_AsyncDeadlineStream, None] = {}
+        self._ready: set[_AsyncDeadlineStream] = set()
+        self._taken_at = -1.0
+
+    def add(self, stream: _AsyncDeadlineStream) -> None:
+        self._streams[stream] = None
+
+    def discard(self, stream: _AsyncDeadlineStream) -> None:
+        self._streams.pop(stream, None)
+
+    def readable(self, stream: _AsyncDeadlineStream) -> bool:
+        now = time.monotonic()
+        if not stream.probed or now - self._taken_at > _READINESS_LIFETIME:
+            self._take(now)
+        return stream in self._ready
+
+    def _take(self, now: float) -> None:
+        ready: set[_AsyncDeadlineStream] = set()
+        by_fd: dict[int, _AsyncDeadlineStream] = {}
+        for stream in tuple(self._streams):  # a copy: another thread may connect meanwhile
+            stream.probed = True
+            fd = stream.fileno()
+            if fd < 0:  # closed: the next read is the end
+                ready.add(stream)
+            else:
+                by_fd[fd] = stream
+        if _HAS_POLL:
+            poll = select.poll()
+            for fd in by_fd:
+                poll.register(fd, select.POLLIN)
+            ready.update(by_fd[fd] for fd, _ in poll.poll(0))
+        elif by_fd:
+            readable, _, _ = select.select(list(by_fd), [], [], 0)
+            ready.update(by_fd[fd] for fd in readable)
+        self._ready = ready
+        self._taken_at = now
+
+
+_HAS_POLL = sys.platform != "win32" and hasattr(select, "poll")
 
 
 class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
@@ -43,17 +93,31 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     once it has passed.
     """
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+    __slots__ = ("_readiness", "_socket", "_stream", "probed")
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream, readiness: _Readiness) -> None:
         self._stream = stream
+        self._readiness = readiness
         self._socket: socket.socket | None = stream.get_extra_info("socket")
+        self.probed = False
+        """Whether the last readiness poll saw this connection as it is now (no read or write since)."""
+        if self._socket is not None:
+            readiness.add(self)
+
+    def fileno(self) -> int:
+        """The socket's descriptor; -1 once closed."""
+        return -1 if self._socket is None else self._socket.fileno()
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        self.probed = False
         return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
+        self.probed = False
         await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
 
     async def aclose(self) -> None:
+        self._readiness.discard(self)
         await self._stream.aclose()
 
     async def start_tls(
@@ -62,16 +126,19 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.AsyncNetworkStream:
+        # The TCP stream is done with either way: wrapped on success, abandoned on failure.
+        self._readiness.discard(self)
         stream = await self._stream.start_tls(ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout))
-        return _AsyncDeadlineStream(stream)
+        return _AsyncDeadlineStream(stream, self._readiness)
 
     def get_extra_info(self, info: str) -> Any:
         # httpcore asks every idle connection "is_readable" each time it places
-        # a request; anyio's streams answer by building a dict of every socket
-        # attribute, half the client's CPU at 100 calls in flight. The socket
-        # itself answers in one poll().
+        # a request or takes one back; anyio's streams answer by building a
+        # dict of every socket attribute (half the client's CPU at 100 calls in
+        # flight), and one poll() per connection is a system call each. The
+        # pool's sockets answer together, in one poll().
         if info == "is_readable" and self._socket is not None:
-            return _readable(self._socket)
+            return self._readiness.readable(self)
         return self._stream.get_extra_info(info)
 
 
@@ -80,6 +147,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
         self._backend = backend
+        self._readiness = _Readiness()
 
     async def connect_tcp(
         self,
@@ -91,7 +159,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout)
         stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _AsyncDeadlineStream(stream)
+        return _AsyncDeadlineStream(stream, self._readiness)
 
     async def connect_unix_socket(
         self,
@@ -101,7 +169,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout)
         stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _AsyncDeadlineStream(stream)
+        return _AsyncDeadlineStream(stream, self._readiness)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)

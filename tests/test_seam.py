@@ -9,7 +9,9 @@ import gzip
 import json
 import socket
 import time
+from collections.abc import Iterator
 
+import httpcore
 import httpx
 import pytest
 import respx
@@ -100,6 +102,95 @@ def test_an_idle_connection_the_server_closed_is_not_reused(make_client: ClientF
         assert client.list_pets()[0].id == 7  # with max_retries=0 a stale connection would fail the call
         assert server.connections == 2
         client.close()
+
+
+class _SocketStream(httpcore.NetworkStream):
+    """The least a network stream is: a socket to report, and writes that reach it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.sock.sendall(buffer)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def get_extra_info(self, info: str) -> object:
+        return self.sock if info == "socket" else None
+
+
+@pytest.fixture
+def idle_pool() -> Iterator[tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]]]:
+    """Five connections of one pool as httpcore sees them, their servers' ends, and a count of polls."""
+    from animalstore_client import _deadline_sync
+
+    polls: list[int] = []
+
+    class Counted(_deadline_sync._Readiness):
+        def _take(self, now: float) -> None:
+            polls.append(1)
+            super()._take(now)
+
+    readiness = Counted()
+    pairs = [socket.socketpair() for _ in range(5)]
+    streams: list[httpcore.NetworkStream] = [
+        _deadline_sync._DeadlineStream(_SocketStream(mine), readiness) for mine, _ in pairs
+    ]
+    yield [theirs for _, theirs in pairs], streams, polls
+    for mine, theirs in pairs:
+        mine.close()
+        theirs.close()
+
+
+def readable(streams: list[httpcore.NetworkStream]) -> list[bool]:
+    """What httpcore's pool pass asks of each idle connection."""
+    return [bool(stream.get_extra_info("is_readable")) for stream in streams]
+
+
+def test_one_poll_answers_every_idle_connection_of_a_pool(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """A pass over five idle connections costs one poll, and still finds the one the server closed."""
+    servers, streams, polls = idle_pool
+    servers[2].close()
+    assert readable(streams) == [False, False, True, False, False]
+    assert len(polls) == 1
+
+
+def test_a_connection_that_wrote_since_the_poll_is_asked_afresh(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """An answer is not reused for a connection that sent or received since it was given."""
+    servers, streams, polls = idle_pool
+    assert readable(streams) == [False] * 5
+    streams[0].write(b"GET / HTTP/1.1\r\n\r\n")
+    servers[0].sendall(b"HTTP/1.1 200 OK\r\n")
+    assert readable(streams[:1]) == [True]
+    assert len(polls) == 2
+
+
+def test_an_answer_older_than_a_pass_is_not_reused(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """A server's close after the poll is seen at the next pass, not hidden by the earlier answer."""
+    servers, streams, polls = idle_pool
+    assert readable(streams) == [False] * 5
+    servers[4].close()
+    time.sleep(0.01)  # longer than one pass may take
+    assert readable(streams) == [False, False, False, False, True]
+    assert len(polls) == 2
+
+
+def test_closed_connections_leave_the_pools_poll(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """A closed connection is no longer polled; one closed under the pool answers readable, as its next read ends."""
+    _, streams, _ = idle_pool
+    streams[0].close()
+    assert len(streams[0]._readiness._streams) == 4  # type: ignore[attr-defined]
+    streams[1]._socket.close()  # type: ignore[attr-defined]
+    assert readable(streams[1:]) == [True, False, False, False]
 
 
 def test_the_seam_reports_its_clients_state_and_headers() -> None:
