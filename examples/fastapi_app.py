@@ -11,6 +11,7 @@ own JSON shape. The SDK's exceptions become HTTP answers of this service.
 
 from __future__ import annotations
 
+# --8<-- [start:app]
 import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -27,7 +28,6 @@ from animalstore_client import (
 )
 
 
-# --8<-- [start:app]
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncGenerator[None, None]:
     """One client per app (and so per worker process): made at start-up, closed at shutdown."""

@@ -12,18 +12,16 @@ client per process, made after the fork, is the clear way to write it.
 
 from __future__ import annotations
 
-import contextlib
+# --8<-- [start:worker]
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
 from animalstore_client import AnimalStoreClient
-from animalstore_client.testing import FakeAnimalStore
 
 _client: AnimalStoreClient | None = None
 
 
-# --8<-- [start:worker]
 def start_worker() -> None:
     """Runs once in each worker process, after it started: the process's own client."""
     global _client  # noqa: PLW0603 (one client per process is the point)
@@ -36,11 +34,23 @@ def import_pet(name: str) -> tuple[int, int]:
     return os.getpid(), _client.create_pet(name=name, category_id=1, status="available").id
 
 
+def import_pets(names: list[str]) -> list[tuple[int, int]]:
+    """Run the jobs in two worker processes, each with its own client."""
+    # "spawn": each worker is a fresh interpreter, as under most process managers.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=context, initializer=start_worker) as pool:
+        return list(pool.map(import_pet, names))
+
+
 # --8<-- [end:worker]
 
 
 def main() -> None:
     """Import 20 pets through 2 worker processes, against a fake store unless a key is set."""
+    import contextlib
+
+    from animalstore_client.testing import FakeAnimalStore  # only for the offline run
+
     names = [f"pet-{i}" for i in range(20)]
     store: FakeAnimalStore | None = None
     with contextlib.ExitStack() as stack:
@@ -51,10 +61,7 @@ def main() -> None:
             store = FakeAnimalStore()
             base_url = stack.enter_context(store.serve())  # over HTTP: workers are other processes
             os.environ.update(ANIMALSTORE_API_KEY=store.api_key, ANIMALSTORE_BASE_URL=base_url)
-        # "spawn": each worker is a fresh interpreter, as under most process managers.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=2, mp_context=context, initializer=start_worker) as pool:
-            results = list(pool.map(import_pet, names))
+        results = import_pets(names)
     workers = len({pid for pid, _ in results})  # the pool starts a second worker only when it needs one
     print(f"imported {len(results)} pets through {workers} worker process{'es' if workers > 1 else ''}")
     print(f"distinct ids: {len({pet_id for _, pet_id in results})}")

@@ -1,0 +1,215 @@
+"""Every Python example in README.md and docs/*.md runs, the way a reader following the page would run it.
+
+A page's ``python`` blocks run in order in one namespace, with
+``ANIMALSTORE_API_KEY`` and ``ANIMALSTORE_BASE_URL`` pointing at a fake store
+served on 127.0.0.1 (and no other network), so a page must define or import
+what its later blocks use. A block that defines ``test_`` functions is also
+run under pytest, as a reader would run it, with the page's earlier blocks
+above it. A block whose fence says ``python notest`` is not run; with every
+other block of its page it is type-checked by mypy instead. ``--8<--``
+lines are replaced by the file section they include, as the built site shows
+them. The only warning an example may raise is ``get_pet``'s deprecation.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from animalstore_client import AnimalStoreClient
+from animalstore_client.testing import FakeAnimalStore
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+KEY = "docs-example-key"
+
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<section>[\w-]+))?"$')
+
+
+@dataclass
+class Block:
+    """One fenced ``python`` block of a page."""
+
+    page: str
+    line: int
+    source: str
+    run: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.page}:{self.line}"
+
+    def defines_tests(self) -> bool:
+        tree = ast.parse(self.source)
+        return any(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
+            for node in tree.body
+        )
+
+
+def _include(line: str) -> str:
+    """The text a ``--8<--`` line stands for (the whole file, or one ``[start:x]``..``[end:x]`` section)."""
+    match = _SNIPPET.match(line.strip())
+    if match is None:
+        return line
+    text = (ROOT / match["path"]).read_text(encoding="utf-8")
+    section = match["section"]
+    if section is None:
+        return text
+    start, end = f"# --8<-- [start:{section}]\n", f"# --8<-- [end:{section}]"
+    assert start in text, f"{match['path']} has no section {section!r}"
+    assert end in text, f"{match['path']} does not end section {section!r}"
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+def blocks(page: Path) -> list[Block]:
+    """The page's ``python`` blocks, in order."""
+    found: list[Block] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        words = opening["info"].split()
+        indent, fence = len(opening["indent"]), opening["fence"]
+        body: list[str] = []
+        index += 1
+        while index < len(lines) and not lines[index].strip().startswith(fence):
+            body.append(lines[index][indent:])
+            index += 1
+        index += 1  # the closing fence
+        if words and words[0] in ("python", "py"):
+            source = "\n".join(_include(line) for line in body) + "\n"
+            name = page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else page.name
+            found.append(Block(name, index - len(body) - 1, source, "notest" not in words))
+    return found
+
+
+@pytest.fixture
+def fake_service(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    """A fake store on 127.0.0.1, named by the variables a reader sets; the working directory is scratch."""
+    store = FakeAnimalStore(api_keys=[KEY])
+    with store.serve() as url:
+        monkeypatch.setenv("ANIMALSTORE_API_KEY", KEY)
+        monkeypatch.setenv("ANIMALSTORE_BASE_URL", url)
+        monkeypatch.delenv("ANIMALSTORE_ENVIRONMENT", raising=False)
+        monkeypatch.chdir(tmp_path)
+        yield url
+
+
+def _pytest(module: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", module.name],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=module.parent,
+    )
+
+
+def _allowed(warning: warnings.WarningMessage) -> bool:
+    return issubclass(warning.category, DeprecationWarning) and "get_pet" in str(warning.message)
+
+
+def run_page(page: Path, scratch: Path) -> None:
+    """Run the page's blocks as a reader would; fail naming the block that failed."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    ran: list[Block] = []
+    for block in blocks(page):
+        if not block.run:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(compile(block.source, block.name, "exec"), namespace)
+        unexpected = [f"{w.category.__name__}: {w.message}" for w in caught if not _allowed(w)]
+        assert not unexpected, f"{block.name} warned: {unexpected}"
+        ran.append(block)
+        if block.defines_tests():
+            module = scratch / f"test_{len(ran)}_{page.stem.lower().replace('-', '_')}.py"
+            module.write_text("".join(b.source for b in ran), encoding="utf-8")
+            result = _pytest(module)
+            assert result.returncode == 0, f"{block.name} under pytest:\n{result.stdout}\n{result.stderr}"
+    # The end of the reader's script: what it left open goes, as at interpreter exit (which does
+    # not show ResourceWarning), rather than in the middle of the next page.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        namespace.clear()
+        gc.collect()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_the_pages_examples_run_in_order(page: Path, fake_service: str, tmp_path: Path) -> None:
+    """Each block runs after the ones above it, in their namespace, against the fake store."""
+    run_page(page, tmp_path)
+
+
+def test_every_page_with_python_has_runnable_examples() -> None:
+    """The collector finds the blocks: a change of fence style cannot silently skip a page."""
+    found = {page.name: blocks(page) for page in PAGES}
+    assert sum(len(b) for b in found.values()) >= 25
+    assert any(block.run for block in found["README.md"])
+    assert any(block.defines_tests() for block in found["testing.md"])
+
+
+def test_every_examples_types_check(tmp_path: Path) -> None:
+    """mypy reads each page as one module (notest blocks included), as a reader's checker would."""
+    mypy = shutil.which("mypy", path=str(Path(sys.executable).parent))
+    if mypy is None:
+        pytest.skip("mypy is not installed here (pip install -r .ci/requirements.txt); CI runs this")
+    modules = []
+    for page in PAGES:
+        found = blocks(page)
+        if found:
+            module = tmp_path / ("page_" + re.sub(r"\W", "_", page.stem.lower()) + ".py")
+            module.write_text("".join(b.source for b in found), encoding="utf-8")
+            modules.append(module.name)
+    result = subprocess.run(
+        [mypy, "--check-untyped-defs", "--allow-redefinition", "--no-incremental", *modules],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("page", "failure"),
+    [
+        ("```python\nx = 1\n```\n\n```python\nprint(y)\n```\n", NameError),
+        ("```python\nimport warnings\nwarnings.warn('odd')\n```\n", AssertionError),
+        ("```python\ndef test_it():\n    assert 1 == 2\n```\n", AssertionError),
+    ],
+    ids=["undefined-name", "warning", "failing-test-block"],
+)
+def test_a_failing_example_fails_its_page(
+    page: str, failure: type[Exception], fake_service: str, tmp_path: Path
+) -> None:
+    """The collector is not a formality: an example that raises, warns or fails its test fails the page."""
+    path = tmp_path / "page.md"
+    path.write_text(page + "\n```python notest\nnever_run()\n```\n")
+    assert [b.run for b in blocks(path)][-1] is False
+    with pytest.raises(failure):
+        run_page(path, tmp_path)
+
+
+def test_the_examples_reach_the_fake_store(fake_service: str) -> None:
+    """A client made as the docs make it talks to the fake store: the variables are set."""
+    with AnimalStoreClient() as client:
+        assert client.base_url == fake_service
+        assert client.list_pets() == []
