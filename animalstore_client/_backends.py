@@ -36,6 +36,10 @@ BackendName = Literal["httpx", "urllib3"]
 
 # The one class of each library a caller may pass as http_client.
 _CLIENT_CLASSES = {"aiohttp": "ClientSession", "urllib3": "PoolManager"}
+# What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
+# error names the library's own requirement: "animalstore-client[x]" works only from an index
+# that has this package, and reinstalls it.
+REQUIREMENTS = {"aiohttp": "aiohttp>=3.10", "urllib3": "urllib3>=2.2"}
 
 
 def require(library: str) -> ModuleType:
@@ -45,7 +49,7 @@ def require(library: str) -> ModuleType:
     except ImportError:
         raise AnimalStoreError(
             f'backend="{library}" needs the {library} library, which is not installed: '
-            f'pip install "animalstore-client[{library}]"'
+            f'pip install "{REQUIREMENTS[library]}" (what the [{library}] extra installs)'
         ) from None
 
 

@@ -73,7 +73,7 @@ class AsyncAnimalStoreClient(IOAsync):
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
-            ``"aiohttp"`` (``pip install "animalstore-client[aiohttp]"``). Left
+            ``"aiohttp"`` (the ``[aiohttp]`` extra: ``aiohttp>=3.10``). Left
             out, it follows from ``http_client``.
     """
 

@@ -71,7 +71,7 @@ class AnimalStoreClient(IOSync):
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
-            ``"urllib3"`` (``pip install "animalstore-client[urllib3]"``). Left
+            ``"urllib3"`` (the ``[urllib3]`` extra: ``urllib3>=2.2``). Left
             out, it follows from ``http_client``.
     """
 

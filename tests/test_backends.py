@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import pytest
 import urllib3
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, ClientValidationError
+from animalstore_client._backends import REQUIREMENTS
 
 from .conftest import API_KEY
 from .servers import LoopbackServer, respond
@@ -103,8 +105,15 @@ def test_a_missing_library_says_how_to_install_it(library: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == (
         f'AnimalStoreError backend="{library}" needs the {library} library, which is not installed: '
-        f'pip install "animalstore-client[{library}]"'
+        f'pip install "{REQUIREMENTS[library]}" (what the [{library}] extra installs)'
     )
+
+
+def test_the_install_advice_matches_the_extras() -> None:
+    """The requirement the error names is the one the package's extra declares."""
+    declared = [r for r in importlib.metadata.requires("animalstore-client") or [] if "extra ==" in r]
+    extras = {r.split(";")[0].strip().split(">")[0]: r.split(";")[0].strip().replace(" ", "") for r in declared}
+    assert extras == REQUIREMENTS
 
 
 def test_importing_the_package_loads_neither_optional_library() -> None:
