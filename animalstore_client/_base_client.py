@@ -303,7 +303,7 @@ class _BaseClient:
         api_key: str | NotGiven = NOT_GIVEN,
         environment: Environment | str | NotGiven = NOT_GIVEN,
         base_url: str | NotGiven = NOT_GIVEN,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
         total_timeout: float | NotGiven | None = NOT_GIVEN,

@@ -17,7 +17,7 @@ import httpx
 from typing_extensions import Self, deprecated
 
 from ._backends import AsyncBackendName, choose_backend_async, new_transport_async
-from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool, Timeout
+from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._models import Pet, PetStatus, PetStatusLiteral
@@ -73,7 +73,7 @@ class AsyncAnimalStoreClient(IOAsync):
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
-            ``"aiohttp"`` (the ``[aiohttp]`` extra: ``aiohttp>=3.10``). Left
+            ``"aiohttp"`` (installed by the ``[aiohttp]`` extra). Left
             out, it follows from ``http_client``.
     """
 
@@ -85,7 +85,7 @@ class AsyncAnimalStoreClient(IOAsync):
         *,
         environment: Environment | str | None = None,
         base_url: str | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | aiohttp.ClientSession | None = None,
@@ -172,7 +172,7 @@ class AsyncAnimalStoreClient(IOAsync):
         *,
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
@@ -187,7 +187,7 @@ class AsyncAnimalStoreClient(IOAsync):
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``) and return it with the id the service assigned.
@@ -218,7 +218,7 @@ class AsyncAnimalStoreClient(IOAsync):
         self,
         pet_id: int,
         *,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``).
@@ -237,7 +237,7 @@ class AsyncAnimalStoreClient(IOAsync):
         params: Mapping[str, Any] | None = None,
         json: object = None,
         headers: Mapping[str, str] | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
     ) -> httpx.Response:
         """Send any request under the base URL, for paths the SDK has no method for.
 
@@ -291,7 +291,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         *,
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[list[Pet]]:
         """`AsyncAnimalStoreClient.list_pets`, with the raw response."""
@@ -306,7 +306,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:
         """`AsyncAnimalStoreClient.create_pet`, with the raw response."""
@@ -332,7 +332,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         self,
         pet_id: int,
         *,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:
         """`AsyncAnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""

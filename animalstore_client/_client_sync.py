@@ -18,7 +18,7 @@ import httpx
 from typing_extensions import Self, deprecated
 
 from ._backends import BackendName, choose_backend_sync, new_transport_sync
-from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOSync, Pool, Timeout
+from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOSync, Pool
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._models import Pet, PetStatus, PetStatusLiteral
@@ -71,7 +71,7 @@ class AnimalStoreClient(IOSync):
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
-            ``"urllib3"`` (the ``[urllib3]`` extra: ``urllib3>=2.2``). Left
+            ``"urllib3"`` (installed by the ``[urllib3]`` extra). Left
             out, it follows from ``http_client``.
     """
 
@@ -83,7 +83,7 @@ class AnimalStoreClient(IOSync):
         *,
         environment: Environment | str | None = None,
         base_url: str | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | urllib3.PoolManager | None = None,
@@ -170,7 +170,7 @@ class AnimalStoreClient(IOSync):
         *,
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
@@ -185,7 +185,7 @@ class AnimalStoreClient(IOSync):
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``) and return it with the id the service assigned.
@@ -216,7 +216,7 @@ class AnimalStoreClient(IOSync):
         self,
         pet_id: int,
         *,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``).
@@ -235,7 +235,7 @@ class AnimalStoreClient(IOSync):
         params: Mapping[str, Any] | None = None,
         json: object = None,
         headers: Mapping[str, str] | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
     ) -> httpx.Response:
         """Send any request under the base URL, for paths the SDK has no method for.
 
@@ -289,7 +289,7 @@ class AnimalStoreClientWithRawResponse:
         *,
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[list[Pet]]:
         """`AnimalStoreClient.list_pets`, with the raw response."""
@@ -304,7 +304,7 @@ class AnimalStoreClientWithRawResponse:
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:
         """`AnimalStoreClient.create_pet`, with the raw response."""
@@ -330,7 +330,7 @@ class AnimalStoreClientWithRawResponse:
         self,
         pet_id: int,
         *,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:
         """`AnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""

@@ -30,7 +30,9 @@ class Environment(str, enum.Enum):
     """
 
     PRODUCTION = "production"
+    """``"production"``: the live service, ``https://api.animalstore.example/v1``; the default."""
     STAGING = "staging"
+    """``"staging"``: for trying changes, ``https://staging.api.animalstore.example/v1``; it needs a staging key."""
 
     @property
     def base_url(self) -> str:

@@ -32,8 +32,11 @@ class PetStatus(str, enum.Enum):
     """
 
     AVAILABLE = "available"
+    """The wire value ``"available"``."""
     PENDING = "pending"
+    """The wire value ``"pending"``."""
     SOLD = "sold"
+    """The wire value ``"sold"``."""
 
     def __str__(self) -> str:
         # str-mixin enums print as "PetStatus.SOLD" before 3.12; the wire

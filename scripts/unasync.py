@@ -57,8 +57,8 @@ PHRASES = {
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
         ("import aiohttp", "import urllib3"),
         (
-            '``"aiohttp"`` (the ``[aiohttp]`` extra: ``aiohttp>=3.10``)',
-            '``"urllib3"`` (the ``[urllib3]`` extra: ``urllib3>=2.2``)',
+            '``"aiohttp"`` (installed by the ``[aiohttp]`` extra)',
+            '``"urllib3"`` (installed by the ``[urllib3]`` extra)',
         ),
         (
             "An asyncio client for the animal store; the same API as `AnimalStoreClient`.\n\n"

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import functools
+import html
 import importlib.metadata
 import inspect
 import pickle
 import re
+import shutil
+import subprocess
+import sys
 import traceback
+from pathlib import Path
 
 import httpx
 import pytest
@@ -226,3 +231,34 @@ def test_the_api_reference_lists_every_public_name() -> None:
         "animalstore_fake_client",
         "animalstore_fake_async_client",
     }
+
+
+def test_the_built_reference_shows_every_public_name_and_nothing_private(tmp_path: Path) -> None:
+    """The site as readers see it: an entry for each name of both __all__ lists, enum members,
+    the timeout types spelt out, and no private name."""
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
+    if mkdocs is None:
+        pytest.skip("mkdocs is not installed here (pip install -r .ci/requirements.txt); CI runs this")
+    root = Path(__file__).parent.parent
+    subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=root,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    page = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'id="(animalstore_client\.[\w.]+)"', page))
+    public = {f"animalstore_client.{name}" for name in animalstore_client.__all__} | {
+        f"animalstore_client.testing.{name}" for name in animalstore_client.testing.__all__
+    }
+    assert public <= anchors, f"not in the built reference: {sorted(public - anchors)}"
+    private = sorted(a for a in anchors if any(p.startswith("_") and not p.endswith("__") for p in a.split(".")))
+    assert not private, f"private names in the built reference: {private}"
+    assert "_BaseClient" not in page
+    for member in (*PetStatus, *animalstore_client.Environment):
+        assert f"animalstore_client.{type(member).__name__}.{member.name}" in anchors
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page)))
+    signatures = re.findall(r"(?:list_pets|create_pet|get_pet|request|with_options|AnimalStoreClient)\(.*?\)", text)
+    timeouts = {m for s in signatures for m in re.findall(r"\btimeout: [^=]+=", s)}
+    assert timeouts == {"timeout: float | httpx.Timeout | NotGiven | None ="}, timeouts

@@ -22,8 +22,9 @@ from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qs
 
 import attrs
+import httpx
 
-from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Timeout
+from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
@@ -335,7 +336,7 @@ class FakeAnimalStore:
         self,
         *,
         api_key: str | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
@@ -373,7 +374,7 @@ class FakeAnimalStore:
         self,
         *,
         api_key: str | None = None,
-        timeout: Timeout | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
