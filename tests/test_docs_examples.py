@@ -9,16 +9,23 @@ above it. A block whose fence says ``python notest`` is not run; with every
 other block of its page it is type-checked by mypy instead. ``--8<--``
 lines are replaced by the file section they include, as the built site shows
 them. The only warning an example may raise is ``get_pet``'s deprecation.
+
+The examples in public docstrings, which the API reference shows, run too,
+with the names they take for granted (the package's, a ``client``, a ``log``).
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import gc
+import inspect
+import logging
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+import animalstore_client
 from animalstore_client import AnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
 
@@ -213,3 +221,67 @@ def test_the_examples_reach_the_fake_store(fake_service: str) -> None:
     with AnimalStoreClient() as client:
         assert client.base_url == fake_service
         assert client.list_pets() == []
+
+
+def _docstring_blocks() -> dict[str, str]:
+    """The Python blocks of each public name's docstring (the reference shows them), by name."""
+    import animalstore_client.testing
+
+    found: dict[str, str] = {}
+    objects: list[tuple[str, object]] = []
+    for module in (animalstore_client, animalstore_client.testing):
+        objects.append((module.__name__, module))
+        for name in module.__all__:
+            value = getattr(module, name)
+            objects.append((f"{module.__name__}.{name}", value))
+            if isinstance(value, type):
+                objects.extend((f"{module.__name__}.{name}.{k}", v) for k, v in vars(value).items() if k[0] != "_")
+    for where, value in objects:
+        doc = getattr(value, "__doc__", None)
+        if not isinstance(doc, str) or value.__class__.__doc__ == doc:
+            continue
+        text = textwrap.dedent(inspect.cleandoc(doc))
+        # A docstring's blocks run in order, together, as a page's do.
+        source = "".join(re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL))
+        if source and source not in found.values():
+            found[where] = source
+    return found
+
+
+DOCSTRING_BLOCKS = _docstring_blocks()
+
+
+@pytest.mark.parametrize("source", DOCSTRING_BLOCKS.values(), ids=DOCSTRING_BLOCKS.keys())
+def test_docstring_examples_run(source: str, fake_service: str) -> None:
+    """An example in a docstring runs with what it takes for granted: the package's names, a
+    ``client`` (sync, or async where the example awaits) and a ``log``; top-level await allowed."""
+
+    awaits = "await " in source or "async with" in source
+    namespace: dict[str, object] = {name: getattr(animalstore_client, name) for name in animalstore_client.__all__}
+    namespace["log"] = logging.getLogger("example")
+    code = compile(source, "docstring", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+    async def run_async() -> None:
+        async with animalstore_client.AsyncAnimalStoreClient() as client:
+            namespace["client"] = client
+            result = eval(code, namespace)
+            if inspect.iscoroutine(result):
+                await result
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if awaits:
+            asyncio.run(run_async())
+        else:
+            with AnimalStoreClient() as client:
+                namespace["client"] = client
+                exec(code, namespace)
+    unexpected = [f"{w.category.__name__}: {w.message}" for w in caught if not _allowed(w)]
+    assert not unexpected, unexpected
+
+
+def test_the_docstring_examples_are_found() -> None:
+    """The collector sees the docstrings' examples (a change of style cannot skip them all)."""
+    assert len(DOCSTRING_BLOCKS) >= 8
+    assert any(name.endswith("FakeAnimalStore") for name in DOCSTRING_BLOCKS)
+    assert any("with_raw_response" in block for block in DOCSTRING_BLOCKS.values())
