@@ -69,7 +69,20 @@ def test_all_is_exactly_the_public_names_and_sorted() -> None:
 
 def test_version_is_the_distributions() -> None:
     """__version__ is single-sourced and equals the installed distribution's version."""
-    assert animalstore_client.__version__ == importlib.metadata.version("animalstore-client") == "1.0.0"
+    assert animalstore_client.__version__ == importlib.metadata.version("animalstore-client") == "1.1.0"
+
+
+def test_the_changelog_releases_this_version_and_keeps_an_unreleased_section() -> None:
+    """The newest release in CHANGELOG.md is __version__, dated, under an Unreleased section for what comes next;
+    the docs pin that version."""
+    root = Path(__file__).parent.parent
+    headings = re.findall(r"^## \[([^\]]+)\](.*)$", (root / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert headings[0] == ("Unreleased", "")
+    assert headings[1][0] == animalstore_client.__version__
+    assert re.fullmatch(r" - \d{4}-\d{2}-\d{2}", headings[1][1])
+    for page in ("index.md", "usage.md"):
+        pins = re.findall(r"animalstore-client==([\w.]+)", (root / "docs" / page).read_text())
+        assert pins == [animalstore_client.__version__], page
 
 
 def test_every_public_name_has_a_docstring() -> None:
