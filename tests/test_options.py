@@ -12,6 +12,7 @@ import httpx
 import pytest
 import respx
 
+import animalstore_client
 from animalstore_client import (
     AnimalStoreError,
     APITimeoutError,
@@ -143,5 +144,6 @@ def test_user_agent_names_sdk_httpx_and_python(make_client: ClientFactory, route
     route = router.get(f"{PRODUCTION}/pets").respond(200, json=[])
     make_client().list_pets()
     agent = route.calls.last.request.headers["User-Agent"]
-    assert re.fullmatch(r"animalstore-client-python/1\.0\.0 httpx/[\w.]+ Python/\d+\.\d+\.\d+\S*", agent)
+    assert re.fullmatch(r"animalstore-client-python/\S+ httpx/[\w.]+ Python/\d+\.\d+\.\d+\S*", agent)
+    assert agent.startswith(f"animalstore-client-python/{animalstore_client.__version__} ")
     assert f"httpx/{httpx.__version__}" in agent
