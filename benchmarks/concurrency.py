@@ -24,6 +24,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -139,6 +140,8 @@ def nginx() -> Iterator[tuple[str, Callable[[], float]]]:
     if shutil.which("taskset"):
         command = ["taskset", "-c", "0", *command]
     process = subprocess.Popen(command, stderr=subprocess.PIPE)
+    # A SIGTERM (timeout, kill) unwinds like Ctrl-C, so the finally below stops nginx.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -155,6 +158,7 @@ def nginx() -> Iterator[tuple[str, Callable[[], float]]]:
         process.terminate()
         process.wait(timeout=10)
         shutil.rmtree(tmp, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
 
 
 # --- the contenders ----------------------------------------------------------------------------
