@@ -57,7 +57,13 @@ class _Readiness:
         now = time.monotonic()
         if not stream.probed or now - self._taken_at > _READINESS_LIFETIME:
             self._take(now)
-        return stream in self._ready
+        if stream not in self._ready:
+            return False
+        # A "yes" is asked again of the socket alone: a stale one would make
+        # httpcore close a connection it may already have handed to another
+        # thread. A stale "no" only widens, by the answer's lifetime, the race
+        # every pool has with a server closing an idle connection.
+        return _readable_now(stream.fileno())
 
     def _take(self, now: float) -> None:
         ready: set[_AsyncDeadlineStream] = set()
@@ -82,6 +88,18 @@ class _Readiness:
 
 
 _HAS_POLL = sys.platform != "win32" and hasattr(select, "poll")
+
+
+def _readable_now(fd: int) -> bool:
+    """Whether one socket has data or its peer's close waiting, asked now."""
+    if fd < 0:  # closed: the next read is the end
+        return True
+    if _HAS_POLL:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        return bool(poll.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
 
 
 class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
@@ -109,12 +127,19 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         return -1 if self._socket is None else self._socket.fileno()
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        # Cleared before and after: a poll taken while this read waited saw data it then consumed.
         self.probed = False
-        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+        try:
+            return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+        finally:
+            self.probed = False
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.probed = False
-        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+        try:
+            await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+        finally:
+            self.probed = False
 
     async def aclose(self) -> None:
         self._readiness.discard(self)

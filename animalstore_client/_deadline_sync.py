@@ -58,7 +58,13 @@ class _Readiness:
         now = time.monotonic()
         if not stream.probed or now - self._taken_at > _READINESS_LIFETIME:
             self._take(now)
-        return stream in self._ready
+        if stream not in self._ready:
+            return False
+        # A "yes" is asked again of the socket alone: a stale one would make
+        # httpcore close a connection it may already have handed to another
+        # thread. A stale "no" only widens, by the answer's lifetime, the race
+        # every pool has with a server closing an idle connection.
+        return _readable_now(stream.fileno())
 
     def _take(self, now: float) -> None:
         ready: set[_DeadlineStream] = set()
@@ -83,6 +89,18 @@ class _Readiness:
 
 
 _HAS_POLL = sys.platform != "win32" and hasattr(select, "poll")
+
+
+def _readable_now(fd: int) -> bool:
+    """Whether one socket has data or its peer's close waiting, asked now."""
+    if fd < 0:  # closed: the next read is the end
+        return True
+    if _HAS_POLL:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        return bool(poll.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
 
 
 class _DeadlineStream(httpcore.NetworkStream):
@@ -110,12 +128,19 @@ class _DeadlineStream(httpcore.NetworkStream):
         return -1 if self._socket is None else self._socket.fileno()
 
     def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        # Cleared before and after: a poll taken while this read waited saw data it then consumed.
         self.probed = False
-        return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+        try:
+            return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+        finally:
+            self.probed = False
 
     def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.probed = False
-        self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+        try:
+            self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+        finally:
+            self.probed = False
 
     def close(self) -> None:
         self._readiness.discard(self)

@@ -110,6 +110,9 @@ class _SocketStream(httpcore.NetworkStream):
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
 
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.sock.recv(max_bytes)
+
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self.sock.sendall(buffer)
 
@@ -179,6 +182,40 @@ def test_an_answer_older_than_a_pass_is_not_reused(
     servers[4].close()
     time.sleep(0.01)  # longer than one pass may take
     assert readable(streams) == [False, False, False, False, True]
+    assert len(polls) == 2
+
+
+def test_a_readable_answer_is_confirmed_by_the_socket_itself(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """A stale "readable" would make httpcore close a connection another thread was just given:
+    a "yes" from the pool's poll is asked again of the socket, a "no" is not."""
+    servers, streams, polls = idle_pool
+    servers[3].sendall(b"HTTP/1.1 200 OK\r\n")  # an answer still arriving when the pool polls
+    assert readable(streams) == [False, False, False, True, False]
+    # Its reader takes the bytes (a read that was already waiting when the poll was taken).
+    streams[3]._stream.sock.recv(100)  # type: ignore[attr-defined]
+    assert readable(streams[3:4]) == [False]
+    assert len(polls) == 1  # the answers are still the pass's; only the "yes" was asked again
+
+
+def test_a_read_clears_the_answer_when_it_ends_too(
+    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+) -> None:
+    """A poll taken while a read waited saw bytes that read then consumed: the answer is not kept."""
+    servers, streams, polls = idle_pool
+    inner = streams[0]._stream  # type: ignore[attr-defined]
+    recv = inner.read
+
+    def read_during_a_pass(max_bytes: int, timeout: float | None = None) -> bytes:
+        assert readable(streams)[0] is True  # another thread's pool pass, while this read waits
+        return bytes(recv(max_bytes, timeout))
+
+    inner.read = read_during_a_pass
+    servers[0].sendall(b"x")
+    assert streams[0].read(1) == b"x"
+    assert streams[0].probed is False  # type: ignore[attr-defined]
+    assert readable(streams[:1]) == [False]
     assert len(polls) == 2
 
 
