@@ -6,101 +6,19 @@ Used only under the SDK's own httpx client (see ``HttpxTransport``).
 
 from __future__ import annotations
 
-import select
 import socket
 import ssl
-import sys
-import time
 from typing import Any
 
 import httpcore
 import httpx
 
+from ._readiness import Readiness
 from ._sending import within
 
 __all__ = ["hold_to_deadline"]
 
 _NO_TIMEOUT: float | None = None
-
-
-# How long one poll() answers for the pool's other idle connections. httpcore
-# asks each idle connection in turn, in one pass over its pool; a pass takes
-# well under this, and a connection that read or wrote since is asked again.
-_READINESS_LIFETIME = 0.001
-
-
-class _Readiness:
-    """Whether a read would not block, for every connection of one pool, from one ``poll()``.
-
-    httpcore asks every idle connection "is it readable?" (has the server
-    closed it?) each time it places a request or takes a connection back,
-    while it holds the pool's lock. One ``poll()`` per connection is one
-    system call each, and with threads each one hands the GIL to a thread
-    that then waits for that lock: at 100 threads that was 70 to 140 calls
-    and twice as many thread switches per request. One ``poll()`` over the
-    pool answers the whole pass.
-    """
-
-    __slots__ = ("_ready", "_streams", "_taken_at")
-
-    def __init__(self) -> None:
-        self._streams: dict[_DeadlineStream, None] = {}
-        self._ready: set[_DeadlineStream] = set()
-        self._taken_at = -1.0
-
-    def add(self, stream: _DeadlineStream) -> None:
-        self._streams[stream] = None
-
-    def discard(self, stream: _DeadlineStream) -> None:
-        self._streams.pop(stream, None)
-
-    def readable(self, stream: _DeadlineStream) -> bool:
-        now = time.monotonic()
-        if not stream.probed or now - self._taken_at > _READINESS_LIFETIME:
-            self._take(now)
-        if stream not in self._ready:
-            return False
-        # A "yes" is asked again of the socket alone: a stale one would make
-        # httpcore close a connection it may already have handed to another
-        # thread. A stale "no" only widens, by the answer's lifetime, the race
-        # every pool has with a server closing an idle connection.
-        return _readable_now(stream.fileno())
-
-    def _take(self, now: float) -> None:
-        ready: set[_DeadlineStream] = set()
-        by_fd: dict[int, _DeadlineStream] = {}
-        for stream in tuple(self._streams):  # a copy: another thread may connect meanwhile
-            stream.probed = True
-            fd = stream.fileno()
-            if fd < 0:  # closed: the next read is the end
-                ready.add(stream)
-            else:
-                by_fd[fd] = stream
-        if _HAS_POLL:
-            poll = select.poll()
-            for fd in by_fd:
-                poll.register(fd, select.POLLIN)
-            ready.update(by_fd[fd] for fd, _ in poll.poll(0))
-        elif by_fd:
-            readable, _, _ = select.select(list(by_fd), [], [], 0)
-            ready.update(by_fd[fd] for fd in readable)
-        self._ready = ready
-        self._taken_at = now
-
-
-_HAS_POLL = sys.platform != "win32" and hasattr(select, "poll")
-
-
-def _readable_now(fd: int) -> bool:
-    """Whether one socket has data or its peer's close waiting, asked now."""
-    if fd < 0:  # closed: the next read is the end
-        return True
-    if _HAS_POLL:
-        poll = select.poll()
-        poll.register(fd, select.POLLIN)
-        return bool(poll.poll(0))
-    readable, _, _ = select.select([fd], [], [], 0)
-    return bool(readable)
 
 
 class _DeadlineStream(httpcore.NetworkStream):
@@ -114,7 +32,7 @@ class _DeadlineStream(httpcore.NetworkStream):
 
     __slots__ = ("_readiness", "_socket", "_stream", "probed")
 
-    def __init__(self, stream: httpcore.NetworkStream, readiness: _Readiness) -> None:
+    def __init__(self, stream: httpcore.NetworkStream, readiness: Readiness) -> None:
         self._stream = stream
         self._readiness = readiness
         self._socket: socket.socket | None = stream.get_extra_info("socket")
@@ -173,7 +91,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
     def __init__(self, backend: httpcore.NetworkBackend) -> None:
         self._backend = backend
-        self._readiness = _Readiness()
+        self._readiness = Readiness()
 
     def connect_tcp(
         self,

@@ -127,10 +127,11 @@ class _SocketStream(httpcore.NetworkStream):
 def idle_pool() -> Iterator[tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]]]:
     """Five connections of one pool as httpcore sees them, their servers' ends, and a count of polls."""
     from animalstore_client import _deadline_sync
+    from animalstore_client._readiness import Readiness
 
     polls: list[int] = []
 
-    class Counted(_deadline_sync._Readiness):
+    class Counted(Readiness):
         def _take(self, now: float) -> None:
             polls.append(1)
             super()._take(now)
