@@ -48,7 +48,6 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TOTAL_TIMEOUT",
     "InsecureTransportWarning",
-    "Timeout",
 ]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
@@ -64,8 +63,6 @@ DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=10
 briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
 
 _HTTPX_DEFAULT_TIMEOUT = httpx.Timeout(5.0)
-
-Timeout = float | httpx.Timeout | None
 
 
 class InsecureTransportWarning(UserWarning):

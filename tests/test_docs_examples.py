@@ -173,7 +173,7 @@ def test_every_page_with_python_has_runnable_examples() -> None:
     assert any(block.defines_tests() for block in found["testing.md"])
 
 
-def test_every_examples_types_check(tmp_path: Path) -> None:
+def test_every_pages_examples_type_check(tmp_path: Path) -> None:
     """mypy reads each page as one module (notest blocks included), as a reader's checker would."""
     mypy = shutil.which("mypy", path=str(Path(sys.executable).parent))
     if mypy is None:

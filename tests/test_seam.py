@@ -123,8 +123,12 @@ class _SocketStream(httpcore.NetworkStream):
         return self.sock if info == "socket" else None
 
 
+IdlePool = tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]]
+"""The servers' ends, the pool's connections, and a count of polls."""
+
+
 @pytest.fixture
-def idle_pool() -> Iterator[tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]]]:
+def idle_pool() -> Iterator[IdlePool]:
     """Five connections of one pool as httpcore sees them, their servers' ends, and a count of polls."""
     from animalstore_client import _deadline_sync
     from animalstore_client._readiness import Readiness
@@ -153,7 +157,7 @@ def readable(streams: list[httpcore.NetworkStream]) -> list[bool]:
 
 
 def test_one_poll_answers_every_idle_connection_of_a_pool(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """A pass over five idle connections costs one poll, and still finds the one the server closed."""
     servers, streams, polls = idle_pool
@@ -163,7 +167,7 @@ def test_one_poll_answers_every_idle_connection_of_a_pool(
 
 
 def test_a_connection_that_wrote_since_the_poll_is_asked_afresh(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """An answer is not reused for a connection that sent or received since it was given."""
     servers, streams, polls = idle_pool
@@ -175,7 +179,7 @@ def test_a_connection_that_wrote_since_the_poll_is_asked_afresh(
 
 
 def test_an_answer_older_than_a_pass_is_not_reused(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """A server's close after the poll is seen at the next pass, not hidden by the earlier answer."""
     servers, streams, polls = idle_pool
@@ -187,7 +191,7 @@ def test_an_answer_older_than_a_pass_is_not_reused(
 
 
 def test_a_readable_answer_is_confirmed_by_the_socket_itself(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """A stale "readable" would make httpcore close a connection another thread was just given:
     a "yes" from the pool's poll is asked again of the socket, a "no" is not."""
@@ -201,7 +205,7 @@ def test_a_readable_answer_is_confirmed_by_the_socket_itself(
 
 
 def test_a_read_clears_the_answer_when_it_ends_too(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """A poll taken while a read waited saw bytes that read then consumed: the answer is not kept."""
     servers, streams, polls = idle_pool
@@ -221,7 +225,7 @@ def test_a_read_clears_the_answer_when_it_ends_too(
 
 
 def test_closed_connections_leave_the_pools_poll(
-    idle_pool: tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]],
+    idle_pool: IdlePool,
 ) -> None:
     """A closed connection is no longer polled; one closed under the pool answers readable, as its next read ends."""
     _, streams, _ = idle_pool
