@@ -8,6 +8,7 @@ so ``import animalstore_client`` never loads them.
 from __future__ import annotations
 
 import importlib
+import ssl
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Literal
 import httpx
 
 from ._exceptions import AnimalStoreError, ClientValidationError
+from ._tls import ssl_context
+from ._validation import show
 
 if TYPE_CHECKING:
     from ._transport_async import AsyncTransport
@@ -64,7 +67,7 @@ def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_
     other = names[1]
     if backend is not None and backend not in names:
         raise ClientValidationError(
-            f"backend must be {names[0]!r} or {other!r}, got {backend!r}",
+            f"backend must be {names[0]!r} or {other!r}, got {show(backend)}",
             argument="backend",
             rule=f"{names[0]!r} or {other!r}",
             value=backend,
@@ -85,7 +88,7 @@ def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_
         )
     if backend is not None and backend != detected:
         raise ClientValidationError(
-            f"backend={backend!r} contradicts http_client, which is a {detected} client: "
+            f"backend={show(backend)} contradicts http_client, which is a {detected} client: "
             "leave backend out, or pass a client of that library",
             argument="backend",
             rule="the library of http_client",
@@ -104,36 +107,40 @@ def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     return _choose(backend, http_client, ("httpx", "urllib3"), httpx.Client)  # type: ignore[return-value]
 
 
-def new_transport_async(backend: AsyncBackendName, http_client: object, *, base_url: str) -> AsyncTransport:
+def new_transport_async(
+    backend: AsyncBackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
+) -> AsyncTransport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
     if backend == "aiohttp":
         require("aiohttp")
         from ._transport_aiohttp import AiohttpTransport
 
-        return AiohttpTransport(http_client)
+        return AiohttpTransport(http_client, verify=verify)
     from ._base_client import DEFAULT_LIMITS
     from ._transport_async import AsyncHttpxTransport
 
     if http_client is None:
         # Redirects are never followed: the key must not travel to another host.
-        own = httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False)
+        own = httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False, verify=ssl_context(verify))
         return AsyncHttpxTransport(own, own=True)
     assert isinstance(http_client, httpx.AsyncClient)
     return AsyncHttpxTransport(http_client)
 
 
-def new_transport_sync(backend: BackendName, http_client: object, *, base_url: str) -> Transport:
+def new_transport_sync(
+    backend: BackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
+) -> Transport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
     if backend == "urllib3":
         require("urllib3")
         from ._transport_urllib3 import Urllib3Transport
 
-        return Urllib3Transport(http_client, base_url=base_url)
+        return Urllib3Transport(http_client, verify=verify)
     from ._base_client import DEFAULT_LIMITS
     from ._transport_sync import HttpxTransport
 
     if http_client is None:
-        own = httpx.Client(limits=DEFAULT_LIMITS, follow_redirects=False)
+        own = httpx.Client(limits=DEFAULT_LIMITS, follow_redirects=False, verify=ssl_context(verify))
         return HttpxTransport(own, own=True)
     assert isinstance(http_client, httpx.Client)
     return HttpxTransport(http_client)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
+import ssl
 import sys
 import time
 import warnings
@@ -23,10 +24,11 @@ import httpx
 from typing_extensions import Self
 
 from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
-from ._exceptions import AnimalStoreError
+from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
 from ._operations import RequestConfig
 from ._sending import ACCEPT_ENCODING
+from ._tls import check_verify
 from ._transport_async import AsyncTransport
 from ._transport_sync import Transport
 from ._validation import (
@@ -66,10 +68,11 @@ _HTTPX_DEFAULT_TIMEOUT = httpx.Timeout(5.0)
 
 
 class InsecureTransportWarning(UserWarning):
-    """The base URL is plain ``http://`` to a host that is not loopback.
+    """The API key could be read on the way: plain ``http://``, or ``verify=False``, to a host that is not loopback.
 
-    The bearer key would cross the network in clear text. Use ``https://``;
-    ``http://`` is silent only for ``localhost``, ``127.0.0.0/8`` and ``::1``.
+    The bearer key would cross the network in clear text, or to a server
+    whose certificate nobody checked. Use ``https://`` with certificate
+    checks; both are silent only for ``localhost``, ``127.0.0.0/8`` and ``::1``.
     """
 
 
@@ -102,6 +105,19 @@ def _warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = Tru
             f"base_url {base_url!r} is plain http:// and the environment's proxy settings send it "
             f"through the proxy {proxy.host!r}: the API key would reach that proxy in clear text. "
             "Use https://, or add the host to NO_PROXY.",
+            InsecureTransportWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _warn_if_unverified(base_url: str, verify: object, stacklevel: int) -> None:
+    if verify is not False:
+        return
+    url = httpx.URL(base_url)
+    if url.scheme == "https" and not _is_loopback(url.host):
+        warnings.warn(
+            f"verify=False: certificates are not checked for {url.host!r}, so anyone on the path can read "
+            "the API key and the answers. Use verify='/path/to/ca-bundle.pem' for a private CA.",
             InsecureTransportWarning,
             stacklevel=stacklevel + 1,
         )
@@ -213,6 +229,7 @@ class _BaseClient:
         http_client: object,
         total_timeout: object = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
+        verify: object = True,
     ) -> None:
         env = os.environ
         configure_from_env(env)
@@ -239,12 +256,22 @@ class _BaseClient:
         self._default_headers = check_headers(default_headers, "default_headers")
         self._total_timeout = check_total_timeout(total_timeout)
         self._max_response_bytes = check_max_response_bytes(max_response_bytes)
+        self._verify = check_verify(verify)
+        if http_client is not None and verify is not True:
+            raise ClientValidationError(
+                "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
+                "trust settings: configure them on it, or leave http_client out",
+                argument="verify",
+                rule="left out (True) when http_client is given",
+                value=verify,
+            )
         self._closed = False
         # The environment's proxies apply unless the caller's own client ignores
         # them (a urllib3 PoolManager never reads them).
         self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
         # Frames: here, the subclass __init__, the caller.
         _warn_if_insecure(self._base_url, stacklevel=3, env_proxies=self._env_proxies)
+        _warn_if_unverified(self._base_url, self._verify, stacklevel=3)
 
     def _request_config(self) -> RequestConfig:
         return _build_config(self._pool.transport, self._base_url, self._api_key, self._default_headers, self._timeout)
@@ -260,9 +287,20 @@ class _BaseClient:
         default_headers: object,
         total_timeout: object,
         max_response_bytes: object,
+        verify: object = NOT_GIVEN,
     ) -> Self:
         # Only the client that created the pool closes it.
         changes: dict[str, object] = {"_owns_pool": False, "_closed": False}
+        if verify is not NOT_GIVEN:
+            if not self._pool.owned:
+                raise ClientValidationError(
+                    "verify applies to the SDK's own connection pool; this client sends through a caller's "
+                    "http_client, which keeps its own trust settings",
+                    argument="verify",
+                    rule="only for a client without http_client",
+                    value=verify,
+                )
+            changes["_verify"] = check_verify(verify)
         if api_key is not NOT_GIVEN:
             changes["_api_key"] = check_api_key(api_key)
         if base_url is not NOT_GIVEN:
@@ -285,6 +323,12 @@ class _BaseClient:
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
         state.update(changes)
+        if "_verify" in changes:
+            # Other trust needs other connections: a pool of the new client's own, which it closes.
+            state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
+            state["_owns_pool"] = True
+        if "_verify" in changes or "_base_url" in changes:
+            _warn_if_unverified(state["_base_url"], state["_verify"], stacklevel=3)
         state["_config"] = _build_config(
             state["_pool"].transport,
             state["_base_url"],
@@ -305,11 +349,14 @@ class _BaseClient:
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
         total_timeout: float | NotGiven | None = NOT_GIVEN,
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext | NotGiven = NOT_GIVEN,
     ) -> Self:
         """A new client with some options changed, sharing this one's connection pool.
 
         ``default_headers`` are merged into the current ones; ``base_url``
         wins over ``environment``. Closing the new client leaves the pool open.
+        ``verify`` is the exception: other trust settings need other
+        connections, so the new client gets a pool of its own and closes it.
 
         ```python
         patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
@@ -324,6 +371,7 @@ class _BaseClient:
             default_headers=default_headers,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
+            verify=verify,
         )
 
     @property

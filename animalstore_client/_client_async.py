@@ -9,6 +9,8 @@ behind the transport seam.
 
 from __future__ import annotations
 
+import os
+import ssl
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -75,6 +77,10 @@ class AsyncAnimalStoreClient(IOAsync):
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
             ``"aiohttp"`` (installed by the ``[aiohttp]`` extra). Left
             out, it follows from ``http_client``.
+        verify: Which TLS certificates the SDK's own connection pool trusts: ``True``
+            (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
+            bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
+            is loopback). A caller's ``http_client`` keeps its own trust settings.
     """
 
     _backend: AsyncBackendName
@@ -92,6 +98,7 @@ class AsyncAnimalStoreClient(IOAsync):
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: AsyncBackendName | None = None,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
     ) -> None:
         self._backend = choose_backend_async(backend, http_client)
         super().__init__(
@@ -104,14 +111,15 @@ class AsyncAnimalStoreClient(IOAsync):
             http_client=http_client,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
+            verify=verify,
         )
         self._owns_pool = http_client is None
-        transport = new_transport_async(self._backend, http_client, base_url=self._base_url)
+        transport = new_transport_async(self._backend, http_client, verify=self._verify)
         self._pool = Pool(transport, owned=self._owns_pool)
         self._config = self._request_config()
 
     def _new_transport(self) -> AsyncTransport:
-        return new_transport_async(self._backend, None, base_url=self._base_url)
+        return new_transport_async(self._backend, None, verify=self._verify)
 
     @property
     def backend(self) -> AsyncBackendName:

@@ -10,6 +10,8 @@ behind the transport seam.
 
 from __future__ import annotations
 
+import os
+import ssl
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -73,6 +75,10 @@ class AnimalStoreClient(IOSync):
         backend: The HTTP library to send through: ``"httpx"`` (the default) or
             ``"urllib3"`` (installed by the ``[urllib3]`` extra). Left
             out, it follows from ``http_client``.
+        verify: Which TLS certificates the SDK's own connection pool trusts: ``True``
+            (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
+            bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
+            is loopback). A caller's ``http_client`` keeps its own trust settings.
     """
 
     _backend: BackendName
@@ -90,6 +96,7 @@ class AnimalStoreClient(IOSync):
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: BackendName | None = None,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
     ) -> None:
         self._backend = choose_backend_sync(backend, http_client)
         super().__init__(
@@ -102,14 +109,15 @@ class AnimalStoreClient(IOSync):
             http_client=http_client,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
+            verify=verify,
         )
         self._owns_pool = http_client is None
-        transport = new_transport_sync(self._backend, http_client, base_url=self._base_url)
+        transport = new_transport_sync(self._backend, http_client, verify=self._verify)
         self._pool = Pool(transport, owned=self._owns_pool)
         self._config = self._request_config()
 
     def _new_transport(self) -> Transport:
-        return new_transport_sync(self._backend, None, base_url=self._base_url)
+        return new_transport_sync(self._backend, None, verify=self._verify)
 
     @property
     def backend(self) -> BackendName:

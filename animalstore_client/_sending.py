@@ -28,6 +28,7 @@ import httpx
 from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
+from ._tls import certificate_failure
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -167,6 +168,16 @@ class Attempts:
         )
         if self._deadline is not None and time.monotonic() >= self._deadline - _DEADLINE_MARGIN:
             raise self._expired(exc) from exc
+        reason = certificate_failure(exc)
+        if reason is not None:
+            # Not retried: the same certificate would be refused again.
+            raise APIConnectionError(
+                f"TLS certificate verification failed: {request.method} {request.url}: {reason}. The server's "
+                "certificate is not one this client trusts for this host name; if your own CA signed it, pass "
+                "verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
+                request=request,
+                attempts=self.count,
+            ) from exc
         delay = delay_after_error(
             request.method, exc, retries_done=self.retries, max_retries=self._max_retries, jitter=self._jitter()
         )

@@ -10,6 +10,7 @@ redirects are never followed; the call's total deadline becomes aiohttp's
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import AsyncIterator
 
@@ -18,6 +19,7 @@ import httpx
 from yarl import URL
 
 from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library
+from ._tls import ssl_context
 
 __all__ = ["AiohttpTransport"]
 
@@ -107,12 +109,13 @@ def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_owned", "_proxies", "_session", "_urls")
+    __slots__ = ("_closed", "_owned", "_proxies", "_session", "_ssl_context", "_urls")
 
-    def __init__(self, session: object = None) -> None:
+    def __init__(self, session: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)
         self._session: aiohttp.ClientSession | None = session
         self._owned = session is None
+        self._ssl_context = ssl_context(verify) if session is None else None
         self._closed = False
         self._proxies: dict[bytes, str | None] = {}
         self._urls: dict[str, URL] = {}
@@ -132,8 +135,12 @@ class AiohttpTransport:
         # Not trust_env=True: that reads ~/.netrc in a worker thread on every
         # request (two thread hops a call); the environment's proxies are
         # applied below instead, read as httpx reads them.
-        connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, keepalive_timeout=15)
-        return aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        connector = aiohttp.TCPConnector(
+            limit=1000, limit_per_host=0, keepalive_timeout=15, ssl=self._ssl_context or True
+        )
+        # No cookie jar: a cookie the service set for one API key must never
+        # go out with another key's calls (with_options shares this session).
+        return aiohttp.ClientSession(connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar())
 
     def _proxy_for(self, url: httpx.URL) -> str | None:
         if not self._owned:

@@ -3,19 +3,24 @@
 Imported only when that backend is chosen. urllib3's exceptions are mapped to
 the httpx classes the retry policy tells apart; bodies arrive raw
 (``decode_content=False``) so the send loop decodes and caps them itself;
-redirects and urllib3's own retries are off. Each socket read of the body is
-held to the call's total deadline.
+redirects and urllib3's own retries are off. On the SDK's own pool managers
+every socket read, of the headers and the body, is held to the call's total
+deadline, and interim (1xx) answers are skipped; there is no watchdog thread,
+so nothing is shared between threads but the pools (urllib3's, behind its
+locks) and the transport's own proxy table (behind its lock).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
+import http.client
+import io
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, cast
 
 import httpx
 import urllib3
@@ -32,90 +37,122 @@ from urllib3.exceptions import (
 )
 
 from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library, within
+from ._tls import ssl_context
 
 __all__ = ["Urllib3Transport"]
 
 
-class _Watchdog:
-    """Shuts a socket down when its call's deadline passes, wherever that call is blocked or looping.
+class _Written:
+    """Whether the running send reached the point of writing its request (set by the connection)."""
 
-    http.client reads status lines in a loop that skips ``100 Continue`` for
-    ever and applies one socket timeout per read, so no timeout can end it;
-    shutting the socket down can. One daemon thread serves every SDK-owned
-    urllib3 pool, started on first use (and again after a fork). A thread
-    makes one call at a time, so each thread has one slot: arming and
-    disarming are a dict assignment, and the watchdog is woken only when a
-    deadline comes sooner than the one it waits for.
-    """
+    __slots__ = ("written",)
 
     def __init__(self) -> None:
-        self._slots: dict[int, tuple[float, socket.socket] | None] = {}
-        self._wake = threading.Condition()
-        self._wake_at = float("inf")
-        self._pid = 0
-
-    def arm(self, deadline: float, sock: socket.socket) -> None:
-        with self._wake:
-            if self._pid != os.getpid():  # first use, or a forked child: no thread runs here
-                self._pid = os.getpid()
-                self._slots.clear()
-                self._wake_at = float("inf")
-                threading.Thread(target=self._run, name="animalstore-deadline", daemon=True).start()
-            self._slots[threading.get_ident()] = (deadline, sock)
-            if deadline < self._wake_at:
-                self._wake.notify()
-
-    def disarm(self) -> None:
-        self._slots[threading.get_ident()] = None
-
-    def _run(self) -> None:
-        with self._wake:
-            while True:
-                now = time.monotonic()
-                wake_at = float("inf")
-                for key, slot in list(self._slots.items()):
-                    if slot is None:
-                        del self._slots[key]
-                    elif slot[0] <= now:
-                        self._slots[key] = None
-                        with contextlib.suppress(OSError):
-                            slot[1].shutdown(socket.SHUT_RDWR)
-                    else:
-                        wake_at = min(wake_at, slot[0])
-                self._wake_at = wake_at
-                self._wake.wait(None if wake_at == float("inf") else wake_at - now)
+        self.written = False
 
 
-_WATCHDOG = _Watchdog()
+# One per send, in the sending thread's context: lets a TLS failure be told
+# apart as "before the request left" (the handshake) or "after".
+_SENDING: ContextVar[_Written | None] = ContextVar("animalstore_client_urllib3_sending", default=None)
+
+_MAX_INTERIM = 16
+"""Most interim (1xx) responses skipped before the final one; more ends the connection."""
 
 
-class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
-    """A connection that puts its socket under the watchdog for the running call's deadline."""
+class _DeadlineReader(io.RawIOBase):
+    """The socket as http.client reads it, each read held to the call's deadline.
 
-    def request(self, *args: Any, **kwargs: Any) -> None:
+    http.client applies one socket timeout to each read, so a server that
+    trickles a byte at a time, or sends ``100 Continue`` for ever, is never
+    cut off by it; here each read waits at most what is left of the call's
+    deadline (and the per-read timeout), and none starts once it has passed.
+    A read that runs out of time raises `TimeoutError`: the message is never
+    taken to end there, whatever its framing.
+    """
+
+    def __init__(self, raw: io.RawIOBase, sock: socket.socket, deadline: float, timeout: float | None) -> None:
+        super().__init__()
+        self._raw = raw
+        self._sock = sock
+        self._deadline = deadline
+        self._timeout = timeout
+        self._set = timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's total_timeout passed")
+        timeout = left if self._timeout is None or self._timeout > left else self._timeout
+        if timeout != self._set:  # a system call: made only when the value changes
+            self._sock.settimeout(timeout)
+            self._set = timeout
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        # Closing the socket's file object gives back its hold on the socket.
+        self._raw.close()
+        super().close()
+
+
+class _SDKResponse(http.client.HTTPResponse):
+    """http.client's response, held to the call's deadline and skipping interim (1xx) answers."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
+        super().__init__(sock, debuglevel, method, url)
         deadline = DEADLINE.get()
         if deadline is not None:
-            if self.sock is None:
-                self.connect()
-            assert self.sock is not None
-            _WATCHDOG.arm(deadline, self.sock)
-        super().request(*args, **kwargs)
+            # The file object http.client made holds the socket open while the
+            # body is read (the connection may close its own reference first):
+            # keep it, and read through it.
+            fp = cast(object, self.fp)
+            if not isinstance(fp, io.BufferedReader):  # fail loudly should http.client change
+                raise TypeError(f"http.client's response file is a {type(fp).__name__}, not a BufferedReader")
+            raw = fp.detach()
+            self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline, sock.gettimeout()))
+
+    def begin(self) -> None:
+        # http.client skips 100 Continue itself but takes any other 1xx (103
+        # Early Hints) for the answer, leaving the real one to answer the next
+        # request on this connection.
+        for _ in range(_MAX_INTERIM):
+            super().begin()
+            if not 100 < self.status < 200 or self.status == 101:
+                return
+            self.headers = self.msg = None  # type: ignore[assignment]  # begin() reads the next status line
+        raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) responses")
 
 
-class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
-    request = _DeadlineHTTPConnection.request
+class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
+    """A connection whose request is written within the call's deadline and whose response is `_SDKResponse`."""
+
+    response_class = _SDKResponse
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
+        sending = _SENDING.get()
+        if sending is not None:
+            sending.written = True
+        deadline = DEADLINE.get()
+        if deadline is not None:
+            left = max(deadline - time.monotonic(), 0.001)
+            current: object = self.timeout
+            if not isinstance(current, (int, float)) or current > left:
+                self.timeout = left  # urllib3 sets it on the socket before writing
+        super().request(method, url, *args, **kwargs)
 
 
-class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _DeadlineHTTPConnection  # pyright: ignore[reportAssignmentType]  # a subclass; pyright disagrees
+class _SDKHTTPSConnection(_SDKHTTPConnection, urllib3.connection.HTTPSConnection):
+    """`_SDKHTTPConnection` over TLS."""
 
 
-class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _DeadlineHTTPSConnection  # pyright: ignore[reportAssignmentType]
+class _SDKHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _SDKHTTPConnection  # pyright: ignore[reportAssignmentType]  # a subclass; pyright disagrees
 
 
-def _disarm() -> None:
-    _WATCHDOG.disarm()
+class _SDKHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _SDKHTTPSConnection  # pyright: ignore[reportAssignmentType]
 
 
 # Headers urllib3 writes itself from the request.
@@ -139,25 +176,48 @@ _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
 _FAILURES = (HTTPError, OSError)
 
 
-def _translated(exc: BaseException, request: httpx.Request, *, reading: bool = False) -> httpx.TransportError:
+def _translated(
+    exc: BaseException, request: httpx.Request, *, reading: bool = False, written: bool = False
+) -> httpx.TransportError:
     """urllib3's failure as the httpx class the retry policy knows."""
+    message = str(exc) or type(exc).__name__
+    if written and isinstance(exc, SSLError):
+        # A TLS failure after the request was written: the service may have acted on it.
+        return httpx.ReadError(message, request=request)
     for urllib3_class, httpx_class in _TRANSLATIONS:
         if isinstance(exc, urllib3_class):
             cut_off = reading and httpx_class is httpx.RemoteProtocolError  # the body was cut off
-            return (httpx.ReadError if cut_off else httpx_class)(str(exc) or type(exc).__name__, request=request)
-    return httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request)
+            return (httpx.ReadError if cut_off else httpx_class)(message, request=request)
+    return httpx.RemoteProtocolError(message, request=request)
 
 
 class _Urllib3Stream:
-    __slots__ = ("_done", "_read_timeout", "_request", "_response", "_started", "content", "headers", "status_code")
+    __slots__ = (
+        "_done",
+        "_held",
+        "_read_timeout",
+        "_request",
+        "_response",
+        "_started",
+        "content",
+        "headers",
+        "status_code",
+    )
 
     def __init__(
-        self, response: urllib3.BaseHTTPResponse, request: httpx.Request, started: float, read_timeout: float | None
+        self,
+        response: urllib3.BaseHTTPResponse,
+        request: httpx.Request,
+        started: float,
+        read_timeout: float | None,
+        *,
+        held: bool,
     ) -> None:
         self._response = response
         self._request = request
         self._started = started
         self._read_timeout = read_timeout
+        self._held = held
         self.status_code = response.status
         pairs = response.headers.iteritems()
         # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
@@ -169,12 +229,13 @@ class _Urllib3Stream:
 
     def iter_raw(self) -> Iterator[bytes]:
         response = self._response
-        sock = getattr(getattr(response, "connection", None), "sock", None)
+        # The SDK's own connections hold each read to the deadline themselves
+        # (`_DeadlineReader`); a caller's are held between reads.
+        sock = None if self._held else getattr(getattr(response, "connection", None), "sock", None)
         try:
             while True:
                 if sock is not None:
-                    # Each read waits at most what is left of the call's deadline
-                    # (set only when that changes it: settimeout is a system call).
+                    # Set only when that changes it: settimeout is a system call.
                     timeout = within(self._read_timeout, httpx.ReadTimeout)
                     if timeout != sock.gettimeout():
                         sock.settimeout(timeout)
@@ -187,7 +248,6 @@ class _Urllib3Stream:
             raise _translated(exc, self._request, reading=True) from exc
 
     def close(self) -> None:
-        _disarm()
         response = self._response
         if not self._done:
             # Cut short (the size cap, an error): drop the connection, or the
@@ -202,39 +262,55 @@ class _Urllib3Stream:
 
 
 class Urllib3Transport:
-    """The seam over a `urllib3.PoolManager`: the caller's, or one the SDK makes (and closes)."""
+    """The seam over a `urllib3.PoolManager`: the caller's, or the SDK's own (which it closes).
 
-    __slots__ = ("_closed", "_last_timeout", "_manager", "_owned")
+    The SDK's own keeps one pool manager per proxy, chosen for each request
+    URL from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), so a client
+    derived with another base URL goes through the proxy meant for it. Its
+    connections hold every read to the call's deadline and skip interim
+    responses; its TLS trust comes from ``verify``.
+    """
 
-    def __init__(self, manager: object = None, *, base_url: str) -> None:
+    __slots__ = ("_closed", "_lock", "_manager", "_managers", "_owned", "_proxies", "_ssl_context")
+
+    def __init__(self, manager: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert manager is None or isinstance(manager, urllib3.PoolManager)
         self._owned = manager is None
-        self._manager = manager if manager is not None else self._own_manager(base_url)
+        self._manager = manager
+        self._ssl_context = ssl_context(verify) if manager is None else None
+        # Shared by the threads using this client: read and written under the lock.
+        self._lock = threading.Lock()
+        self._managers: dict[str | None, urllib3.PoolManager] = {}
+        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
         self._closed = False
-        # The last timeouts and their urllib3.Timeout: calls mostly repeat them.
-        self._last_timeout: tuple[tuple[float | None, float | None], urllib3.Timeout] = (
-            (None, None),
-            urllib3.Timeout(connect=None, read=None),
-        )
 
-    @staticmethod
-    def _own_manager(base_url: str) -> urllib3.PoolManager:
-        # urllib3 does not read HTTP_PROXY and friends; the SDK applies them as httpx would.
-        from ._base_client import environment_proxy
+    def _manager_for(self, url: httpx.URL) -> urllib3.PoolManager:
+        """The SDK's pool manager for the proxy that ``url`` goes through (none included)."""
+        key = (url.scheme, url.host, url.port)
+        with self._lock:
+            if key in self._proxies:
+                proxy = self._proxies[key]
+            else:
+                # urllib3 does not read HTTP_PROXY and friends; the SDK applies them as httpx would.
+                from ._base_client import environment_proxy
 
-        proxy = environment_proxy(httpx.URL(base_url))
-        manager = (
-            urllib3.ProxyManager(str(proxy), num_pools=10, maxsize=100)
-            if proxy is not None
-            else urllib3.PoolManager(num_pools=10, maxsize=100)
-        )
-        manager.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+                found = environment_proxy(url)
+                proxy = self._proxies[key] = None if found is None else str(found)
+            manager = self._managers.get(proxy)
+            if manager is None:
+                manager = self._managers[proxy] = self._new_manager(proxy)
+            return manager
+
+    def _new_manager(self, proxy: str | None) -> urllib3.PoolManager:
+        options: dict[str, Any] = {"num_pools": 10, "maxsize": 100, "ssl_context": self._ssl_context}
+        manager = urllib3.ProxyManager(proxy, **options) if proxy is not None else urllib3.PoolManager(**options)
+        manager.pool_classes_by_scheme = {"http": _SDKHTTPPool, "https": _SDKHTTPSPool}
         return manager
 
     @property
     def default_headers(self) -> httpx.Headers:
-        """The pool manager's default headers."""
-        return httpx.Headers(dict(self._manager.headers))
+        """The caller's pool manager's default headers (none for the SDK's own)."""
+        return httpx.Headers(dict(self._manager.headers) if self._manager is not None else {})
 
     @property
     def is_closed(self) -> bool:
@@ -243,16 +319,16 @@ class Urllib3Transport:
 
     def send(self, request: httpx.Request, timeouts: Timeouts) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
+        manager = self._manager if self._manager is not None else self._manager_for(request.url)
         # A plain dict: the SDK's header names are unique (checked as a mapping).
         headers = {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3}
         read = timeouts.get("read")
-        key, timeout = self._last_timeout
-        if key != (connect := timeouts.get("connect"), read):
-            timeout = urllib3.Timeout(connect=connect, read=read)
-            self._last_timeout = ((connect, read), timeout)
+        timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
         started = time.monotonic()
+        sending = _Written()
+        token = _SENDING.set(sending)
         try:
-            response = self._manager.urlopen(
+            response = manager.urlopen(
                 request.method,
                 str(request.url),
                 body=request.content or None,
@@ -265,15 +341,27 @@ class Urllib3Transport:
                 pool_timeout=timeouts.get("pool"),
             )
         except _FAILURES as exc:
-            _disarm()
-            raise _translated(exc, request) from exc
-        except BaseException:
-            _disarm()
-            raise
-        return _Urllib3Stream(response, request, started, read)
+            raise _translated(exc, request, written=sending.written) from exc
+        finally:
+            _SENDING.reset(token)
+        if 100 <= response.status < 200:
+            # An interim answer taken for the final one (a caller's pool manager,
+            # or a 101): the real answer would be read by the next request on
+            # this connection, so the connection ends here.
+            response.close()
+            response.release_conn()
+            raise httpx.RemoteProtocolError(
+                f"the server sent an interim {response.status} response where the final one was due", request=request
+            )
+        return _Urllib3Stream(response, request, started, read, held=self._owned)
 
     def close(self) -> None:
-        """Close the pool manager's connections, if the SDK made it."""
+        """Close the pool managers' connections, if the SDK made them."""
         self._closed = True
         if self._owned:
-            self._manager.clear()
+            with self._lock:
+                managers = list(self._managers.values())
+                self._managers.clear()
+                self._proxies.clear()
+            for manager in managers:
+                manager.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import ssl
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, cast
 
@@ -121,6 +122,7 @@ class ClientFactory(Protocol):
         total_timeout: float | None = ...,
         max_response_bytes: int | None = ...,
         backend: str | None = ...,
+        verify: bool | str | ssl.SSLContext = ...,
     ) -> AnimalStoreClient: ...
 
 

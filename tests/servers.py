@@ -1,7 +1,8 @@
 """A scriptable HTTP/1.1 server on 127.0.0.1 for faults respx cannot fake.
 
 Each request takes the next action from the script (the last action repeats):
-answer, hang without answering, or send part of a body and close. Real
+answer, hang without answering, or send part of a body and close. With
+``tls=`` (a server context from ``tests/tls.py``) it speaks HTTPS. Real
 sockets mean real httpx/httpcore code paths: refused connections, read
 timeouts, bodies cut off mid-JSON.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,15 +66,16 @@ def cut(status: int, partial: bytes, claimed: int) -> Action:
 class LoopbackServer:
     """``with LoopbackServer([respond(503), respond(200, [])]) as server:`` then use ``server.base_url``."""
 
-    def __init__(self, script: list[Action] | None = None) -> None:
+    def __init__(self, script: list[Action] | None = None, *, tls: ssl.SSLContext | None = None) -> None:
         self.script = list(script or [respond(200, [])])
+        self._tls = tls
         self.received: list[Received] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sock = socket.create_server(("127.0.0.1", 0))
         self._sock.settimeout(0.1)
         self.port = self._sock.getsockname()[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.base_url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/v1"
         self._threads: list[threading.Thread] = []
         self._connections: list[socket.socket] = []
 
@@ -122,6 +125,14 @@ class LoopbackServer:
             self._threads.append(thread)
 
     def _serve(self, conn: socket.socket) -> None:
+        if self._tls is not None:
+            conn.settimeout(5)
+            try:  # in this connection's thread, so a client that never shakes hands holds up no other
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            except OSError:  # the client refused the certificate, or went away
+                conn.close()
+                return
+            self._connections.append(conn)
         conn.settimeout(0.2)
         buffer = b""
         while not self._stop.is_set():

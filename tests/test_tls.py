@@ -1,0 +1,235 @@
+"""HTTPS on every client and library: trust settings, certificate failures, and the promises that hold over TLS.
+
+The servers are on 127.0.0.1 with certificates from a CA made for the run
+(``tests/tls.py``); the clients trust it through ``verify=``, through
+``SSL_CERT_FILE``, or through their own http client's settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import (
+    AnimalStoreClient,
+    APIConnectionError,
+    APIResponseValidationError,
+    APITimeoutError,
+    AsyncAnimalStoreClient,
+    ClientValidationError,
+    InsecureTransportWarning,
+    PetStatus,
+)
+from animalstore_client.testing import FakeAnimalStore
+
+from .conftest import API_KEY, ClientFactory
+from .servers import LoopbackServer, respond
+from .test_limits import _bomb, _endless_continue, _trickle
+from .tls import ca_file, client_context, serve_tls, server_context, stranger
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    """An empty fake store with the test key."""
+    return FakeAnimalStore(api_keys=[API_KEY])
+
+
+@pytest.fixture
+def tls_url(store: FakeAnimalStore) -> Iterator[str]:
+    """The store served over HTTPS with a certificate from the run's CA."""
+    with serve_tls(store) as url:
+        yield url
+
+
+def test_the_three_operations_over_https(make_client: ClientFactory, tls_url: str) -> None:
+    """create, list and get work over TLS with verify= the run's CA bundle, on every client and library."""
+    client = make_client(base_url=tls_url, verify=ca_file())
+    created = client.create_pet(name="Rex", category_id=1, status=PetStatus.AVAILABLE)
+    assert [pet.id for pet in client.list_pets(status="available")] == [created.id]
+    with pytest.warns(DeprecationWarning, match="get_pet"):
+        assert client.get_pet(created.id) == created  # type: ignore[deprecated]  # pyright: ignore[reportDeprecated]
+
+
+def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, tls_url: str) -> None:
+    """verify= an ssl.SSLContext trusting the CA works on every library."""
+    client = make_client(base_url=tls_url, verify=client_context())
+    assert client.list_pets() == []
+
+
+def test_ssl_cert_file_is_honoured_alike(
+    make_client: ClientFactory, tls_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With verify left at True, SSL_CERT_FILE names the trusted CAs on every library."""
+    monkeypatch.setenv("SSL_CERT_FILE", ca_file())
+    assert make_client(base_url=tls_url).list_pets() == []
+
+
+def test_retries_over_https(make_client: ClientFactory, store: FakeAnimalStore, tls_url: str) -> None:
+    """A 503 is retried over TLS and the second attempt's answer returned."""
+    store.fail_next(503)
+    client = make_client(base_url=tls_url, verify=ca_file())
+    response = client.with_raw_response.list_pets()
+    assert response.attempts == 2
+
+
+@pytest.mark.parametrize(
+    ("authority", "hosts"),
+    [(stranger, ("127.0.0.1", "localhost")), (None, ("other.example",))],
+    ids=["untrusted-ca", "other-host-name"],
+)
+def test_a_refused_certificate_is_a_connection_error_not_retried(
+    make_client: ClientFactory, authority: Any, hosts: tuple[str, ...]
+) -> None:
+    """An unknown CA or another host's certificate is one APIConnectionError saying so; nothing is sent."""
+    context = server_context(authority() if authority else None, hosts)
+    with LoopbackServer([respond(200, [])], tls=context) as server:
+        client = make_client(base_url=server.base_url, verify=ca_file(), max_retries=2)
+        with pytest.raises(APIConnectionError, match="TLS certificate verification failed") as caught:
+            client.list_pets()
+        assert caught.value.attempts == 1
+        assert not isinstance(caught.value, APITimeoutError)
+        assert server.received == []
+
+
+def test_the_default_trust_refuses_a_private_ca(make_client: ClientFactory, tls_url: str) -> None:
+    """verify=True (certifi) does not trust the run's CA: a certificate failure, not silence."""
+    with pytest.raises(APIConnectionError, match="certificate"):
+        make_client(base_url=tls_url).list_pets()
+
+
+def test_verify_false_reaches_a_loopback_server_silently(make_client: ClientFactory, tls_url: str) -> None:
+    """verify=False works against 127.0.0.1 without a warning from the SDK."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsecureTransportWarning)
+        client = make_client(base_url=tls_url, verify=False)
+    # urllib3 warns about every unverified HTTPS connection itself.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Warning)
+        assert client.list_pets() == []
+
+
+@pytest.mark.parametrize("cls", [AnimalStoreClient, AsyncAnimalStoreClient])
+def test_verify_false_to_a_remote_host_warns(cls: type[AnimalStoreClient]) -> None:
+    """verify=False never applies to a non-loopback host silently: constructor and with_options warn."""
+    with pytest.warns(InsecureTransportWarning, match="verify=False"):
+        client = cls(API_KEY, verify=False)
+    local = cls(API_KEY, base_url="https://127.0.0.1:1/v1", verify=False)
+    with pytest.warns(InsecureTransportWarning, match="verify=False"):
+        local.with_options(base_url="https://api.example.com/v1")
+    for made in (client, local):
+        if isinstance(made, AsyncAnimalStoreClient):
+            asyncio.run(made.aclose())
+        else:
+            made.close()
+
+
+@pytest.mark.parametrize("value", [1, "/no/such/ca.pem", b"/etc", None, 1.5, ["a"]])
+def test_bad_verify_is_refused(make_client: ClientFactory, value: object) -> None:
+    """verify must be a bool, an existing path or an SSLContext: anything else names the argument."""
+    with pytest.raises(ClientValidationError) as caught:
+        make_client(verify=value)  # type: ignore[arg-type]
+    assert caught.value.argument == "verify"
+
+
+def test_verify_with_a_callers_client_is_refused() -> None:
+    """verify= and http_client= contradict each other: the caller's client keeps its own trust."""
+    with httpx.Client() as http, pytest.raises(ClientValidationError, match="http_client") as caught:
+        AnimalStoreClient(API_KEY, http_client=http, verify=ca_file())
+    assert caught.value.argument == "verify"
+    with httpx.Client() as http:
+        client = AnimalStoreClient(API_KEY, http_client=http)
+        with pytest.raises(ClientValidationError, match="http_client"):
+            client.with_options(verify=False)
+
+
+def test_with_options_verify_gets_its_own_pool(make_client: ClientFactory, tls_url: str) -> None:
+    """A derived client with other trust settings works, and closing it leaves the original open."""
+    client = make_client(base_url=tls_url)
+    trusting = client.with_options(verify=ca_file())
+    assert trusting.list_pets() == []
+    trusting.close()
+    assert not client.is_closed
+    with pytest.raises(APIConnectionError, match="certificate"):
+        client.list_pets()
+
+
+# --- a caller's own client over TLS -----------------------------------------------------------
+
+
+def test_a_callers_httpx_client_over_https(tls_url: str) -> None:
+    """An httpx.Client trusting the CA carries the SDK's calls."""
+    with httpx.Client(verify=client_context()) as http:
+        client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=http)
+        assert client.create_pet(name="a", category_id=1).name == "a"
+
+
+def test_a_callers_urllib3_pool_manager_over_https(tls_url: str) -> None:
+    """A urllib3.PoolManager trusting the CA carries the SDK's calls."""
+    import urllib3
+
+    manager = urllib3.PoolManager(ssl_context=client_context())
+    client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=manager)
+    assert client.create_pet(name="a", category_id=1).name == "a"
+    manager.clear()
+
+
+def test_a_callers_aiohttp_session_over_https(tls_url: str) -> None:
+    """An aiohttp.ClientSession trusting the CA carries the SDK's calls."""
+    import aiohttp
+
+    async def main() -> str:
+        connector = aiohttp.TCPConnector(ssl=client_context())
+        async with aiohttp.ClientSession(connector=connector) as session:
+            client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=session)
+            return (await client.create_pet(name="a", category_id=1)).name
+
+    assert asyncio.run(main()) == "a"
+
+
+def test_a_callers_async_httpx_client_over_https(tls_url: str) -> None:
+    """An httpx.AsyncClient trusting the CA carries the SDK's calls."""
+
+    async def main() -> str:
+        async with httpx.AsyncClient(verify=client_context()) as http:
+            client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=http)
+            return (await client.create_pet(name="a", category_id=1)).name
+
+    assert asyncio.run(main()) == "a"
+
+
+# --- the deadline and the cap over TLS ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("action", [_trickle, _endless_continue], ids=["trickle", "endless-100-continue"])
+def test_the_deadline_holds_over_https(make_client: ClientFactory, action: Any) -> None:
+    """A trickling body or endless 100 Continue over TLS ends at total_timeout, as an APITimeoutError."""
+    with LoopbackServer([action()], tls=server_context()) as server:
+        client = make_client(base_url=server.base_url, verify=ca_file(), total_timeout=1)
+        began = time.monotonic()
+        with pytest.raises(APITimeoutError, match="total_timeout=1s passed"):
+            client.list_pets()
+        assert time.monotonic() - began < 1.9
+
+
+def test_the_cap_holds_over_https(make_client: ClientFactory) -> None:
+    """A decompression bomb over TLS is cut at max_response_bytes."""
+    bomb = _bomb(64 * 1024 * 1024)
+    headers = {"Content-Encoding": "gzip, gzip"}
+    with LoopbackServer([respond(200, bomb, headers)], tls=server_context()) as server:
+        client = make_client(base_url=server.base_url, verify=ca_file(), max_response_bytes=1024 * 1024)
+        with pytest.raises(APIResponseValidationError, match="max_response_bytes"):
+            client.list_pets()
+
+
+def test_verify_is_not_in_the_repr(tls_url: str) -> None:
+    """A client's repr is unchanged by trust settings (paths can be private)."""
+    with AnimalStoreClient(API_KEY, base_url=tls_url, verify=ca_file()) as client:
+        assert ca_file() not in repr(client)
+        assert os.path.basename(ca_file()) not in repr(client)
