@@ -22,6 +22,7 @@ from ._backends import AsyncBackendName, choose_backend_async, new_transport_asy
 from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool
 from ._deprecation import warns_deprecated
 from ._environments import Environment
+from ._exceptions import AnimalStoreError
 from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,
@@ -35,7 +36,7 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, BodyReader
+from ._sending import Attempts, unknown_failure
 from ._transport_async import AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven
 
@@ -142,10 +143,14 @@ class AsyncAnimalStoreClient(IOAsync):
                 stream = await transport.send(request, timeouts)
                 content = stream.content  # set when served from memory: nothing to read
                 if content is None:
-                    content = await self._read(stream, attempts.body_reader(stream.headers))
+                    content = await self._read(stream, attempts)
                 response = attempts.complete(stream, content)
             except httpx.RequestError as exc:
                 delay = attempts.after_error(exc)
+            except AnimalStoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001  # a library's own exception: only SDK exceptions leave a call
+                delay = attempts.after_error(unknown_failure(exc, request))
             else:
                 retry_delay = attempts.after_response(response)
                 if retry_delay is None:
@@ -154,20 +159,29 @@ class AsyncAnimalStoreClient(IOAsync):
             await self._sleep(delay)
 
     @staticmethod
-    async def _read(stream: AsyncResponseStream, reader: BodyReader) -> bytes:
-        """The body, decoded, until it ends or the reader wants no more; the connection is released either way."""
-        chunks = stream.aiter_raw()
+    async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:
+        """The body, decoded, until it ends or the reader wants no more; the connection is released either way.
+
+        Everything that can fail once the stream is open (a refused coding,
+        the cap, a deadline, a cancellation) happens inside the ``try``, so
+        every exit gives the connection back or closes it.
+        """
+        chunks: object = None
         try:
+            reader = attempts.body_reader(stream.headers)
+            chunks = stream.aiter_raw()
             async for chunk in chunks:
                 if not reader.feed(chunk):
                     break  # past max_response_bytes: closing unread drops the connection
         finally:
-            # Left early (the cap, a decoding error), a generator is otherwise closed
-            # whenever it is collected: on Python 3.13 that may be after its loop closed.
-            close = getattr(chunks, "aclose", None)
-            if close is not None:
-                await close()
-            await stream.aclose()
+            try:
+                # Left early (the cap, a decoding error), a generator is otherwise closed
+                # whenever it is collected: on Python 3.13 that may be after its loop closed.
+                close = getattr(chunks, "aclose", None)
+                if close is not None:
+                    await close()
+            finally:
+                await stream.aclose()
         return reader.finish()
 
     async def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:

@@ -29,7 +29,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_readiness", "_socket", "_stream", "probed")
+    __slots__ = ("_readiness", "_socket", "_stream", "probed", "unread_since_write")
 
     def __init__(self, stream: httpcore.AsyncNetworkStream, readiness: Readiness) -> None:
         self._stream = stream
@@ -37,6 +37,8 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         self._socket: socket.socket | None = stream.get_extra_info("socket")
         self.probed = False
         """Whether the last readiness poll saw this connection as it is now (no read or write since)."""
+        self.unread_since_write = False
+        """Whether nothing was read since the last write: an answer now came before the request did."""
         if self._socket is not None:
             readiness.add(self)
 
@@ -47,6 +49,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         # Cleared before and after: a poll taken while this read waited saw data it then consumed.
         self.probed = False
+        self.unread_since_write = False
         try:
             return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
         finally:
@@ -54,6 +57,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.probed = False
+        self.unread_since_write = True
         try:
             await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
         finally:

@@ -16,6 +16,8 @@ without I/O:
 
 from __future__ import annotations
 
+import codecs
+import functools
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -77,6 +79,17 @@ def connection_error(exc: httpx.RequestError, request: httpx.Request, attempts: 
     if isinstance(exc, httpx.TimeoutException):
         return APITimeoutError(f"Request timed out: {where}{after} ({exc!r})", request=request, attempts=attempts)
     return APIConnectionError(f"Connection error: {where}{after} ({exc!r})", request=request, attempts=attempts)
+
+
+def unknown_failure(exc: Exception, request: httpx.Request) -> httpx.ReadError:
+    """A library's exception the transport did not translate (a raw `ssl.SSLError` on a broken TLS stream).
+
+    Counted as "sent, no complete answer": the service may have acted on
+    the request, so only a read is retried.
+    """
+    failure = httpx.ReadError(f"{type(exc).__name__}: {exc}", request=request)
+    failure.__cause__ = exc
+    return failure
 
 
 class Attempts:
@@ -245,6 +258,57 @@ class Attempts:
         return (time.monotonic() - self._started) * 1000
 
 
+@functools.cache
+def _text_encodings() -> frozenset[str]:
+    """The codecs a body may be decoded with: the standard library's text encodings.
+
+    Left out: codecs that are not text encodings at all (``bz2``, ``zlib``,
+    ``base64``, ``hex``, ``quopri``, ``uu``, ``rot-13``: a server naming one
+    would have httpx inflate or transform the body past any cap), and
+    ``utf-16``/``utf-32`` with byte-order sniffing, whose decoders raise even
+    when told to replace what does not fit. ``tests/test_sending.py`` feeds
+    every codec name Python knows through this choice.
+    """
+    import encodings.aliases
+
+    names: set[str] = set()
+    for alias in set(encodings.aliases.aliases.values()):
+        try:
+            name = codecs.lookup(alias).name
+            b"x".decode(name, "replace")  # a codec that is not a text encoding raises LookupError here
+        except LookupError:  # that, or a platform's codec missing here (mbcs)
+            continue
+        except ValueError:  # a text encoding that fails even so: not one to trust with a body
+            continue
+        names.add(name)
+    return frozenset(names - {"utf-16", "utf-32"})
+
+
+def text_encoding(headers: httpx.Headers) -> str:
+    """The encoding a body's text is decoded with (bytes that do not fit are replaced).
+
+    JSON is UTF-8 (RFC 8259), whatever ``charset`` says; another body takes
+    its ``charset`` when that names a text encoding, and UTF-8 otherwise.
+    """
+    content_type = headers.get("content-type")
+    if not content_type:
+        return "utf-8"
+    media, _, parameters = content_type.partition(";")
+    media = media.strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return "utf-8"
+    for parameter in parameters.split(";"):
+        key, _, value = parameter.partition("=")
+        if key.strip().lower() == "charset":
+            charset = value.strip().strip("'\"")
+            try:
+                name = codecs.lookup(charset).name
+            except (LookupError, ValueError, TypeError):  # unknown, or a name with a NUL in it
+                return "utf-8"
+            return name if name in _text_encodings() else "utf-8"
+    return "utf-8"
+
+
 def finished_response(
     status_code: int,
     headers: httpx.Headers,
@@ -262,6 +326,7 @@ def finished_response(
     """
     response = httpx.Response(status_code, request=request, extensions=extensions, stream=_DONE)
     response.headers = headers  # the transport's own object: no copy, and its encoding is known already
+    response.encoding = text_encoding(headers)
     response._content = content  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # as read() sets it
     response.is_stream_consumed = True
     response.is_closed = True

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, finished_response
+from ._sending import Timeouts, finished_response, text_encoding
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 
@@ -92,6 +92,7 @@ class _HttpxStream:
     def complete(self, content: bytes) -> httpx.Response:
         original = self._response
         if content is self.content:
+            original.encoding = text_encoding(original.headers)
             return original
         response = finished_response(
             original.status_code, original.headers, content, original.request, original.extensions
@@ -135,6 +136,16 @@ class HttpxTransport:
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
         response = self._client.send(request, stream=True, follow_redirects=False)
+        if self.holds_deadline and getattr(response.extensions.get("network_stream"), "unread_since_write", False):
+            # The head was parsed from bytes already buffered before this request was
+            # written: what an earlier response sent past its declared end (another
+            # API key's, perhaps). It is not this request's answer; the connection ends.
+            response.close()
+            raise httpx.RemoteProtocolError(
+                "the answer arrived before the request was sent: bytes left over from an earlier "
+                "response on this connection; the connection was closed",
+                request=request,
+            )
         return _HttpxStream(response)
 
     def close(self) -> None:

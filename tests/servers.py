@@ -13,6 +13,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -78,6 +79,20 @@ class LoopbackServer:
         self.base_url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/v1"
         self._threads: list[threading.Thread] = []
         self._connections: list[socket.socket] = []
+        self._open = 0
+
+    @property
+    def open_connections(self) -> int:
+        """How many client connections are open now (the client has not closed them)."""
+        with self._lock:
+            return self._open
+
+    def wait_for_open_connections(self, at_most: int, within: float = 5.0) -> int:
+        """Wait (bounded) until at most ``at_most`` connections are open; return how many are."""
+        deadline = time.monotonic() + within
+        while self.open_connections > at_most and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.open_connections
 
     @property
     def connections(self) -> int:
@@ -125,6 +140,16 @@ class LoopbackServer:
             self._threads.append(thread)
 
     def _serve(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open += 1
+        try:
+            self._serve_connection(conn)
+        finally:
+            with self._lock:
+                self._open -= 1
+            conn.close()
+
+    def _serve_connection(self, conn: socket.socket) -> None:
         if self._tls is not None:
             conn.settimeout(5)
             try:  # in this connection's thread, so a client that never shakes hands holds up no other
@@ -147,7 +172,10 @@ class LoopbackServer:
                 headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
                 length = int(headers.get("content-length", "0"))
                 while len(buffer) < length:
-                    buffer += conn.recv(65536)
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
                 body, buffer = buffer[:length], buffer[length:]
             except TimeoutError:
                 continue

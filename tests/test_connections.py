@@ -1,0 +1,93 @@
+"""No connection is ever lost: every way a call can fail after its stream opened gives the connection back or closes it.
+
+A server on 127.0.0.1 answers each request in one of the ways that make a call
+fail once the response has started (a coding refused, a corrupt body, the
+size cap, a body that is not JSON, the deadline, a cancellation) and counts
+the connections its clients still hold open. After a few hundred such calls
+the count must be back at what one idle keep-alive connection explains, and
+a normal call must succeed at once, on every client and library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+import json
+import socket
+import time
+
+import pytest
+
+from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient
+
+from .conftest import API_KEY, ClientFactory
+from .servers import Action, LoopbackServer, respond
+
+PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
+
+
+def _head(extra: str, length: int) -> bytes:
+    return f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}Content-Length: {length}\r\n\r\n".encode()
+
+
+def _stalled(conn: socket.socket) -> bool:
+    """Promise a body, send a byte of it, then nothing (until the client gives up)."""
+    conn.sendall(_head("", 100) + b"[")
+    return True  # the client's close, once it gives up, ends this connection
+
+
+FAILURES: dict[str, Action] = {
+    "too-many-codings": respond(200, b"x", {"Content-Encoding": "gzip, gzip, gzip, gzip"}),
+    "corrupt-gzip": respond(200, b"\x1f\x8b\x08\x00garbage" * 50, {"Content-Encoding": "gzip"}),
+    "over-the-cap": respond(200, json.dumps(PETS * 400).encode()),
+    "not-json": respond(200, b"<html>oops</html>"),
+    "gzip-over-the-cap": respond(200, gzip.compress(json.dumps(PETS * 400).encode()), {"Content-Encoding": "gzip"}),
+}
+
+
+def _fail_many(client: object, calls: int) -> None:
+    for _ in range(calls):
+        with pytest.raises(AnimalStoreError):
+            client.list_pets()  # type: ignore[attr-defined]
+
+
+def test_no_failure_after_the_stream_opened_loses_a_connection(make_client: ClientFactory) -> None:
+    """300 calls failing in five ways, then a normal one: it succeeds and no connection is left held."""
+    script = [action for _, action in zip(range(300), itertools.cycle(FAILURES.values()), strict=False)]
+    with LoopbackServer([*script, respond(200, PETS)]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0, max_response_bytes=4096)
+        _fail_many(client, len(script))
+        began = time.monotonic()
+        assert [pet.id for pet in client.list_pets()] == [1]
+        assert time.monotonic() - began < 1.0
+        # One idle keep-alive connection (the last call's) may stay open; nothing else.
+        assert server.wait_for_open_connections(1) <= 1
+
+
+def test_a_deadline_in_the_body_closes_the_connection(make_client: ClientFactory) -> None:
+    """Calls ending at total_timeout mid-body leave no connection held, and the next call succeeds."""
+    with LoopbackServer([_stalled, _stalled, _stalled, respond(200, PETS)]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0, total_timeout=0.2)
+        _fail_many(client, 3)
+        assert [pet.id for pet in client.list_pets()] == [1]
+        assert server.wait_for_open_connections(1) <= 1
+
+
+def test_a_cancelled_call_closes_its_connection() -> None:
+    """An asyncio task cancelled while the body arrives leaves no connection held, on both async libraries."""
+
+    async def main(backend: str, url: str) -> int:
+        async with AsyncAnimalStoreClient(API_KEY, base_url=url, backend=backend, max_retries=0) as client:  # type: ignore[arg-type]
+            for _ in range(20):
+                task = asyncio.create_task(client.list_pets())
+                await asyncio.sleep(0.02)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            return len(await client.list_pets())
+
+    for backend in ("httpx", "aiohttp"):
+        with LoopbackServer([_stalled] * 20 + [respond(200, PETS)]) as server:
+            assert asyncio.run(main(backend, server.base_url)) == 1
+            assert server.wait_for_open_connections(0) == 0, backend
