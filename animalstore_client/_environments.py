@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import httpx
 
 from ._exceptions import ClientValidationError
+from ._validation import show
 
 __all__ = ["Environment", "resolve_base_url"]
 
@@ -65,7 +66,7 @@ def parse_environment(value: object, *, argument: str) -> Environment:
         except ValueError:
             pass
     raise ClientValidationError(
-        f"{argument} must be one of {_ALLOWED} or an Environment member, got {value!r}",
+        f"{argument} must be one of {_ALLOWED} or an Environment member, got {show(value)}",
         argument=argument,
         rule=f"one of {_ALLOWED}",
         value=value,
@@ -84,7 +85,7 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     """Check an explicit base URL and return it without a trailing slash."""
     if not isinstance(value, str):
         raise ClientValidationError(
-            f"{argument} must be a str such as 'https://host/v1', got {value!r}",
+            f"{argument} must be a str such as 'https://host/v1', got {show(value)}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,
@@ -95,7 +96,7 @@ def normalize_base_url(value: object, *, argument: str) -> str:
         # in reprs, errors, pickles and logs.
         raise ClientValidationError(
             f"{argument} must not hold credentials (user:password@): the API key is the only "
-            f"credential, passed as api_key=; got {shown!r}",
+            f"credential, passed as api_key=; got {show(shown)}",
             argument=argument,
             rule="no user:password@ in the URL",
             value=shown,
@@ -103,7 +104,7 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     url = value.strip().rstrip("/")
     if not url.isprintable():
         raise ClientValidationError(
-            f"{argument} must be a URL of printable characters, got {value!r}",
+            f"{argument} must be a URL of printable characters, got {show(value)}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,
@@ -111,7 +112,7 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
         raise ClientValidationError(
-            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {value!r}",
+            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {show(value)}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,
@@ -123,14 +124,14 @@ def normalize_base_url(value: object, *, argument: str) -> str:
         parsed = None
     if parsed is None or not parsed.host or " " in url:
         raise ClientValidationError(
-            f"{argument} must be a valid URL such as 'https://host/v1', got {value!r}",
+            f"{argument} must be a valid URL such as 'https://host/v1', got {show(value)}",
             argument=argument,
             rule="an http:// or https:// URL",
             value=value,
         )
     if "?" in url or "#" in url:
         raise ClientValidationError(
-            f"{argument} must not contain a query or fragment, got {value!r}",
+            f"{argument} must not contain a query or fragment, got {show(value)}",
             argument=argument,
             rule="no query or fragment",
             value=value,

@@ -25,7 +25,9 @@ calling code.
 Every exception pickles with its class, message and attributes, so it can
 cross a process pool or a task queue. The ``Authorization`` header of any
 request it carries is replaced by ``[redacted]`` when pickled, so the API key
-never leaves the process that way.
+never leaves the process that way. An attribute that cannot be pickled (a
+lambda, a socket, a list nested past the recursion limit) arrives as a short
+description in a str instead, such as ``'a list nested too deeply to show'``.
 """
 
 from __future__ import annotations
@@ -82,10 +84,13 @@ def _picklable(value: object) -> object:
         return clone
     import pickle  # only when an exception is pickled
 
+    from ._validation import show  # here, not at the top: _validation imports this module
+
     try:
         pickle.dumps(value)
-    except Exception:  # noqa: BLE001 (any failure means "not picklable")
-        return repr(value)
+    except Exception:  # noqa: BLE001 (any failure means "not picklable", RecursionError included)
+        # Not repr(): it fails on the very values pickle fails on for depth.
+        return show(value)
     return value
 
 
@@ -136,7 +141,12 @@ class ClientValidationError(AnimalStoreError, ValueError):
     rule: str | None
     """The rule it broke, in words; ``None`` when not given."""
     value: object
-    """The value given (``None`` when the value is a secret, or not given)."""
+    """The value given (``None`` when the value is a secret, or not given).
+
+    After pickling, a value that could not be pickled (a lambda, or a list
+    nested past the recursion limit) is its short description, a str such as
+    ``'<function <lambda> at 0x...>'`` or ``'a list nested too deeply to show'``.
+    """
 
     def __init__(
         self, message: str, *, argument: str | None = None, rule: str | None = None, value: object = None

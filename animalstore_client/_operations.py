@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import httpx
 
@@ -23,7 +23,9 @@ from ._validation import (
     NOT_GIVEN,
     check_headers,
     check_int64,
+    check_json,
     check_limit,
+    check_params,
     check_status,
     check_str,
     check_timeout,
@@ -85,14 +87,15 @@ def _request(
     method: str,
     path: str,
     *,
-    params: Mapping[str, str] | None = None,
     url: httpx.URL | None = None,
     content: bytes | None = None,
     timeout: object = NOT_GIVEN,
     extra_headers: object = None,
     headers_argument: str = "extra_headers",
+    reuse: bool = True,
 ) -> httpx.Request:
-    if url is not None and content is None and extra_headers is None:
+    # request() URLs are the caller's: a template kept for each would grow without bound.
+    if reuse and url is not None and content is None and extra_headers is None:
         template = config.templates.get(url)
         if template is None:
             template = config.templates[url] = httpx.Request(method, url, headers=config.prepared_headers)
@@ -106,7 +109,6 @@ def _request(
     return httpx.Request(
         method,
         url or config.urls.get(path) or config.base_url + path,
-        params=params or None,
         headers=headers,
         content=content,
         # httpx applies the client's own timeout only when this is absent.
@@ -225,55 +227,78 @@ def build_request(
             rule="a path starting with a single '/'",
             value=path,
         )
+    query = check_params(params)
     content = None
     if json is not None:
+        check_json(json)
         try:
             content = dumps(json)
-        except (TypeError, ValueError, RecursionError) as exc:
+        except Exception as exc:
+            # check_json passed, so either a dict or list subclass's own method
+            # failed, or the caller's stack is already too deep for json.dumps.
             raise ClientValidationError(
-                f"json must be JSON-serializable UTF-8 data without NaN, Infinity or cycles ({exc}), got {show(json)}",
+                f"json must be JSON-serializable data, got {show(json)}, which json.dumps refused "
+                f"({type(exc).__name__})",
                 argument="json",
                 rule="JSON-serializable data",
                 value=json,
             ) from exc
     try:
-        return _request(
-            config,
-            method.upper(),
-            path,
-            params=params,  # type: ignore[arg-type]  # httpx checks the shape
-            content=content,
-            timeout=timeout,
-            extra_headers=headers,
-            headers_argument="headers",
-        )
-    except ClientValidationError:
-        raise  # a bad header or timeout, already named
-    except (TypeError, ValueError, httpx.InvalidURL) as exc:  # ValueError: UnicodeError from a lone surrogate
+        url = httpx.URL(config.base_url + path)
+    except httpx.InvalidURL as exc:  # a path longer than httpx accepts
         raise ClientValidationError(
-            f"params must be a mapping of names to str, int, float or bool values ({exc}), got {show(params)}",
-            argument="params",
-            rule="a mapping of query parameters",
-            value=params,
-        ) from exc
+            f"path must make a URL httpx accepts ({exc}), got {show(path)}",
+            argument="path",
+            rule="a path that makes a valid URL",
+            value=path,
+        ) from None
+    if query:
+        try:
+            url = url.copy_merge_params(tuple(query))
+        except httpx.InvalidURL as exc:  # a query longer than httpx accepts
+            raise ClientValidationError(
+                f"params must make a query httpx accepts ({exc}), got {show(params)}",
+                argument="params",
+                rule="a query that makes a valid URL",
+                value=params,
+            ) from None
+    return _request(
+        config,
+        method.upper(),
+        path,
+        url=url,
+        content=content,
+        timeout=timeout,
+        extra_headers=headers,
+        headers_argument="headers",
+        reuse=False,
+    )
 
 
 def parse_list_pets(response: httpx.Response, attempts: int = 1) -> list[Pet]:
     """The 200 body of ``GET /pets``, or the matching exception.
 
     A list longer than the ``limit`` sent (100 when none was) is a broken
-    response, not a bigger page.
+    response, not a bigger page; it is refused by its length, before any
+    `Pet` is built, so a huge body costs no more than its JSON decoding.
     """
-    pets = _parse(response, list[Pet], "Pets (an array of Pet)", attempts)
+    data = _decode(response, attempts)
     limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
-    if len(pets) > limit:
+    count = _array_length(data)
+    if count > limit:
         raise APIResponseValidationError(
-            f"{_origin(response)}: {len(pets)} pets in the body, more than the limit of {limit} asked for",
+            f"{_origin(response)}: {count} pets in the body, more than the limit of {limit} asked for",
             response=response,
-            body=pets,
+            body=data,
             attempts=attempts,
         )
-    return pets
+    return _structure(response, data, list[Pet], "Pets (an array of Pet)", attempts)
+
+
+def _array_length(data: object) -> int:
+    """How many items decoded JSON holds when it is an array; 0 otherwise."""
+    # A function of its own so that the caller's ``data`` stays typed ``object``.
+    return len(cast("list[object]", data)) if type(data) is list else 0
 
 
 def parse_create_pet(response: httpx.Response, attempts: int = 1) -> Pet:
@@ -296,12 +321,17 @@ def parse_raw(response: httpx.Response, attempts: int = 1) -> httpx.Response:
 
 
 def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> T:
+    return _structure(response, _decode(response, attempts), cls, what, attempts)
+
+
+def _decode(response: httpx.Response, attempts: int) -> object:
+    """The JSON of a 2xx, whole body; else the exception that explains why there is none."""
     if not 200 <= response.status_code < 300:  # is_success, without two calls
         raise status_error(response, attempts=attempts)
     if CUT_AT in response.extensions:
         raise _too_large(response, attempts)
     try:
-        data = loads(response.content)
+        return loads(response.content)
     except ValueError as exc:
         raise APIResponseValidationError(
             f"{_origin(response)}: the body is not valid JSON ({exc}): {_snippet(response.text)}",
@@ -316,6 +346,9 @@ def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> 
             body=None,
             attempts=attempts,
         ) from None
+
+
+def _structure(response: httpx.Response, data: object, cls: type[T], what: str, attempts: int) -> T:
     try:
         return structure(data, cls)
     except StructureError as exc:

@@ -6,7 +6,9 @@ the value, so a caller can fix the call without reading the source.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import re
+from collections.abc import Iterator, Mapping
 from typing import cast
 
 import httpx
@@ -57,15 +59,28 @@ _MAX_SHOWN = 200
 
 
 def show(value: object) -> str:
-    """A short, safe repr for messages: huge ints and long values are summarised, not printed."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+    """A short, safe repr for messages: huge ints and long values are summarised, not printed.
+
+    It never raises (short of ``BaseException``): a value whose repr fails, such
+    as a list nested past the recursion limit or an object with a broken
+    ``__repr__``, is named by its type instead.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and int.bit_length(value) > 128:
         # repr() of an int past 4300 digits raises ValueError; nobody reads 40 digits anyway.
-        return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return f"an int of about {int(int.bit_length(value) * 0.30103) + 1} digits"
     try:
-        text = repr(value)
+        if isinstance(value, (str, bytes, bytearray)) and len(value) > _MAX_SHOWN:
+            # Sliced first, so that a 10 MB string is not escaped whole only to be cut.
+            text, cut = repr(value[:_MAX_SHOWN]), True
+        else:
+            text, cut = repr(value), False
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deeply to show"
     except Exception:  # noqa: BLE001 (a broken __repr__ must not hide the real error)
         return f"a {type(value).__name__}"
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    if len(text) > _MAX_SHOWN or cut:
+        return text[: _MAX_SHOWN - 3] + "..."
+    return text
 
 
 def _fail(argument: str, rule: str, value: object, *, shown: str | None = None) -> ClientValidationError:
@@ -144,10 +159,11 @@ def _char_name(char: str) -> str:
 
 
 def check_max_retries(value: object) -> int:
-    """``max_retries``: an int >= 0."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    """``max_retries``: an int from 0 to 2**63-1."""
+    # The bound keeps the count printable: repr() and "%d" fail past 4300 digits.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX:
         return int(value)
-    raise _fail("max_retries", "an int >= 0", value)
+    raise _fail("max_retries", "an int from 0 to 2**63-1", value)
 
 
 def _is_seconds(value: object) -> bool:
@@ -184,12 +200,13 @@ def check_total_timeout(value: object) -> float | None:
 
 
 def check_max_response_bytes(value: object) -> int | None:
-    """``max_response_bytes``: an int > 0, or ``None`` for no cap."""
+    """``max_response_bytes``: an int from 1 to 2**63-1, or ``None`` for no cap."""
     if value is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    # The bound keeps the cap printable in messages (repr() fails past 4300 digits).
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INT64_MAX:
         return int(value)
-    raise _fail("max_response_bytes", "an int > 0, or None for no cap", value)
+    raise _fail("max_response_bytes", "an int from 1 to 2**63-1, or None for no cap", value)
 
 
 # Headers that frame the message or belong to one hop: httpx sets them from
@@ -247,3 +264,185 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
             )
         result[name] = value
     return result
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_PARAMS_RULE = "None, a mapping, or a list or tuple of (name, value) pairs"
+_PARAM_NAME_RULE = "a mapping or pairs whose names are str encodable as UTF-8"
+_PARAM_VALUE_RULE = (
+    "a mapping or pairs whose values are str (encodable as UTF-8), int, finite float, bool or None, "
+    "or a list or tuple of those"
+)
+
+
+def _query_text(value: object) -> str | None:
+    """``value`` as httpx writes it in a query, or None when the rule refuses it."""
+    # The same spelling as httpx's primitive_value_to_str, so switching to or
+    # from plain httpx sends the same query.
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return ""
+    if not isinstance(value, (str, int, float)) or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 (an int past the interpreter's digit limit, or a subclass's broken __str__)
+        return None
+    return text if _utf8(text) else None
+
+
+def _pair(item: object) -> tuple[object, object] | None:
+    """``item`` as (name, value) when it is a list or tuple of two, else None."""
+    if isinstance(item, (list, tuple)) and len(cast("tuple[object, ...]", item)) == 2:
+        name, value = cast("tuple[object, object]", item)
+        return name, value
+    return None
+
+
+def check_params(params: object) -> list[tuple[str, str]]:
+    """``params`` of `request`: the query as (name, text) pairs, spelt as httpx spells them.
+
+    ``params`` is ``None``, a mapping, or a list or tuple of (name, value)
+    pairs. Names are str. A value is a str, an int, a finite float, a bool
+    (sent as ``true``/``false``), ``None`` (sent as an empty value,
+    ``name=``), or a list or tuple of those (the name repeated for each).
+    Every str must be encodable as UTF-8. A query string (``"a=1"``) is not
+    accepted: pass ``{"a": 1}``.
+    """
+    if params is None:
+        return []
+    items: list[tuple[object, object]] = []
+    if isinstance(params, Mapping):
+        items.extend(cast("Mapping[object, object]", params).items())
+    elif isinstance(params, (list, tuple)):
+        for item in cast("list[object] | tuple[object, ...]", params):
+            pair = _pair(item)
+            if pair is None:
+                raise _fail("params", "a list or tuple of (name, value) pairs", item, shown=f"an item {show(item)}")
+            items.append(pair)
+    else:
+        raise _fail("params", _PARAMS_RULE, params)
+    pairs: list[tuple[str, str]] = []
+    for name, value in items:
+        key = _query_text(name) if isinstance(name, str) else None
+        if key is None:
+            raise _fail("params", _PARAM_NAME_RULE, name, shown=f"the name {show(name)}")
+        values = cast("list[object] | tuple[object, ...]", value) if isinstance(value, (list, tuple)) else (value,)
+        for one in values:
+            text = _query_text(one)
+            if text is None:
+                raise _fail("params", _PARAM_VALUE_RULE, one, shown=f"{show(one)} for {show(key)}")
+            pairs.append((key, text))
+    return pairs
+
+
+JSON_MAX_DEPTH = 500
+"""How many containers deep ``json=`` may nest.
+
+Real documents stay under a few dozen levels; 500 leaves json.dumps, which
+recurses once per level, room below Python's default recursion limit of 1000.
+"""
+
+_JSON_TYPES_RULE = "JSON data: dicts with str keys, lists, tuples, str, int, float, bool or None"
+_JSON_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _json_where(path: list[object]) -> str:
+    """A JSONPath-like location, ``$.pets[3].name``, cut in the middle when long."""
+    parts = ["$"]
+    for key in path:
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        elif isinstance(key, str) and _JSON_IDENTIFIER.fullmatch(key):
+            parts.append(f".{key}")
+        else:
+            parts.append(f"[{show(key)}]")
+    text = "".join(parts)
+    return text if len(text) <= _MAX_SHOWN else text[:97] + "..." + text[-100:]
+
+
+def _json_fail(rule: str, value: object, shown: str, path: list[object]) -> ClientValidationError:
+    return _fail("json", rule, value, shown=f"{shown} at {_json_where(path)}")
+
+
+def _json_leaf_fault(item: object) -> str | None:
+    """The rule a value that is not a container breaks, or None when it is JSON."""
+    if item is None:
+        return None
+    if isinstance(item, str):
+        return None if _utf8(item) else "JSON data whose strings are encodable as UTF-8"
+    if isinstance(item, float):
+        return None if math.isfinite(item) else "JSON data whose numbers are finite (JSON has no NaN or Infinity)"
+    if isinstance(item, int):  # bool included: json.dumps writes true and false
+        if int.bit_length(item) > 128:
+            try:
+                int.__repr__(item)
+            except ValueError:
+                return "JSON data whose ints Python can write in decimal (see sys.get_int_max_str_digits())"
+        return None
+    return _JSON_TYPES_RULE
+
+
+def check_json(data: object) -> None:
+    """``json`` of `request`: data that json.dumps encodes and every JSON parser reads back.
+
+    Allowed are dicts with str keys, lists and tuples, str encodable as
+    UTF-8, int, finite float, bool and ``None``; no container may hold
+    itself, and nesting stops at `JSON_MAX_DEPTH` levels. The walk is a loop
+    with its own stack, so no depth of nesting can exhaust Python's.
+    """
+    path: list[object] = []  # the key or index of the current item in each open container
+    children: list[Iterator[tuple[object, object]]] = []
+    open_ids: list[int] = []
+    on_path: set[int] = set()
+    item = data
+    while True:
+        if isinstance(item, (dict, list, tuple)):
+            container = cast("dict[object, object] | list[object] | tuple[object, ...]", item)
+            if id(container) in on_path:
+                kind = type(container).__name__
+                raise _json_fail("JSON data without cycles", container, f"a {kind} inside itself", path)
+            if len(children) >= JSON_MAX_DEPTH:
+                rule = f"JSON data at most {JSON_MAX_DEPTH} levels deep"
+                raise _json_fail(rule, container, f"a {type(container).__name__} deeper than that", path)
+            if isinstance(container, dict):
+                # json.dumps would write 1 as "1", so {1: a, "1": b} would send one key twice.
+                bad = next((key for key in container if not isinstance(key, str) or not _utf8(key)), _NO_KEY)
+                if bad is not _NO_KEY:
+                    rule = "JSON data whose dict keys are str encodable as UTF-8"
+                    raise _json_fail(rule, bad, f"the key {show(bad)}", path)
+                children.append(iter(container.items()))
+            else:
+                children.append(enumerate(container))
+            on_path.add(id(container))
+            open_ids.append(id(container))
+            path.append(None)
+        else:
+            fault = _json_leaf_fault(item)
+            if fault is not None:
+                raise _json_fail(fault, item, show(item), path)
+        while children:
+            step = next(children[-1], None)
+            if step is not None:
+                path[-1], item = step
+                break
+            children.pop()
+            on_path.discard(open_ids.pop())
+            path.pop()
+        else:
+            return
+
+
+_NO_KEY = object()

@@ -10,6 +10,7 @@ import pytest
 
 import animalstore_client as sdk
 from animalstore_client._operations import status_error
+from animalstore_client._validation import show
 
 REQUEST = httpx.Request(
     "POST",
@@ -105,6 +106,38 @@ def test_unpicklable_validation_value_is_kept_as_repr() -> None:
     clone = pickle.loads(pickle.dumps(exc))
     assert isinstance(clone.value, str)
     assert "lambda" in clone.value
+
+
+def _nested_list(depth: int) -> object:
+    """A list ``depth`` levels deep, built without recursion."""
+    value: object = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_exception_holding_a_deeply_nested_value_pickles() -> None:
+    """A value that pickle and repr() both fail on for depth arrives as its short description."""
+    exc = sdk.ClientValidationError("json must be ...", argument="json", rule="a rule", value=_nested_list(100_000))
+    clone = pickle.loads(pickle.dumps(exc))
+    assert type(clone) is sdk.ClientValidationError
+    assert str(clone) == "json must be ..."
+    assert (clone.argument, clone.rule) == ("json", "a rule")
+    assert clone.value == "a list nested too deeply to show"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        pytest.param(_nested_list(100_000), "a list nested too deeply to show", id="list-nested-100000-deep"),
+        pytest.param(10**5000, "an int of about 5001 digits", id="int-of-5001-digits"),
+        pytest.param("x" * 10_000_000, "'" + "x" * 196 + "...", id="str-of-10-million-chars"),
+        pytest.param(type("Broken", (), {"__repr__": lambda self: 1 / 0})(), "a Broken", id="broken-repr"),
+    ],
+)
+def test_show_never_raises_and_stays_short(value: object, shown: str) -> None:
+    """The repr used in every error message summarises values whose repr fails or is huge."""
+    assert show(value) == shown
 
 
 def test_status_error_message_includes_status_code_message_and_request_id() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
+from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient, ClientValidationError
 
 from .conftest import API_KEY, ClientFactory
 from .servers import LoopbackServer
@@ -72,8 +73,83 @@ json_values = st.recursive(
 )
 
 
-def _mock_client() -> AnimalStoreClient:
+def _nested(depth: int, kind: str) -> object:
+    """A value ``depth`` containers deep, built without recursion: repr() and pickle fail on it."""
+    value: object = 1
+    for _ in range(depth):
+        value = [value] if kind == "list" else (value,) if kind == "tuple" else {"k": value}
+    return value
+
+
+def _cycle(kind: str) -> object:
+    """A list or dict that holds itself."""
+    if kind == "list":
+        items: list[object] = []
+        items.append(items)
+        return items
+    mapping: dict[str, object] = {}
+    mapping["self"] = mapping
+    return mapping
+
+
+class _BrokenRepr:
+    """An object whose repr raises, as a careless __repr__ can."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+# Values that broke error messages, pickling or httpx before: deep nesting, ints
+# past the 4300-digit str() limit, cycles, sets, non-finite floats, a broken repr.
+hostile = st.one_of(
+    st.builds(_nested, st.sampled_from([600, 5_000, 100_000]), st.sampled_from(["list", "tuple", "dict"])),
+    st.integers(min_value=4_300, max_value=6_000).map(lambda digits: 10**digits),
+    st.builds(_cycle, st.sampled_from(["list", "dict"])),
+    st.sets(st.integers(), max_size=3),
+    st.frozensets(st.text(max_size=3), max_size=3),
+    st.sampled_from([float("nan"), float("inf"), float("-inf")]),
+    st.builds(_BrokenRepr),
+)
+arguments = anything | hostile
+surrogates = st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1)
+hashable = st.one_of(
+    st.text(max_size=4),
+    surrogates,
+    st.integers(),
+    st.integers(min_value=4_300, max_value=4_400).map(lambda digits: 10**digits),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.frozensets(st.integers(), max_size=2),
+)
+query_values = arguments | surrogates | st.lists(arguments, max_size=3) | st.tuples(arguments, arguments)
+params_values = st.one_of(
+    arguments,
+    st.dictionaries(hashable, query_values, max_size=3),
+    st.lists(st.tuples(hashable, query_values), max_size=3),
+    st.lists(arguments | st.tuples(arguments) | st.lists(arguments, min_size=3, max_size=3), max_size=3),
+)
+json_arguments = st.one_of(
+    json_values,
+    arguments,
+    st.recursive(
+        st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True, allow_infinity=True), st.integers())
+        | surrogates
+        | st.text(max_size=4)
+        | st.binary(max_size=3)
+        | hostile,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.tuples(inner, inner) | st.dictionaries(hashable, inner, max_size=3)
+        ),
+        max_leaves=8,
+    ),
+)
+
+
+def _mock_client(sent: list[httpx.Request] | None = None) -> AnimalStoreClient:
     def answer(request: httpx.Request) -> httpx.Response:
+        if sent is not None:
+            sent.append(request)
         if request.method == "POST":
             return httpx.Response(201, json={"id": 1, "name": "Rex", "categoryId": 1})
         if request.url.path.startswith("/v1/pets/"):
@@ -91,10 +167,22 @@ def _only_sdk_errors(call: Callable[[], object]) -> None:
             call()
 
 
+SENT: list[httpx.Request] = []
+"""Every request the module's client sent; tests clear it before each call."""
+
+
+def _outcome(call: Callable[[], object]) -> object:
+    """What ``call`` returns, or the SDK exception it raises; any other exception propagates."""
+    try:
+        return call()
+    except AnimalStoreError as exc:
+        return exc
+
+
 @pytest.fixture(scope="module")
 def client() -> Iterator[AnimalStoreClient]:
-    """One sync client over a mock transport that answers every request successfully."""
-    with _mock_client() as mock:
+    """One sync client over a mock transport that answers every request successfully and records it."""
+    with _mock_client(SENT) as mock:
         yield mock
 
 
@@ -140,27 +228,70 @@ def test_request_arguments(
 
 @SETTINGS
 @given(
+    params=params_values,
+    data=json_arguments,
+    headers=header_maps | hostile | st.dictionaries(st.sampled_from(["X-A", "X-B"]), arguments, max_size=2),
+)
+def test_request_hostile_params_json_and_headers(
+    client: AnimalStoreClient, params: Any, data: Any, headers: Any
+) -> None:
+    """request() with hostile params, json and headers sends a valid request or raises ClientValidationError unsent."""
+    SENT.clear()
+    outcome = _outcome(lambda: client.request("POST", "/messages", params=params, json=data, headers=headers))
+    if isinstance(outcome, AnimalStoreError):
+        assert isinstance(outcome, ClientValidationError)
+        assert outcome.argument in ("params", "json", "headers")
+        assert str(outcome).startswith(f"{outcome.argument} must ")
+        assert SENT == []
+    else:
+        assert isinstance(outcome, httpx.Response)
+        assert outcome.status_code == 201
+        assert len(SENT) == 1
+        if data is not None:
+            json.loads(SENT[0].content.decode("utf-8"))  # the body sent is valid UTF-8 JSON
+
+
+constructor_options = {
+    "api_key": arguments,
+    "base_url": arguments | st.sampled_from(["https://u:p@h.example/v1", "http://[::1", "https://h/v1?x"]),
+    "environment": arguments,
+    "timeout": timeouts | hostile,
+    "max_retries": arguments,
+    "default_headers": header_maps | hostile | st.dictionaries(st.sampled_from(["X-A"]), hostile, max_size=1),
+    "total_timeout": arguments,
+    "max_response_bytes": arguments,
+    "verify": arguments | st.sampled_from([True, False, "/nonexistent/ca.pem", "\ud800", "\x00"]),
+}
+CONSTRUCTOR_ONLY = {"backend", "http_client"}
+
+
+@SETTINGS
+@given(
     options=st.fixed_dictionaries(
         {},
         optional={
-            "api_key": anything,
-            "base_url": anything | st.sampled_from(["https://u:p@h.example/v1", "http://[::1", "https://h/v1?x"]),
-            "environment": anything,
-            "timeout": timeouts,
-            "max_retries": anything,
-            "default_headers": header_maps,
-            "total_timeout": anything,
-            "max_response_bytes": anything,
+            **constructor_options,
+            "backend": arguments | st.sampled_from(["httpx", "urllib3", "aiohttp"]),
+            "http_client": arguments,
         },
     )
 )
 def test_constructor_and_with_options_arguments(client: AnimalStoreClient, options: dict[str, Any]) -> None:
-    """Any constructor or with_options argument gives a client or an SDK error."""
+    """Any constructor or with_options argument, hostile ones included, gives a client or an SDK error."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # InsecureTransportWarning for some URLs
         with contextlib.suppress(AnimalStoreError):
             AnimalStoreClient(**options).close()
-        _only_sdk_errors(lambda: client.with_options(**options))
+
+        async def build_async() -> None:
+            with contextlib.suppress(AnimalStoreError):
+                await AsyncAnimalStoreClient(**options).aclose()
+
+        asyncio.run(build_async())
+        derived = {name: value for name, value in options.items() if name not in CONSTRUCTOR_ONLY}
+        SENT.clear()
+        _only_sdk_errors(lambda: client.with_options(**derived))
+        assert SENT == []
 
 
 # --- arbitrary bytes from a server --------------------------------------------------------------

@@ -6,7 +6,7 @@ Each test taking ``make_client`` runs against the sync and the async client.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -147,3 +147,57 @@ def test_user_agent_names_sdk_httpx_and_python(make_client: ClientFactory, route
     assert re.fullmatch(r"animalstore-client-python/\S+ httpx/[\w.]+ Python/\d+\.\d+\.\d+\S*", agent)
     assert agent.startswith(f"animalstore-client-python/{animalstore_client.__version__} ")
     assert f"httpx/{httpx.__version__}" in agent
+
+
+def _nested_list(depth: int) -> object:
+    """A list ``depth`` levels deep, built without recursion: repr() of it raises RecursionError."""
+    value: object = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+HUGE = 10**5000
+"""An int whose repr() raises ValueError (past the 4300-digit limit)."""
+DEEP = _nested_list(100_000)
+
+CONSTRUCTOR_ARGUMENTS = [
+    "base_url",
+    "environment",
+    "backend",
+    "api_key",
+    "timeout",
+    "max_retries",
+    "default_headers",
+    "http_client",
+    "total_timeout",
+    "max_response_bytes",
+    "verify",
+]
+
+
+@pytest.mark.parametrize("cls", [animalstore_client.AnimalStoreClient, animalstore_client.AsyncAnimalStoreClient])
+@pytest.mark.parametrize("value", [HUGE, DEEP], ids=["int-of-5001-digits", "list-nested-100000-deep"])
+@pytest.mark.parametrize("argument", CONSTRUCTOR_ARGUMENTS)
+def test_constructor_refuses_huge_and_deep_values(cls: type[Any], value: object, argument: str) -> None:
+    """base_url=10**5000, environment=[[[...]]] and the like raise ClientValidationError naming the argument."""
+    kwargs: dict[str, Any] = {argument: value}
+    if argument != "api_key":
+        kwargs["api_key"] = "test-key"
+    with pytest.raises(ClientValidationError, match=rf"^{argument} must ") as info:
+        cls(**kwargs)
+    assert info.value.argument == argument
+    assert len(str(info.value)) < 1000
+
+
+@pytest.mark.parametrize("value", [HUGE, DEEP], ids=["int-of-5001-digits", "list-nested-100000-deep"])
+@pytest.mark.parametrize(
+    "argument",
+    [name for name in CONSTRUCTOR_ARGUMENTS if name not in ("backend", "http_client")],
+)
+def test_with_options_refuses_huge_and_deep_values(make_client: ClientFactory, value: object, argument: str) -> None:
+    """with_options(environment=10**5000) and the like raise ClientValidationError naming the argument."""
+    client = make_client()
+    with pytest.raises(ClientValidationError, match=rf"^{argument} must ") as info:
+        client.with_options(**cast("dict[str, Any]", {argument: value}))
+    assert info.value.argument == argument

@@ -78,3 +78,136 @@ def test_request_validates_before_sending(
         make_client().request(method, path, **kwargs)
     assert info.value.argument == argument
     assert not route.called
+
+
+def _nested(depth: int, kind: str = "list") -> object:
+    """A value ``depth`` containers deep, built without recursion."""
+    value: object = 1
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    return value
+
+
+def _cycle() -> list[object]:
+    """A list that holds itself."""
+    items: list[object] = []
+    items.append(items)
+    return items
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        pytest.param(1, id="int"),
+        pytest.param(1.5, id="float"),
+        pytest.param(True, id="bool"),
+        pytest.param({"a", "b"}, id="set"),
+        pytest.param("page=1", id="query-string"),
+        pytest.param(_nested(5000, "dict"), id="dict-nested-5000-deep"),
+        pytest.param(["\ud800"], id="list-holding-a-lone-surrogate"),
+        pytest.param([("a", "b", "c")], id="triple-not-pair"),
+        pytest.param({"q": "\ud800"}, id="lone-surrogate-value"),
+        pytest.param({"\ud800": "x"}, id="lone-surrogate-name"),
+        pytest.param({1: "x"}, id="int-name"),
+        pytest.param({"q": float("nan")}, id="nan"),
+        pytest.param({"q": float("inf")}, id="inf"),
+        pytest.param({"q": 10**5000}, id="int-of-5001-digits"),
+        pytest.param({"q": [[1]]}, id="nested-list-value"),
+        pytest.param({"q": b"x"}, id="bytes-value"),
+        pytest.param({"q": "x" * 70_000}, id="query-longer-than-httpx-accepts"),
+    ],
+)
+def test_request_refuses_bad_params(make_client: ClientFactory, router: respx.MockRouter, params: object) -> None:
+    """Each params shape outside the rule raises ClientValidationError naming params, and nothing is sent."""
+    route = router.route().respond(200)
+    with pytest.raises(ClientValidationError, match=r"^params must ") as info:
+        make_client().request("GET", "/store/orders", params=params)  # type: ignore[arg-type]
+    assert info.value.argument == "params"
+    assert info.value.rule
+    assert len(str(info.value)) < 1000
+    assert not route.called
+
+
+def test_request_sends_params_as_httpx_spells_them(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """Lists repeat the name, bools are true/false, None is an empty value; pairs work like a mapping."""
+    route = router.get(f"{PRODUCTION}/store/orders").respond(200)
+    client = make_client()
+    client.request("GET", "/store/orders", params={"a": [1, 2], "b": True, "c": None, "d": 1.5, "é": "ü"})
+    assert route.calls.last.request.url.query == b"a=1&a=2&b=true&c=&d=1.5&%C3%A9=%C3%BC"
+    client.request("GET", "/store/orders", params=[("a", 1), ("b", False)])  # type: ignore[arg-type]
+    assert route.calls.last.request.url.query == b"a=1&b=false"
+
+
+@pytest.mark.parametrize(
+    ("data", "rule"),
+    [
+        pytest.param(_cycle(), "JSON data without cycles", id="cycle"),
+        pytest.param({"n": float("nan")}, "numbers are finite", id="nan"),
+        pytest.param([float("-inf")], "numbers are finite", id="minus-infinity"),
+        pytest.param({"tags": {"a"}}, "JSON data: dicts", id="set"),
+        pytest.param({"raw": b"x"}, "JSON data: dicts", id="bytes"),
+        pytest.param(_nested(100_000), "at most 500 levels deep", id="list-nested-100000-deep"),
+        pytest.param(_nested(501, "dict"), "at most 500 levels deep", id="dict-nested-501-deep"),
+        pytest.param({1: "a", "1": "b"}, "dict keys are str", id="int-key"),
+        pytest.param({"s": "\udc80"}, "encodable as UTF-8", id="lone-surrogate"),
+        pytest.param([10**5000], "ints Python can write", id="int-of-5001-digits"),
+    ],
+)
+def test_request_refuses_bad_json(
+    make_client: ClientFactory, router: respx.MockRouter, data: object, rule: str
+) -> None:
+    """Each json body outside the rule raises ClientValidationError naming json and the rule, and nothing is sent."""
+    route = router.route().respond(200)
+    with pytest.raises(ClientValidationError, match=r"^json must ") as info:
+        make_client().request("POST", "/messages", json=data)
+    assert info.value.argument == "json"
+    assert rule in str(info.value)
+    assert len(str(info.value)) < 1000
+    assert not route.called
+
+
+def test_request_json_error_names_where_the_fault_is(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """The message gives the JSONPath of the offending value."""
+    router.route().respond(200)
+    with pytest.raises(ClientValidationError, match=r"got nan at \$\.pets\[1\]\.weight$"):
+        make_client().request("POST", "/messages", json={"pets": [{}, {"weight": float("nan")}]})
+
+
+def test_request_json_at_the_depth_limit_and_shared_values_are_sent(
+    make_client: ClientFactory, router: respx.MockRouter
+) -> None:
+    """500 levels of nesting are accepted, and one list used twice is not mistaken for a cycle."""
+    route = router.post(f"{PRODUCTION}/messages").respond(201)
+    client = make_client()
+    client.request("POST", "/messages", json=_nested(500))
+    assert route.calls.last.request.content == b"[" * 500 + b"1" + b"]" * 500
+    shared = [1, 2]
+    client.request("POST", "/messages", json={"a": shared, "b": (shared, shared)})
+    assert json.loads(route.calls.last.request.content) == {"a": [1, 2], "b": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param(1, id="int"),
+        pytest.param({"X-A": _nested(100_000)}, id="value-nested-100000-deep"),
+        pytest.param({"X-A": 10**5000}, id="value-int-of-5001-digits"),
+        pytest.param({"X-A": "\ud800"}, id="lone-surrogate"),
+    ],
+)
+def test_request_refuses_bad_headers(make_client: ClientFactory, router: respx.MockRouter, headers: object) -> None:
+    """headers= is checked like extra_headers: a ClientValidationError naming headers, nothing sent."""
+    route = router.route().respond(200)
+    with pytest.raises(ClientValidationError, match=r"^headers must ") as info:
+        make_client().request("GET", "/x", headers=headers)  # type: ignore[arg-type]
+    assert info.value.argument == "headers"
+    assert not route.called
+
+
+def test_request_refuses_a_path_longer_than_httpx_accepts(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A path that makes a URL past httpx's length limit is blamed on path, not on params."""
+    route = router.route().respond(200)
+    with pytest.raises(ClientValidationError, match=r"^path must ") as info:
+        make_client().request("GET", "/" + "x" * 70_000)
+    assert info.value.argument == "path"
+    assert not route.called
