@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from animalstore_client import APIResponseValidationError, NotFoundError, Pet, PetStatus
+from animalstore_client import _operations as operations
 from animalstore_client._operations import (
     RequestConfig,
     build_create_pet,
@@ -61,6 +62,31 @@ def test_parse_list_pets() -> None:
     assert parse_list_pets(_response(200, [{"id": 1, "name": "A", "categoryId": 1}])) == [
         Pet(id=1, name="A", category_id=1)
     ]
+
+
+def test_parse_list_pets_refuses_a_long_array_before_building_pets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More items than the limit are refused by the array's length: no Pet is built, faulty items or not."""
+
+    def no_structuring(*args: object) -> object:
+        raise AssertionError("a Pet was built")
+
+    monkeypatch.setattr(operations, "structure", no_structuring)
+    request = build_list_pets(CONFIG, limit=5)
+    body = [{"id": index} for index in range(3000)]  # not even valid pets
+    response = httpx.Response(200, json=body, request=request)
+    with pytest.raises(
+        APIResponseValidationError, match=r": 3000 pets in the body, more than the limit of 5 asked for$"
+    ):
+        parse_list_pets(response)
+
+
+def test_parse_list_pets_too_long_keeps_the_decoded_body() -> None:
+    """The exception's body is the decoded JSON, as APIResponseValidationError.body documents."""
+    request = build_list_pets(CONFIG, limit=1)
+    body = [{"id": 1, "name": "A", "categoryId": 1}, {"id": 2, "name": "B", "categoryId": 1}]
+    with pytest.raises(APIResponseValidationError) as info:
+        parse_list_pets(httpx.Response(200, json=body, request=request))
+    assert info.value.body == body
 
 
 def test_parse_create_pet_accepts_201() -> None:
