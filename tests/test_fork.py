@@ -18,6 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from .tls import ca_file, server_context
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
 
 
@@ -41,14 +43,20 @@ class _Echo(BaseHTTPRequestHandler):
         """Quiet."""
 
 
-@pytest.fixture
-def echo_url() -> Iterator[str]:
-    """A keep-alive HTTP server on 127.0.0.1 that answers each list with the limit it was asked for."""
+@pytest.fixture(params=["http", "https"])
+def echo_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A keep-alive server on 127.0.0.1 that answers each list with the limit it was asked for, plain and over TLS.
+
+    Over TLS the scripts trust the run's CA through SSL_CERT_FILE, which they inherit.
+    """
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
     server.daemon_threads = True
+    if request.param == "https":
+        server.socket = server_context().wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        monkeypatch.setenv("SSL_CERT_FILE", ca_file())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield f"{request.param}://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()
 
@@ -133,3 +141,68 @@ def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str) ->
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]
     assert lines[1:] == ["parent wrong: 0", "child exit: 100"]
+
+
+# 16 threads call one client without pause while the main thread forks 40
+# times; each child makes one call of its own and exits. A lock inherited
+# held (say, a watchdog's) would hang a child for ever: each is reaped within
+# 20 s or killed and counted.
+THREADED = """
+import os, signal, sys, threading, time
+import animalstore_client as a
+
+url, backend = sys.argv[1], sys.argv[2]
+client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=30)
+stop = threading.Event()
+errors = []
+
+def hammer():
+    while not stop.is_set():
+        try:
+            client.list_pets(limit=7)
+        except Exception as exc:
+            errors.append(repr(exc))
+
+threads = [threading.Thread(target=hammer) for _ in range(16)]
+for thread in threads:
+    thread.start()
+hung = failed = 0
+for _ in range(40):
+    time.sleep(0.002)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            code = 0 if client.list_pets(limit=3)[0].id == 3 else 1
+        except BaseException:
+            code = 2
+        os._exit(code)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            failed += os.waitstatus_to_exitcode(status) != 0
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        hung += 1
+stop.set()
+for thread in threads:
+    thread.join(timeout=30)
+print("hung:", hung, "failed:", failed, "errors:", len(errors), errors[:3])
+"""
+
+
+@pytest.mark.parametrize("backend", ["httpx", "urllib3"])
+def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
+    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs."""
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hung: 0 failed: 0 errors: 0 []"
