@@ -65,7 +65,8 @@ def _is_instance_of(http_client: object, library: str) -> bool:
 
 def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_class: type) -> str:
     other = names[1]
-    if backend is not None and backend not in names:
+    # isinstance first: `in` would call a foreign object's __eq__, which may raise.
+    if backend is not None and (not isinstance(backend, str) or backend not in names):
         raise ClientValidationError(
             f"backend must be {names[0]!r} or {other!r}, got {show(backend)}",
             argument="backend",

@@ -13,7 +13,7 @@ import os
 import ssl
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -38,7 +38,7 @@ from ._operations import (
 from ._response import APIResponse
 from ._sending import Attempts, unknown_failure
 from ._transport_async import AsyncResponseStream, AsyncTransport
-from ._validation import NOT_GIVEN, NotGiven
+from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
     import aiohttp
@@ -256,7 +256,7 @@ class AsyncAnimalStoreClient(IOAsync):
         method: str,
         path: str,
         *,
-        params: Mapping[str, Any] | None = None,
+        params: QueryParams | None = None,
         json: object = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,

@@ -14,7 +14,7 @@ import os
 import ssl
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -39,7 +39,7 @@ from ._operations import (
 from ._response import APIResponse
 from ._sending import Attempts, unknown_failure
 from ._transport_sync import ResponseStream, Transport
-from ._validation import NOT_GIVEN, NotGiven
+from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
     import urllib3
@@ -254,7 +254,7 @@ class AnimalStoreClient(IOSync):
         method: str,
         path: str,
         *,
-        params: Mapping[str, Any] | None = None,
+        params: QueryParams | None = None,
         json: object = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,

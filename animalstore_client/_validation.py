@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
 import httpx
@@ -51,6 +51,11 @@ class NotGiven:
 
 NOT_GIVEN = NotGiven()
 """The default of per-call ``timeout=``: use the client's setting."""
+
+QueryValue = str | int | float | bool | None
+"""One query parameter value: ``True``/``False`` are sent as ``true``/``false``, ``None`` as an empty value."""
+QueryParams = Mapping[str, QueryValue | Sequence[QueryValue]] | Sequence[tuple[str, QueryValue | Sequence[QueryValue]]]
+"""`request`'s ``params``: a mapping, or a sequence of (name, value) pairs; a list value repeats the name."""
 
 _STATUS_VALUES = ", ".join(repr(member.value) for member in PetStatus)
 

@@ -173,3 +173,33 @@ def test_a_corrupt_encoding_raises_httpx_decoding_error() -> None:
 def test_the_sdk_asks_only_for_codings_it_decodes() -> None:
     """Accept-Encoding names exactly gzip and deflate."""
     assert ACCEPT_ENCODING == "gzip, deflate"
+
+
+def test_text_is_decoded_only_with_text_encodings() -> None:
+    """Every codec name Python knows, as a charset, decodes hostile bytes to str without raising or growing."""
+    import encodings.aliases
+
+    from animalstore_client._sending import text_encoding
+
+    names = set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
+    names |= {"idna", "punycode", "undefined", "utf-16", "utf-32", "utf-8-sig", "unicode_escape", "bz2", "mbcs"}
+    bodies = [bytes(range(256)), b"\xff\xfe\x00\xd8\x00", b"\\N{", b"\\U99999999", b"+AAA-", b"\x1b$B", b"x"]
+    for name in sorted(names):
+        for media in ("text/plain", "text/html"):
+            headers = httpx.Headers({"Content-Type": f"{media}; charset={name}"})
+            for body in bodies:
+                response = httpx.Response(200, headers=headers, content=body)
+                response.encoding = text_encoding(headers)
+                text = response.text
+                assert isinstance(text, str)
+                assert len(text) <= 2 * len(body) + 2, (name, body)
+
+
+@pytest.mark.parametrize("charset", ["bz2", "zlib", "base64", "hex", "utf-16", "idna", "no-such-codec", "utf\x00-8"])
+def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(charset: str) -> None:
+    """A charset naming a non-text codec (or none) gives UTF-8; JSON is always UTF-8."""
+    from animalstore_client._sending import text_encoding
+
+    assert text_encoding(httpx.Headers({"Content-Type": f"text/plain; charset={charset}"})) == "utf-8"
+    assert text_encoding(httpx.Headers({"Content-Type": "application/json; charset=latin-1"})) == "utf-8"
+    assert text_encoding(httpx.Headers({"Content-Type": "text/html; charset=ISO-8859-1"})) == "iso8859-1"

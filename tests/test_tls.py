@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import time
 import warnings
 from collections.abc import Iterator
@@ -233,3 +234,81 @@ def test_verify_is_not_in_the_repr(tls_url: str) -> None:
     with AnimalStoreClient(API_KEY, base_url=tls_url, verify=ca_file()) as client:
         assert ca_file() not in repr(client)
         assert os.path.basename(ca_file()) not in repr(client)
+
+
+# --- failures after the request left ---------------------------------------------------------
+
+
+def test_a_tls_failure_after_sending_counts_as_sent_on_urllib3() -> None:
+    """urllib3's SSLError after the request was written is a ReadError (no POST retry), before it a ConnectError."""
+    from urllib3.exceptions import SSLError
+
+    from animalstore_client._transport_urllib3 import _translated
+
+    request = httpx.Request("POST", "https://127.0.0.1/v1/pets")
+    failure = SSLError("bad record mac")
+    assert type(_translated(failure, request, written=True)) is httpx.ReadError
+    assert type(_translated(failure, request, written=False)) is httpx.ConnectError
+
+
+class _RaisingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Raises the raw ssl.SSLError a broken TLS stream gives, as a library might let it through."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        raise ssl.SSLError(1, "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac")
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.handle_request(request)
+
+
+def _create_then_list(client: Any) -> tuple[BaseException | None, BaseException | None]:
+    """Run create_pet then list_pets on a sync or async client; return what each raised."""
+
+    async def both() -> tuple[BaseException | None, BaseException | None]:
+        outcomes: list[BaseException | None] = []
+        for call in (lambda: client.create_pet(name="a", category_id=1), client.list_pets):
+            try:
+                result = call()
+                if asyncio.iscoroutine(result):
+                    await result
+                outcomes.append(None)
+            except BaseException as exc:  # what escaped is what the test looks at
+                outcomes.append(exc)
+        return outcomes[0], outcomes[1]
+
+    return asyncio.run(both())
+
+
+@pytest.mark.parametrize("cls", [AnimalStoreClient, AsyncAnimalStoreClient])
+def test_a_raw_ssl_error_from_the_library_is_an_sdk_exception(cls: type[Any]) -> None:
+    """A library's own ssl.SSLError becomes APIConnectionError; a POST is not retried after it, a GET is."""
+    transport = _RaisingTransport()
+    http: Any = (
+        httpx.Client(transport=transport) if cls is AnimalStoreClient else httpx.AsyncClient(transport=transport)
+    )
+    created, listed = _create_then_list(cls(API_KEY, http_client=http, max_retries=2))
+    assert isinstance(created, APIConnectionError)
+    assert "SSLError" in str(created)
+    assert isinstance(created.__cause__, httpx.ReadError)
+    assert isinstance(created.__cause__.__cause__, ssl.SSLError)
+    assert isinstance(listed, APIConnectionError)
+    assert transport.calls == 1 + 3
+
+
+def test_the_proxy_is_chosen_per_request_url(make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A with_options copy to a host NO_PROXY exempts goes direct, though the first URL went through the proxy."""
+    own = [{"id": 1, "name": "direct", "categoryId": 1}]
+    proxied = [{"id": 9, "name": "via-proxy", "categoryId": 1}]
+    with LoopbackServer([respond(200, own)]) as target, LoopbackServer([respond(200, proxied)]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        client = make_client(base_url=f"http://localhost:{target.port}/v1")
+        assert [pet.name for pet in client.list_pets()] == ["via-proxy"]
+        direct = client.with_options(base_url=f"http://127.0.0.1:{target.port}/v1")
+        assert [pet.name for pet in direct.list_pets()] == ["direct"]
+    assert [request.target for request in proxy.received] == [f"http://localhost:{target.port}/v1/pets"]
+    assert [request.target for request in target.received] == ["/v1/pets"]
