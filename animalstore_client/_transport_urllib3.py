@@ -341,7 +341,9 @@ class Urllib3Transport:
                 pool_timeout=timeouts.get("pool"),
             )
         except _FAILURES as exc:
-            raise _translated(exc, request, written=sending.written) from exc
+            # A caller's pool manager has urllib3's own connections, which do not say
+            # whether the request left: a TLS failure there may have followed it.
+            raise _translated(exc, request, written=sending.written or not self._owned) from exc
         finally:
             _SENDING.reset(token)
         if 100 <= response.status < 200:

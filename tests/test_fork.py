@@ -194,6 +194,7 @@ print("hung:", hung, "failed:", failed, "errors:", len(errors), errors[:3])
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["httpx", "urllib3"])
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
     """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs."""

@@ -25,7 +25,10 @@ from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalS
 
 from .conftest import API_KEY
 
-pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc/self/fd")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc/self/fd"),
+]
 
 
 class _ChaosServer:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import socket
 import ssl
+import subprocess
 import time
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,6 +36,7 @@ from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import API_KEY, ClientFactory
 from .servers import LoopbackServer, respond
+from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
 from .tls import ca_file, client_context, serve_tls, server_context, stranger
 
@@ -69,6 +74,20 @@ def test_ssl_cert_file_is_honoured_alike(
 ) -> None:
     """With verify left at True, SSL_CERT_FILE names the trusted CAs on every library."""
     monkeypatch.setenv("SSL_CERT_FILE", ca_file())
+    assert make_client(base_url=tls_url).list_pets() == []
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to name a hashed CA directory")
+def test_ssl_cert_dir_is_honoured_alike(
+    make_client: ClientFactory, tls_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """SSL_CERT_DIR (a directory of CA files named by subject hash) is trusted on every library, as is verify=<dir>."""
+    subject_hash = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout", "-in", ca_file()], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    shutil.copy(ca_file(), tmp_path / f"{subject_hash}.0")
+    assert make_client(base_url=tls_url, verify=str(tmp_path)).list_pets() == []
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
     assert make_client(base_url=tls_url).list_pets() == []
 
 
@@ -217,6 +236,20 @@ def test_the_deadline_holds_over_https(make_client: ClientFactory, action: Any) 
         with pytest.raises(APITimeoutError, match="total_timeout=1s passed"):
             client.list_pets()
         assert time.monotonic() - began < 1.9
+
+
+@pytest.mark.parametrize("answer", MALFORMED, ids=lambda answer: repr(answer[:24]))
+def test_malformed_answers_over_https_raise_only_sdk_errors(make_client: ClientFactory, answer: bytes) -> None:
+    """Whatever a TLS server sends back, every library's client returns or raises an AnimalStoreError."""
+
+    def send(conn: socket.socket) -> bool:
+        conn.sendall(answer)
+        return False
+
+    with LoopbackServer([send], tls=server_context()) as server:
+        client = make_client(base_url=server.base_url, verify=ca_file(), max_retries=0, timeout=2.0)
+        for operation in (lambda: client.list_pets(limit=5), lambda: client.create_pet(name="Rex", category_id=1)):
+            _only_sdk_errors(operation)
 
 
 def test_the_cap_holds_over_https(make_client: ClientFactory) -> None:
