@@ -28,7 +28,7 @@ from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
 from ._operations import RequestConfig
 from ._sending import ACCEPT_ENCODING
-from ._tls import check_verify
+from ._tls import check_verify, ssl_context
 from ._transport_async import AsyncTransport
 from ._transport_sync import Transport
 from ._validation import (
@@ -257,6 +257,8 @@ class _BaseClient:
         self._total_timeout = check_total_timeout(total_timeout)
         self._max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._verify = check_verify(verify)
+        # Built now, so a CA file that is not one fails here rather than inside a call.
+        self._ssl_context = ssl_context(self._verify) if http_client is None else None
         if http_client is not None and verify is not True:
             raise ClientValidationError(
                 "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
@@ -300,7 +302,8 @@ class _BaseClient:
                     rule="only for a client without http_client",
                     value=verify,
                 )
-            changes["_verify"] = check_verify(verify)
+            changes["_verify"] = checked = check_verify(verify)
+            changes["_ssl_context"] = ssl_context(checked)
         if api_key is not NOT_GIVEN:
             changes["_api_key"] = check_api_key(api_key)
         if base_url is not NOT_GIVEN:

@@ -115,12 +115,12 @@ class AsyncAnimalStoreClient(IOAsync):
             verify=verify,
         )
         self._owns_pool = http_client is None
-        transport = new_transport_async(self._backend, http_client, verify=self._verify)
+        transport = new_transport_async(self._backend, http_client, verify=self._ssl_context or True)
         self._pool = Pool(transport, owned=self._owns_pool)
         self._config = self._request_config()
 
     def _new_transport(self) -> AsyncTransport:
-        return new_transport_async(self._backend, None, verify=self._verify)
+        return new_transport_async(self._backend, None, verify=self._ssl_context or True)
 
     @property
     def backend(self) -> AsyncBackendName:

@@ -5,7 +5,7 @@ certifi's bundle; aiohttp and urllib3: the operating system's store), so the
 SDK builds the context itself and hands the same kind to every library:
 
 - ``True``: certifi's bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when
-  set (as httpx reads them), so a corporate CA set in the environment works on
+  set (both when both are), so a corporate CA set in the environment works on
   every backend alike;
 - a path: that CA bundle file, or a directory of hashed CA files;
 - an `ssl.SSLContext`: used as it is (say, one from ``truststore`` for the
@@ -57,11 +57,15 @@ def check_verify(verify: object) -> bool | str | ssl.SSLContext:
 
 
 def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
-    """A new context for one connection pool (a caller's context is returned as it is).
+    """The context a client's own connection pools use (a caller's context is returned as it is).
 
-    A pool gets a context of its own: libraries set options on the context
-    they are given (httpcore its ALPN protocols, urllib3 its verify mode), so
-    two pools never write to one object.
+    Built once per client, when it is created, so that a CA file that is not
+    one is a `ClientValidationError` then, not a failure inside a later call
+    (after a fork, or in a new event loop, the client makes new pools with
+    the same context). ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` are read here,
+    as httpx reads them, except that both apply when both are set; one that
+    names nothing usable is an error naming the variable, never silently
+    replaced by certifi's bundle.
     """
     if isinstance(verify, ssl.SSLContext):
         return verify
@@ -72,22 +76,32 @@ def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
         return context
     cafile: str | None = None
     capath: str | None = None
+    source = "verify"
     if verify is True:
         cafile = os.environ.get("SSL_CERT_FILE") or None
         capath = os.environ.get("SSL_CERT_DIR") or None
-        if cafile is not None and not os.path.isfile(cafile):
-            cafile = None
-        if capath is not None and not os.path.isdir(capath):
-            capath = None
+        # A file fails as it is loaded, a directory only when a certificate is looked up in it.
+        source = "SSL_CERT_FILE" if cafile is not None else "SSL_CERT_DIR"
         if cafile is None and capath is None:
             import certifi  # httpx's own dependency: the bundle httpx trusts by default
 
             cafile = certifi.where()
+            source = "certifi's bundle"
     elif os.path.isdir(verify):
         capath = verify
     else:
         cafile = verify
-    return ssl.create_default_context(cafile=cafile, capath=capath)
+    try:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: not PEM, no certificate in it, missing
+        argument = "verify" if source in ("verify", "certifi's bundle") else source
+        raise ClientValidationError(
+            f"{source} must name a readable CA bundle (PEM) file or a directory of CA files; "
+            f"{show(cafile or capath)} could not be loaded: {exc}",
+            argument=argument,
+            rule="a readable CA bundle file or directory",
+            value=cafile or capath,
+        ) from None
 
 
 _MAX_CHAIN = 16

@@ -36,6 +36,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from ._exceptions import AnimalStoreError
 from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library, within
 from ._tls import ssl_context
 
@@ -245,7 +246,8 @@ class _Urllib3Stream:
                     return
                 yield chunk
         except _FAILURES as exc:
-            raise _translated(exc, self._request, reading=True) from exc
+            # The answer had begun: the request was sent, whatever failed now (TLS included).
+            raise _translated(exc, self._request, reading=True, written=True) from exc
 
     def close(self) -> None:
         response = self._response
@@ -288,6 +290,8 @@ class Urllib3Transport:
         """The SDK's pool manager for the proxy that ``url`` goes through (none included)."""
         key = (url.scheme, url.host, url.port)
         with self._lock:
+            if self._closed:  # closed by another thread since this call began: make no new pool
+                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
             if key in self._proxies:
                 proxy = self._proxies[key]
             else:
@@ -359,7 +363,8 @@ class Urllib3Transport:
 
     def close(self) -> None:
         """Close the pool managers' connections, if the SDK made them."""
-        self._closed = True
+        with self._lock:
+            self._closed = True
         if self._owned:
             with self._lock:
                 managers = list(self._managers.values())

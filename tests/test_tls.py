@@ -158,6 +158,26 @@ def test_bad_verify_is_refused(make_client: ClientFactory, value: object) -> Non
     assert caught.value.argument == "verify"
 
 
+def test_a_file_that_is_no_ca_bundle_is_refused_when_the_client_is_made(
+    make_client: ClientFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify= or SSL_CERT_FILE naming a file with no certificate: ClientValidationError naming it, not an SSLError."""
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    with pytest.raises(ClientValidationError, match="could not be loaded") as caught:
+        make_client(verify=str(junk))
+    assert caught.value.argument == "verify"
+    client = make_client()
+    with pytest.raises(ClientValidationError) as caught:
+        client.with_options(verify=str(junk))
+    assert caught.value.argument == "verify"
+    monkeypatch.setenv("SSL_CERT_FILE", str(junk))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with pytest.raises(ClientValidationError, match="SSL_CERT_FILE") as caught:
+        make_client()
+    assert caught.value.argument == "SSL_CERT_FILE"
+
+
 def test_verify_with_a_callers_client_is_refused() -> None:
     """verify= and http_client= contradict each other: the caller's client keeps its own trust."""
     with httpx.Client() as http, pytest.raises(ClientValidationError, match="http_client") as caught:
@@ -296,6 +316,24 @@ class _RaisingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return self.handle_request(request)
+
+
+def _tls_broken_mid_body(conn: socket.socket) -> bool:
+    """Send a 201's head and half its body over TLS, then bytes that are no TLS record at all."""
+    conn.sendall(b'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id": ')
+    time.sleep(0.05)
+    os.write(conn.fileno(), b"\x17\x03\x03\x00\x20" + b"\x00" * 32)  # an application-data record that fails its MAC
+    time.sleep(0.2)
+    return False
+
+
+def test_a_tls_failure_mid_body_never_repeats_a_post(make_client: ClientFactory) -> None:
+    """TLS breaking while a 201 arrives: an APIConnectionError, and the server saw the POST once, on every library."""
+    with LoopbackServer([_tls_broken_mid_body], tls=server_context()) as server:
+        client = make_client(base_url=server.base_url, verify=ca_file(), max_retries=2)
+        with pytest.raises(APIConnectionError):
+            client.create_pet(name="Rex", category_id=1)
+    assert [request.method for request in server.received] == ["POST"]
 
 
 def _create_then_list(client: Any) -> tuple[BaseException | None, BaseException | None]:
