@@ -8,11 +8,13 @@ The servers are on 127.0.0.1 with certificates from a CA made for the run
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -39,6 +41,14 @@ from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
 from .tls import ca_file, client_context, serve_tls, server_context, stranger
+
+if sys.version_info < (3, 11):
+    # Python 3.10's asyncio reports a TLS transport that ended in an error, or that the peer
+    # closed, as unclosed when it is collected, though aiohttp closed it; plain aiohttp shows
+    # the same (3.11 rewrote asyncio's sslproto). Only that warning, only on 3.10.
+    pytestmark = pytest.mark.filterwarnings(
+        "ignore:unclosed transport <asyncio.sslproto._SSLProtocolTransport:ResourceWarning"
+    )
 
 
 @pytest.fixture
@@ -270,6 +280,8 @@ def test_malformed_answers_over_https_raise_only_sdk_errors(make_client: ClientF
         client = make_client(base_url=server.base_url, verify=ca_file(), max_retries=0, timeout=2.0)
         for operation in (lambda: client.list_pets(limit=5), lambda: client.create_pet(name="Rex", category_id=1)):
             _only_sdk_errors(operation)
+        client.close()
+    gc.collect()  # while this test's warning filters apply
 
 
 def test_the_cap_holds_over_https(make_client: ClientFactory) -> None:
@@ -333,6 +345,8 @@ def test_a_tls_failure_mid_body_never_repeats_a_post(make_client: ClientFactory)
         client = make_client(base_url=server.base_url, verify=ca_file(), max_retries=2)
         with pytest.raises(APIConnectionError):
             client.create_pet(name="Rex", category_id=1)
+        client.close()
+    gc.collect()  # while this test's warning filters apply
     assert [request.method for request in server.received] == ["POST"]
 
 
