@@ -140,7 +140,7 @@ class AsyncAnimalStoreClient(IOAsync):
         while True:
             timeouts = attempts.start()
             try:
-                stream = await transport.send(request, timeouts)
+                stream = await transport.send(request, timeouts, attempts.deadline)
                 content = stream.content  # set when served from memory: nothing to read
                 if content is None:
                     content = await self._read(stream, attempts)

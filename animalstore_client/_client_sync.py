@@ -138,7 +138,7 @@ class AnimalStoreClient(IOSync):
         while True:
             timeouts = attempts.start()
             try:
-                stream = transport.send(request, timeouts)
+                stream = transport.send(request, timeouts, attempts.deadline)
                 content = stream.content  # set when served from memory: nothing to read
                 if content is None:
                     content = self._read(stream, attempts)

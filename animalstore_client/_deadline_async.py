@@ -13,7 +13,7 @@ import httpcore
 import httpx
 
 from ._readiness import Readiness
-from ._sending import within
+from ._sending import DEADLINE, within
 
 __all__ = ["hold_to_deadline"]
 
@@ -51,7 +51,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         self.probed = False
         self.unread_since_write = False
         try:
-            return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+            return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
         finally:
             self.probed = False
 
@@ -59,7 +59,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         self.probed = False
         self.unread_since_write = True
         try:
-            await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+            await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
         finally:
             self.probed = False
 
@@ -75,7 +75,9 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     ) -> httpcore.AsyncNetworkStream:
         # The TCP stream is done with either way: wrapped on success, abandoned on failure.
         self._readiness.discard(self)
-        stream = await self._stream.start_tls(ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout))
+        stream = await self._stream.start_tls(
+            ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        )
         return _AsyncDeadlineStream(stream, self._readiness)
 
     def get_extra_info(self, info: str) -> Any:
@@ -104,7 +106,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout)
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
         return _AsyncDeadlineStream(stream, self._readiness)
 
@@ -114,7 +116,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout)
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
         return _AsyncDeadlineStream(stream, self._readiness)
 

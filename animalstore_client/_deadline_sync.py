@@ -14,7 +14,7 @@ import httpcore
 import httpx
 
 from ._readiness import Readiness
-from ._sending import within
+from ._sending import DEADLINE, within
 
 __all__ = ["hold_to_deadline"]
 
@@ -52,7 +52,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self.probed = False
         self.unread_since_write = False
         try:
-            return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout))
+            return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
         finally:
             self.probed = False
 
@@ -60,7 +60,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self.probed = False
         self.unread_since_write = True
         try:
-            self._stream.write(buffer, within(timeout, httpcore.WriteTimeout))
+            self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
         finally:
             self.probed = False
 
@@ -76,7 +76,9 @@ class _DeadlineStream(httpcore.NetworkStream):
     ) -> httpcore.NetworkStream:
         # The TCP stream is done with either way: wrapped on success, abandoned on failure.
         self._readiness.discard(self)
-        stream = self._stream.start_tls(ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout))
+        stream = self._stream.start_tls(
+            ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        )
         return _DeadlineStream(stream, self._readiness)
 
     def get_extra_info(self, info: str) -> Any:
@@ -105,7 +107,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout)
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
         return _DeadlineStream(stream, self._readiness)
 
@@ -115,7 +117,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout)
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_unix_socket(path, timeout, socket_options)
         return _DeadlineStream(stream, self._readiness)
 

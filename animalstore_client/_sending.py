@@ -17,10 +17,11 @@ without I/O:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ __all__ = [
     "Attempts",
     "BodyReader",
     "Timeouts",
+    "deadline_scope",
     "finished_response",
     "headers_from_library",
     "within",
@@ -51,7 +53,24 @@ _DEBUG = 10
 
 
 DEADLINE: ContextVar[float | None] = ContextVar("animalstore_client_deadline", default=None)
-"""The running call's deadline (``time.monotonic()`` seconds), read by the deadline network backend."""
+"""The running send's deadline (``time.monotonic()`` seconds), for the network-level code that cannot see the request.
+
+Only the httpx transport's network backend and the urllib3 transport's
+connection class read it: they run inside the library, below any argument
+the SDK can pass. Transports set it with `deadline_scope` around the one
+send (and each body read), and reset it after; nothing else reads or writes it.
+"""
+
+
+@contextlib.contextmanager
+def deadline_scope(deadline: float | None) -> Generator[None]:
+    """`DEADLINE` set to ``deadline`` inside the block, and reset to what it was after."""
+    token = DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        DEADLINE.reset(token)
+
 
 CUT_AT = "animalstore_client.cut_at"
 """Response extension set when a body was cut at ``max_response_bytes``: the cap."""
@@ -61,12 +80,13 @@ CUT_AT = "animalstore_client.cut_at"
 _DEADLINE_MARGIN = 0.005
 
 
-def within(timeout: float | None, error: type[Exception]) -> float | None:
-    """``timeout`` shortened to what is left of the running call's deadline; ``error`` once none is left."""
-    deadline = DEADLINE.get()
+def within(
+    timeout: float | None, error: type[Exception], deadline: float | None, clock: Callable[[], float] = time.monotonic
+) -> float | None:
+    """``timeout`` shortened to what is left until ``deadline``; ``error`` once none is left."""
     if deadline is None:
         return timeout
-    left = deadline - time.monotonic()
+    left = deadline - clock()
     if left <= 0:
         raise error("the call's total_timeout has passed")
     return left if timeout is None or timeout > left else timeout
@@ -102,12 +122,14 @@ class Attempts:
     raise the exception that ends the call.
 
     With ``total_timeout`` every attempt gets at most the time left, no sleep
-    is started that would pass the deadline, and the deadline is published in
-    `DEADLINE` so that the SDK's own network backend holds each socket
-    operation to it.
+    is started that would pass the deadline, and `deadline` is what the shell
+    passes to the transport, which holds each socket operation to it.
+    ``clock`` (``time.monotonic`` unless a test gives a fake one) is the only
+    source of time in these decisions.
     """
 
     __slots__ = (
+        "_clock",
         "_deadline",
         "_jitter",
         "_max_bytes",
@@ -127,6 +149,7 @@ class Attempts:
         jitter: Callable[[], float],
         total_timeout: float | None = None,
         max_response_bytes: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.request = request
         self.retries = 0
@@ -137,14 +160,18 @@ class Attempts:
         self._jitter = jitter
         self._max_bytes = max_response_bytes
         self._total_timeout = total_timeout
-        self._started = time.monotonic()
+        self._clock = clock
+        self._started = clock()
         self._deadline = None if total_timeout is None else self._started + total_timeout
-        # Set on every call (None included): the context may still hold an earlier call's deadline.
-        DEADLINE.set(self._deadline)
+
+    @property
+    def deadline(self) -> float | None:
+        """When the call must end, on ``clock``'s scale; ``None`` without ``total_timeout``."""
+        return self._deadline
 
     def start(self) -> Timeouts:
         """Begin an attempt; return the per-phase timeouts it may use (none past the deadline)."""
-        self._started = now = time.monotonic()
+        self._started = now = self._clock()
         timeouts: Timeouts = self.request.extensions["timeout"]
         deadline = self._deadline
         if deadline is None:
@@ -157,7 +184,7 @@ class Attempts:
     def body_reader(self, headers: httpx.Headers) -> BodyReader:
         """A reader for this attempt's body, held to the cap and the deadline."""
         limit = None if self._max_bytes is None else self._max_bytes + 1
-        return BodyReader(self.request, headers, limit=limit, deadline=self._deadline)
+        return BodyReader(self.request, headers, limit=limit, deadline=self._deadline, clock=self._clock)
 
     def complete(self, stream: ResponseStreamLike, content: bytes) -> httpx.Response:
         """The finished response; a body over ``max_response_bytes`` is cut at the cap and marked."""
@@ -179,7 +206,7 @@ class Attempts:
             self.count,
             exc,
         )
-        if self._deadline is not None and time.monotonic() >= self._deadline - _DEADLINE_MARGIN:
+        if self._deadline is not None and self._clock() >= self._deadline - _DEADLINE_MARGIN:
             raise self._expired(exc) from exc
         reason = certificate_failure(exc)
         if reason is not None:
@@ -227,7 +254,7 @@ class Attempts:
 
     def _time_for(self, delay: float) -> bool:
         """Whether a sleep of ``delay`` still leaves time for another attempt."""
-        return self._deadline is None or time.monotonic() + delay < self._deadline - _DEADLINE_MARGIN
+        return self._deadline is None or self._clock() + delay < self._deadline - _DEADLINE_MARGIN
 
     def _expired(self, cause: httpx.RequestError | None) -> APITimeoutError:
         request = self.request
@@ -255,7 +282,7 @@ class Attempts:
         return delay
 
     def _elapsed_ms(self) -> float:
-        return (time.monotonic() - self._started) * 1000
+        return (self._clock() - self._started) * 1000
 
 
 @functools.cache
@@ -446,11 +473,11 @@ class BodyReader:
     bytes and then asks for no more (`feed` returns ``False``), and each
     decoding step produces at most `_STEP` bytes, so a decompression bomb
     costs memory in proportion to the limit, not to what it would inflate to.
-    With a ``deadline`` (``time.monotonic()`` seconds) a chunk that arrives
-    after it raises `httpx.ReadTimeout`.
+    With a ``deadline`` (on ``clock``'s scale, ``time.monotonic`` by default)
+    a chunk that arrives after it raises `httpx.ReadTimeout`.
     """
 
-    __slots__ = ("_chunks", "_deadline", "_limit", "_request", "_stages", "_total", "full")
+    __slots__ = ("_chunks", "_clock", "_deadline", "_limit", "_request", "_stages", "_total", "full")
 
     def __init__(
         self,
@@ -459,10 +486,12 @@ class BodyReader:
         *,
         limit: int | None = None,
         deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._request = request
         self._limit = limit
         self._deadline = deadline
+        self._clock = clock
         self._chunks: list[bytes] = []
         self._total = 0
         self.full = False
@@ -483,7 +512,7 @@ class BodyReader:
 
     def feed(self, data: bytes) -> bool:
         """Take the next raw chunk; return whether more are wanted."""
-        if self._deadline is not None and time.monotonic() >= self._deadline:
+        if self._deadline is not None and self._clock() >= self._deadline:
             raise httpx.ReadTimeout("the call's total_timeout passed while the body arrived", request=self._request)
         if self._stages:
             self._push(0, data)

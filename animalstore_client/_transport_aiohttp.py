@@ -18,7 +18,7 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library
+from ._sending import Timeouts, headers_from_library, response_from_library
 from ._tls import ssl_context
 
 __all__ = ["AiohttpTransport"]
@@ -94,9 +94,8 @@ class _AiohttpStream:
         )
 
 
-def _timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+def _timeout(timeouts: Timeouts, deadline: float | None) -> aiohttp.ClientTimeout:
     connect, pool = timeouts.get("connect"), timeouts.get("pool")
-    deadline = DEADLINE.get()
     return aiohttp.ClientTimeout(
         # The deadline covers the whole exchange, body included.
         total=None if deadline is None else max(deadline - time.monotonic(), 0.001),
@@ -156,7 +155,7 @@ class AiohttpTransport:
             self._proxies[key] = found = None if proxy is None else str(proxy)
             return found
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AiohttpStream:
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
         session = self._session
         if session is None:
@@ -177,7 +176,7 @@ class AiohttpTransport:
                 data=request.content or None,
                 allow_redirects=False,
                 auto_decompress=False,
-                timeout=_timeout(timeouts),
+                timeout=_timeout(timeouts, deadline),
                 proxy=self._proxy_for(request.url),
             )
         except _FAILURES as exc:

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, finished_response, text_encoding
+from ._sending import Timeouts, deadline_scope, finished_response, text_encoding
 
 __all__ = ["AsyncHttpxTransport", "AsyncResponseStream", "AsyncTransport"]
 
@@ -63,8 +63,13 @@ class AsyncTransport(Protocol):
         """Whether the underlying client was closed."""
         ...
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts) -> AsyncResponseStream:
-        """Send ``request``; return once the status and headers have arrived."""
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> AsyncResponseStream:
+        """Send ``request``; return once the status and headers have arrived.
+
+        ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the
+        call must end: every socket operation of this send and of reading its
+        body is held to it where the library allows.
+        """
         ...
 
     async def aclose(self) -> None:
@@ -73,10 +78,12 @@ class AsyncTransport(Protocol):
 
 
 class _AsyncHttpxStream:
-    __slots__ = ("_response", "content", "headers", "status_code")
+    __slots__ = ("_deadline", "_held", "_response", "content", "headers", "status_code")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, deadline: float | None = None, *, held: bool = False) -> None:
         self._response = response
+        self._deadline = deadline
+        self._held = held
         self.status_code = response.status_code
         self.headers = response.headers
         # Mock transports (respx, httpx.MockTransport, the fake store) return
@@ -84,7 +91,22 @@ class _AsyncHttpxStream:
         self.content = response.content if response.is_stream_consumed else None
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
-        return self._response.aiter_raw()
+        return self._chunks() if self._held else self._response.aiter_raw()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        # The deadline network backend reads the deadline while each chunk is read, and only then.
+        chunks = self._response.aiter_raw()
+        try:
+            while True:
+                with deadline_scope(self._deadline):
+                    chunk = await anext(chunks, None)
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            close = getattr(chunks, "aclose", None)  # typed as an iterator; httpx gives a generator
+            if close is not None:
+                await close()
 
     async def aclose(self) -> None:
         await self._response.aclose()
@@ -133,11 +155,12 @@ class AsyncHttpxTransport:
         """Whether the httpx client was closed."""
         return self._client.is_closed
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts) -> _AsyncHttpxStream:
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
-        response = await self._client.send(request, stream=True, follow_redirects=False)
+        with deadline_scope(deadline if self.holds_deadline else None):
+            response = await self._client.send(request, stream=True, follow_redirects=False)
         if self.holds_deadline and getattr(response.extensions.get("network_stream"), "unread_since_write", False):
             # The head was parsed from bytes already buffered before this request was
             # written: what an earlier response sent past its declared end (another
@@ -148,7 +171,7 @@ class AsyncHttpxTransport:
                 "response on this connection; the connection was closed",
                 request=request,
             )
-        return _AsyncHttpxStream(response)
+        return _AsyncHttpxStream(response, deadline, held=self.holds_deadline)
 
     async def aclose(self) -> None:
         """Close the httpx client."""

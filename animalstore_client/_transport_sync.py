@@ -25,7 +25,7 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, finished_response, text_encoding
+from ._sending import Timeouts, deadline_scope, finished_response, text_encoding
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 
@@ -64,8 +64,13 @@ class Transport(Protocol):
         """Whether the underlying client was closed."""
         ...
 
-    def send(self, request: httpx.Request, timeouts: Timeouts) -> ResponseStream:
-        """Send ``request``; return once the status and headers have arrived."""
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> ResponseStream:
+        """Send ``request``; return once the status and headers have arrived.
+
+        ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the
+        call must end: every socket operation of this send and of reading its
+        body is held to it where the library allows.
+        """
         ...
 
     def close(self) -> None:
@@ -74,10 +79,12 @@ class Transport(Protocol):
 
 
 class _HttpxStream:
-    __slots__ = ("_response", "content", "headers", "status_code")
+    __slots__ = ("_deadline", "_held", "_response", "content", "headers", "status_code")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, deadline: float | None = None, *, held: bool = False) -> None:
         self._response = response
+        self._deadline = deadline
+        self._held = held
         self.status_code = response.status_code
         self.headers = response.headers
         # Mock transports (respx, httpx.MockTransport, the fake store) return
@@ -85,7 +92,22 @@ class _HttpxStream:
         self.content = response.content if response.is_stream_consumed else None
 
     def iter_raw(self) -> Iterator[bytes]:
-        return self._response.iter_raw()
+        return self._chunks() if self._held else self._response.iter_raw()
+
+    def _chunks(self) -> Iterator[bytes]:
+        # The deadline network backend reads the deadline while each chunk is read, and only then.
+        chunks = self._response.iter_raw()
+        try:
+            while True:
+                with deadline_scope(self._deadline):
+                    chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            close = getattr(chunks, "close", None)  # typed as an iterator; httpx gives a generator
+            if close is not None:
+                close()
 
     def close(self) -> None:
         self._response.close()
@@ -134,11 +156,12 @@ class HttpxTransport:
         """Whether the httpx client was closed."""
         return self._client.is_closed
 
-    def send(self, request: httpx.Request, timeouts: Timeouts) -> _HttpxStream:
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
-        response = self._client.send(request, stream=True, follow_redirects=False)
+        with deadline_scope(deadline if self.holds_deadline else None):
+            response = self._client.send(request, stream=True, follow_redirects=False)
         if self.holds_deadline and getattr(response.extensions.get("network_stream"), "unread_since_write", False):
             # The head was parsed from bytes already buffered before this request was
             # written: what an earlier response sent past its declared end (another
@@ -149,7 +172,7 @@ class HttpxTransport:
                 "response on this connection; the connection was closed",
                 request=request,
             )
-        return _HttpxStream(response)
+        return _HttpxStream(response, deadline, held=self.holds_deadline)
 
     def close(self) -> None:
         """Close the httpx client."""

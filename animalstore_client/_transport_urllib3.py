@@ -37,7 +37,7 @@ from urllib3.exceptions import (
 )
 
 from ._exceptions import AnimalStoreError
-from ._sending import DEADLINE, Timeouts, headers_from_library, response_from_library, within
+from ._sending import DEADLINE, Timeouts, deadline_scope, headers_from_library, response_from_library, within
 from ._tls import ssl_context
 
 __all__ = ["Urllib3Transport"]
@@ -194,6 +194,7 @@ def _translated(
 
 class _Urllib3Stream:
     __slots__ = (
+        "_deadline",
         "_done",
         "_held",
         "_read_timeout",
@@ -211,10 +212,12 @@ class _Urllib3Stream:
         request: httpx.Request,
         started: float,
         read_timeout: float | None,
+        deadline: float | None,
         *,
         held: bool,
     ) -> None:
         self._response = response
+        self._deadline = deadline
         self._request = request
         self._started = started
         self._read_timeout = read_timeout
@@ -237,7 +240,7 @@ class _Urllib3Stream:
             while True:
                 if sock is not None:
                     # Set only when that changes it: settimeout is a system call.
-                    timeout = within(self._read_timeout, httpx.ReadTimeout)
+                    timeout = within(self._read_timeout, httpx.ReadTimeout, self._deadline)
                     if timeout != sock.gettimeout():
                         sock.settimeout(timeout)
                 chunk = response.read1(_CHUNK)
@@ -321,7 +324,7 @@ class Urllib3Transport:
         """Whether the SDK closed this transport."""
         return self._closed
 
-    def send(self, request: httpx.Request, timeouts: Timeouts) -> _Urllib3Stream:
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
         manager = self._manager if self._manager is not None else self._manager_for(request.url)
         # A plain dict: the SDK's header names are unique (checked as a mapping).
@@ -332,18 +335,20 @@ class Urllib3Transport:
         sending = _Written()
         token = _SENDING.set(sending)
         try:
-            response = manager.urlopen(
-                request.method,
-                str(request.url),
-                body=request.content or None,
-                headers=headers,
-                redirect=False,
-                retries=_NO_RETRIES,
-                preload_content=False,
-                decode_content=False,
-                timeout=timeout,
-                pool_timeout=timeouts.get("pool"),
-            )
+            # The SDK's connection and response classes, inside urllib3, read the deadline from here.
+            with deadline_scope(deadline):
+                response = manager.urlopen(
+                    request.method,
+                    str(request.url),
+                    body=request.content or None,
+                    headers=headers,
+                    redirect=False,
+                    retries=_NO_RETRIES,
+                    preload_content=False,
+                    decode_content=False,
+                    timeout=timeout,
+                    pool_timeout=timeouts.get("pool"),
+                )
         except _FAILURES as exc:
             # A caller's pool manager has urllib3's own connections, which do not say
             # whether the request left: a TLS failure there may have followed it.
@@ -359,7 +364,7 @@ class Urllib3Transport:
             raise httpx.RemoteProtocolError(
                 f"the server sent an interim {response.status} response where the final one was due", request=request
             )
-        return _Urllib3Stream(response, request, started, read, held=self._owned)
+        return _Urllib3Stream(response, request, started, read, deadline, held=self._owned)
 
     def close(self) -> None:
         """Close the pool managers' connections, if the SDK made them."""

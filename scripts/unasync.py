@@ -47,6 +47,7 @@ SUBSTITUTIONS = [
     (r"\bawait ", ""),
     (r"\baclose\b", "close"),
     (r"\baiter_raw\b", "iter_raw"),
+    (r"\banext\(", "next("),
     (r"\b__aenter__\b", "__enter__"),
     (r"\b__aexit__\b", "__exit__"),
 ]

@@ -80,7 +80,7 @@ def test_the_connection_is_reused_after_a_body_is_read() -> None:
             transport = HttpxTransport(http)
             for _ in range(10):
                 request = httpx.Request("GET", f"{server.base_url}/pets")
-                stream = transport.send(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0})
+                stream = transport.send(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None)
                 assert stream.content is None  # a real socket: the body is still to be read
                 assert b"".join(stream.iter_raw()) == json.dumps([PET]).encode()
                 stream.close()

@@ -203,3 +203,108 @@ def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(charset: str) 
     assert text_encoding(httpx.Headers({"Content-Type": f"text/plain; charset={charset}"})) == "utf-8"
     assert text_encoding(httpx.Headers({"Content-Type": "application/json; charset=latin-1"})) == "utf-8"
     assert text_encoding(httpx.Headers({"Content-Type": "text/html; charset=ISO-8859-1"})) == "iso8859-1"
+
+
+# --- deadline and retry timing, on a fake clock -------------------------------------------------
+
+
+class FakeClock:
+    """A clock that moves only when told: deadline rules tested in microseconds, not seconds."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _timed(clock: FakeClock, total: float | None = 10.0, method: str = "GET", max_retries: int = 2) -> Attempts:
+    return Attempts(_request(method), max_retries=max_retries, jitter=lambda: 0.0, total_timeout=total, clock=clock)
+
+
+def test_the_deadline_is_total_timeout_after_the_call_began() -> None:
+    """deadline is the clock's reading when the call began plus total_timeout; None without one."""
+    clock = FakeClock(500.0)
+    assert _timed(clock, 10.0).deadline == 510.0
+    assert _timed(clock, None).deadline is None
+
+
+def test_a_late_attempt_gets_only_the_time_left() -> None:
+    """With 3 s left, every phase timeout of 5 s or 30 s is cut to 3 s; a shorter one stays."""
+    clock = FakeClock()
+    attempts = _timed(clock, 10.0)
+    clock.advance(7.0)
+    assert attempts.start() == {"connect": 3.0, "read": 3.0, "write": 3.0, "pool": 3.0}
+    clock.advance(0.5)
+    timeouts = attempts.start()
+    assert timeouts["connect"] == pytest.approx(2.5)
+
+
+def test_no_attempt_starts_once_the_deadline_has_passed() -> None:
+    """At the deadline (within its 5 ms margin) start() raises APITimeoutError naming total_timeout."""
+    clock = FakeClock()
+    attempts = _timed(clock, 1.0)
+    clock.advance(0.996)
+    with pytest.raises(APITimeoutError, match=r"total_timeout=1s passed"):
+        attempts.start()
+
+
+def test_a_failure_at_the_deadline_is_a_timeout_not_a_retry() -> None:
+    """A connect error once the deadline has passed ends the call as APITimeoutError, with no retry."""
+    clock = FakeClock()
+    attempts = _timed(clock, 2.0)
+    attempts.start()
+    clock.advance(2.0)
+    with pytest.raises(APITimeoutError, match="total_timeout=2s passed"):
+        attempts.after_error(httpx.ConnectError("refused", request=attempts.request))
+    assert attempts.retries == 0
+
+
+def test_a_backoff_that_would_pass_the_deadline_is_not_taken() -> None:
+    """With 0.4 s left, a 503's 0.5 s backoff is not slept: the 503 is final; with 0.6 s left it is retried."""
+    clock = FakeClock()
+    attempts = _timed(clock, 10.0)
+    attempts.start()
+    clock.advance(9.6)
+    assert attempts.after_response(_response(attempts.request, 503)) is None
+    clock = FakeClock()
+    attempts = _timed(clock, 10.0)
+    attempts.start()
+    clock.advance(9.4)
+    assert attempts.after_response(_response(attempts.request, 503)) == 0.5
+
+
+def test_an_error_whose_backoff_would_pass_the_deadline_ends_the_call() -> None:
+    """A read error with 0.3 s left is the final APIConnectionError, not a sleep past the deadline."""
+    clock = FakeClock()
+    attempts = _timed(clock, 5.0)
+    attempts.start()
+    clock.advance(4.7)
+    with pytest.raises(APIConnectionError) as caught:
+        attempts.after_error(httpx.ReadError("reset", request=attempts.request))
+    assert not isinstance(caught.value, APITimeoutError)
+
+
+def test_a_body_chunk_after_the_deadline_is_a_read_timeout() -> None:
+    """The body reader takes the attempts' clock: a chunk arriving after the deadline raises ReadTimeout."""
+    clock = FakeClock()
+    attempts = _timed(clock, 1.0)
+    reader = attempts.body_reader(httpx.Headers())
+    assert reader.feed(b"[")
+    clock.advance(1.0)
+    with pytest.raises(httpx.ReadTimeout, match="total_timeout"):
+        reader.feed(b"]")
+
+
+def test_elapsed_time_in_the_log_comes_from_the_clock(caplog: pytest.LogCaptureFixture) -> None:
+    """The attempt's duration in the debug line is measured on the given clock."""
+    clock = FakeClock()
+    attempts = _timed(clock, None)
+    attempts.start()
+    clock.advance(0.0125)
+    with caplog.at_level(logging.DEBUG, logger="animalstore_client"):
+        attempts.after_response(_response(attempts.request, 200))
+    assert "in 12.5 ms" in caplog.text
