@@ -117,13 +117,10 @@ def new_transport_async(
         from ._transport_aiohttp import AiohttpTransport
 
         return AiohttpTransport(http_client, verify=verify)
-    from ._base_client import DEFAULT_LIMITS
-    from ._transport_async import AsyncHttpxTransport
+    from ._transport_async import AsyncHttpcoreTransport, AsyncHttpxTransport
 
     if http_client is None:
-        # Redirects are never followed: the key must not travel to another host.
-        own = httpx.AsyncClient(limits=DEFAULT_LIMITS, follow_redirects=False, verify=ssl_context(verify))
-        return AsyncHttpxTransport(own, own=True)
+        return AsyncHttpcoreTransport(ssl_context(verify))
     assert isinstance(http_client, httpx.AsyncClient)
     return AsyncHttpxTransport(http_client)
 
@@ -137,11 +134,9 @@ def new_transport_sync(
         from ._transport_urllib3 import Urllib3Transport
 
         return Urllib3Transport(http_client, verify=verify)
-    from ._base_client import DEFAULT_LIMITS
-    from ._transport_sync import HttpxTransport
+    from ._transport_sync import HttpcoreTransport, HttpxTransport
 
     if http_client is None:
-        own = httpx.Client(limits=DEFAULT_LIMITS, follow_redirects=False, verify=ssl_context(verify))
-        return HttpxTransport(own, own=True)
+        return HttpcoreTransport(ssl_context(verify))
     assert isinstance(http_client, httpx.Client)
     return HttpxTransport(http_client)

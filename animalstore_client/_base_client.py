@@ -124,23 +124,26 @@ def _warn_if_unverified(base_url: str, verify: object, stacklevel: int) -> None:
 
 
 def environment_proxy(url: httpx.URL) -> httpx.URL | None:
-    """The proxy httpx would send ``url`` through, from HTTP_PROXY, ALL_PROXY and NO_PROXY."""
-    import importlib
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``...), unless ``NO_PROXY`` exempts it.
 
-    try:
-        # httpx's own reading of the environment, so the answer is the one it acts on.
-        utils = importlib.import_module("httpx._utils")
-        mounts: dict[str, str | None] = utils.get_environment_proxies()
-        patterns = sorted((utils.URLPattern(key), value) for key, value in mounts.items())
-    except (ImportError, AttributeError, TypeError):  # a future httpx: fall back to no warning
+    Read with the standard library (`urllib.request.getproxies` and
+    `urllib.request.proxy_bypass`), the same for every backend. A proxy
+    variable that is not a URL is ignored, as httpx would refuse it.
+    """
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy:
         return None
-    for pattern, proxy in patterns:
-        if pattern.matches(url):
-            try:
-                return httpx.URL(proxy) if proxy else None
-            except httpx.InvalidURL:
-                return None
-    return None
+    host = url.host if url.port is None else f"{url.host}:{url.port}"
+    try:
+        if urllib.request.proxy_bypass(host):
+            return None
+        found = httpx.URL(proxy if "://" in proxy else f"http://{proxy}")
+    except (httpx.InvalidURL, ValueError, OSError):
+        return None
+    return found if found.scheme in ("http", "https", "socks5", "socks5h") and found.host else None
 
 
 def _user_agent() -> str:

@@ -10,12 +10,11 @@ import ssl
 from typing import Any
 
 import httpcore
-import httpx
 
-from ._readiness import Readiness
+from ._readiness import readable_now
 from ._sending import DEADLINE, within
 
-__all__ = ["hold_to_deadline"]
+__all__ = ["AsyncDeadlineBackend"]
 
 _NO_TIMEOUT: float | None = None
 
@@ -29,42 +28,27 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_readiness", "_socket", "_stream", "probed", "unread_since_write")
+    __slots__ = ("_socket", "_stream", "unread_since_write")
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream, readiness: Readiness) -> None:
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
         self._stream = stream
-        self._readiness = readiness
         self._socket: socket.socket | None = stream.get_extra_info("socket")
-        self.probed = False
-        """Whether the last readiness poll saw this connection as it is now (no read or write since)."""
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
-        if self._socket is not None:
-            readiness.add(self)
 
     def fileno(self) -> int:
         """The socket's descriptor; -1 once closed."""
         return -1 if self._socket is None else self._socket.fileno()
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
-        # Cleared before and after: a poll taken while this read waited saw data it then consumed.
-        self.probed = False
         self.unread_since_write = False
-        try:
-            return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
-        finally:
-            self.probed = False
+        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
-        self.probed = False
         self.unread_since_write = True
-        try:
-            await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
-        finally:
-            self.probed = False
+        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
 
     async def aclose(self) -> None:
-        self._readiness.discard(self)
         await self._stream.aclose()
 
     async def start_tls(
@@ -73,30 +57,26 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.AsyncNetworkStream:
-        # The TCP stream is done with either way: wrapped on success, abandoned on failure.
-        self._readiness.discard(self)
         stream = await self._stream.start_tls(
             ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         )
-        return _AsyncDeadlineStream(stream, self._readiness)
+        return _AsyncDeadlineStream(stream)
 
     def get_extra_info(self, info: str) -> Any:
         # httpcore asks every idle connection "is_readable" each time it places
         # a request or takes one back; anyio's streams answer by building a
         # dict of every socket attribute (half the client's CPU at 100 calls in
-        # flight), and one poll() per connection is a system call each. The
-        # pool's sockets answer together, in one poll().
+        # flight). One poll() of this socket answers it, sharing nothing.
         if info == "is_readable" and self._socket is not None:
-            return self._readiness.readable(self)
+            return readable_now(self._socket.fileno())
         return self._stream.get_extra_info(info)
 
 
-class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
+class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend with `_AsyncDeadlineStream` connections."""
 
     def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
         self._backend = backend
-        self._readiness = Readiness()
 
     async def connect_tcp(
         self,
@@ -108,7 +88,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _AsyncDeadlineStream(stream, self._readiness)
+        return _AsyncDeadlineStream(stream)
 
     async def connect_unix_socket(
         self,
@@ -118,29 +98,7 @@ class _AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _AsyncDeadlineStream(stream, self._readiness)
+        return _AsyncDeadlineStream(stream)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
-
-
-def hold_to_deadline(client: httpx.AsyncClient) -> bool:
-    """Put `_AsyncDeadlineBackend` under every connection pool of the SDK's own client.
-
-    httpx offers no argument for a network backend, so this reaches into two
-    private attributes (``_pool`` of each httpx transport, ``_network_backend``
-    of each httpcore pool, proxies included); ``tests/test_limits.py`` fails
-    if a new httpx moves them. Returns whether every pool was reached.
-    """
-    transports = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
-    held = True
-    for transport in transports:
-        if transport is None:  # a NO_PROXY entry
-            continue
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if isinstance(backend, httpcore.AsyncNetworkBackend):
-            setattr(pool, "_network_backend", _AsyncDeadlineBackend(backend))  # noqa: B010
-        else:
-            held = False
-    return held

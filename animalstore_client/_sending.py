@@ -336,6 +336,25 @@ def text_encoding(headers: httpx.Headers) -> str:
     return "utf-8"
 
 
+def require_private(owner: object, name: str, why: str) -> None:
+    """Fail loudly, naming it, when a library no longer has a private attribute the SDK writes.
+
+    Writing an attribute that is gone would not fail: it would quietly make a
+    new one, and the SDK would hand out empty headers or bodies. So each one is
+    checked once, when this module is imported (docs/architecture.md lists them).
+    """
+    if not hasattr(owner, name):
+        raise ImportError(
+            f"animalstore_client needs {type(owner).__module__}.{type(owner).__name__}.{name} ({why}), "
+            f"which httpx {httpx.__version__} no longer has: install the httpx release this SDK was tested "
+            "with, or a newer animalstore-client"
+        )
+
+
+require_private(httpx.Response(200, content=b""), "_content", "a finished response's body, set as read() sets it")
+require_private(httpx.Headers(), "_list", "headers filled from a library's raw pairs")
+
+
 def finished_response(
     status_code: int,
     headers: httpx.Headers,

@@ -48,12 +48,23 @@ SUBSTITUTIONS = [
     (r"\baclose\b", "close"),
     (r"\baiter_raw\b", "iter_raw"),
     (r"\banext\(", "next("),
+    (r"\baiter_stream\b", "iter_stream"),
+    (r"\b__aiter__\b", "__iter__"),
+    (r"\bhandle_async_request\b", "handle_request"),
     (r"\b__aenter__\b", "__enter__"),
     (r"\b__aexit__\b", "__exit__"),
 ]
 
 # Sentences that differ by nature, as (async text, sync text), per source file.
 PHRASES = {
+    "_transport_async.py": [
+        (
+            '"""httpcore\'s own backend for asyncio and trio alike (anyio)."""\n'
+            '    return cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())'
+            "  # typed apart from its base",
+            '"""httpcore\'s own backend for blocking sockets."""\n    return httpcore.SyncBackend()',
+        ),
+    ],
     "_client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
         ("import aiohttp", "import urllib3"),

@@ -31,7 +31,6 @@ from animalstore_client import (
     InternalServerError,
     NotFoundError,
 )
-from animalstore_client._transport_sync import HttpxTransport
 
 from .conftest import API_KEY, PRODUCTION, ClientFactory
 from .servers import Action, LoopbackServer, respond
@@ -181,15 +180,32 @@ def test_bad_total_timeout_is_refused(make_client: ClientFactory, value: object)
         make_client().with_options(total_timeout=value)  # type: ignore[arg-type]
 
 
-def test_the_sdk_client_holds_every_socket_operation_to_the_deadline() -> None:
-    """The SDK's own httpx pools (proxies included) get the deadline backend; a new httpx layout fails here."""
+def test_the_sdk_pool_is_httpcore_built_with_the_deadline_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default backend's pool is httpcore's, given the deadline backend by network_backend=, proxies too."""
+    import httpcore
+
+    from animalstore_client._deadline_sync import DeadlineBackend
+    from animalstore_client._transport_sync import HttpcoreTransport
+
+    given: list[object] = []
+    for cls in (httpcore.ConnectionPool, httpcore.HTTPProxy):
+        original = cls.__init__
+
+        def record(self: object, *args: object, _original: object = original, **kwargs: object) -> None:
+            given.append(kwargs.get("network_backend"))
+            _original(self, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(cls, "__init__", record)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "direct.example")
     client = AnimalStoreClient(API_KEY)
     transport = client._pool.transport
-    assert isinstance(transport, HttpxTransport)
-    assert transport.holds_deadline
+    assert isinstance(transport, HttpcoreTransport)
+    transport._pool_for(httpx.URL("https://api.animalstore.example/v1/pets"))  # through the proxy
+    transport._pool_for(httpx.URL("https://direct.example/v1/pets"))  # NO_PROXY: direct
     client.close()
-    with httpx.Client() as http:
-        assert not HttpxTransport(http).holds_deadline  # a caller's client is left alone
+    assert len({id(backend) for backend in given}) == 2  # HTTPProxy passes its own on to ConnectionPool
+    assert all(isinstance(backend, DeadlineBackend) for backend in given)
 
 
 # --- response size cap ----------------------------------------------------------------------------

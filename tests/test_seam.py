@@ -123,29 +123,18 @@ class _SocketStream(httpcore.NetworkStream):
         return self.sock if info == "socket" else None
 
 
-IdlePool = tuple[list[socket.socket], list[httpcore.NetworkStream], list[int]]
-"""The servers' ends, the pool's connections, and a count of polls."""
+IdlePool = tuple[list[socket.socket], list[httpcore.NetworkStream]]
+"""The servers' ends and the pool's connections."""
 
 
 @pytest.fixture
 def idle_pool() -> Iterator[IdlePool]:
-    """Five connections of one pool as httpcore sees them, their servers' ends, and a count of polls."""
+    """Five connections as httpcore's pool sees them, and their servers' ends."""
     from animalstore_client import _deadline_sync
-    from animalstore_client._readiness import Readiness
 
-    polls: list[int] = []
-
-    class Counted(Readiness):
-        def _take(self, now: float) -> None:
-            polls.append(1)
-            super()._take(now)
-
-    readiness = Counted()
     pairs = [socket.socketpair() for _ in range(5)]
-    streams: list[httpcore.NetworkStream] = [
-        _deadline_sync._DeadlineStream(_SocketStream(mine), readiness) for mine, _ in pairs
-    ]
-    yield [theirs for _, theirs in pairs], streams, polls
+    streams: list[httpcore.NetworkStream] = [_deadline_sync._DeadlineStream(_SocketStream(mine)) for mine, _ in pairs]
+    yield [theirs for _, theirs in pairs], streams
     for mine, theirs in pairs:
         mine.close()
         theirs.close()
@@ -156,81 +145,26 @@ def readable(streams: list[httpcore.NetworkStream]) -> list[bool]:
     return [bool(stream.get_extra_info("is_readable")) for stream in streams]
 
 
-def test_one_poll_answers_every_idle_connection_of_a_pool(
-    idle_pool: IdlePool,
-) -> None:
-    """A pass over five idle connections costs one poll, and still finds the one the server closed."""
-    servers, streams, polls = idle_pool
+def test_an_idle_connection_the_server_closed_answers_readable(idle_pool: IdlePool) -> None:
+    """Each connection answers from its own socket: the one whose server closed says readable, the others not."""
+    servers, streams = idle_pool
     servers[2].close()
     assert readable(streams) == [False, False, True, False, False]
-    assert len(polls) == 1
 
 
-def test_a_connection_that_wrote_since_the_poll_is_asked_afresh(
-    idle_pool: IdlePool,
-) -> None:
-    """An answer is not reused for a connection that sent or received since it was given."""
-    servers, streams, polls = idle_pool
-    assert readable(streams) == [False] * 5
-    streams[0].write(b"GET / HTTP/1.1\r\n\r\n")
-    servers[0].sendall(b"HTTP/1.1 200 OK\r\n")
-    assert readable(streams[:1]) == [True]
-    assert len(polls) == 2
-
-
-def test_an_answer_older_than_a_pass_is_not_reused(
-    idle_pool: IdlePool,
-) -> None:
-    """A server's close after the poll is seen at the next pass, not hidden by the earlier answer."""
-    servers, streams, polls = idle_pool
-    assert readable(streams) == [False] * 5
-    servers[4].close()
-    time.sleep(0.01)  # longer than one pass may take
-    assert readable(streams) == [False, False, False, False, True]
-    assert len(polls) == 2
-
-
-def test_a_readable_answer_is_confirmed_by_the_socket_itself(
-    idle_pool: IdlePool,
-) -> None:
-    """A stale "readable" would make httpcore close a connection another thread was just given:
-    a "yes" from the pool's poll is asked again of the socket, a "no" is not."""
-    servers, streams, polls = idle_pool
-    servers[3].sendall(b"HTTP/1.1 200 OK\r\n")  # an answer still arriving when the pool polls
-    assert readable(streams) == [False, False, False, True, False]
-    # Its reader takes the bytes (a read that was already waiting when the poll was taken).
-    streams[3]._stream.sock.recv(100)  # type: ignore[attr-defined]
-    assert readable(streams[3:4]) == [False]
-    assert len(polls) == 1  # the answers are still the pass's; only the "yes" was asked again
-
-
-def test_a_read_clears_the_answer_when_it_ends_too(
-    idle_pool: IdlePool,
-) -> None:
-    """A poll taken while a read waited saw bytes that read then consumed: the answer is not kept."""
-    servers, streams, polls = idle_pool
-    inner = streams[0]._stream  # type: ignore[attr-defined]
-    recv = inner.read
-
-    def read_during_a_pass(max_bytes: int, timeout: float | None = None) -> bytes:
-        assert readable(streams)[0] is True  # another thread's pool pass, while this read waits
-        return bytes(recv(max_bytes, timeout))
-
-    inner.read = read_during_a_pass
-    servers[0].sendall(b"x")
-    assert streams[0].read(1) == b"x"
-    assert streams[0].probed is False  # type: ignore[attr-defined]
+def test_every_answer_is_asked_of_the_socket_now(idle_pool: IdlePool) -> None:
+    """No answer is kept: bytes arriving make it readable, and once read it is not (no cache to go stale)."""
+    servers, streams = idle_pool
     assert readable(streams[:1]) == [False]
-    assert len(polls) == 2
+    servers[0].sendall(b"x")
+    assert readable(streams[:1]) == [True]
+    assert streams[0].read(1) == b"x"
+    assert readable(streams[:1]) == [False]
 
 
-def test_closed_connections_leave_the_pools_poll(
-    idle_pool: IdlePool,
-) -> None:
-    """A closed connection is no longer polled; one closed under the pool answers readable, as its next read ends."""
-    _, streams, _ = idle_pool
-    streams[0].close()
-    assert len(streams[0]._readiness._streams) == 4  # type: ignore[attr-defined]
+def test_a_connection_closed_under_the_pool_answers_readable(idle_pool: IdlePool) -> None:
+    """A socket closed by the pool's own side answers readable, as its next read ends."""
+    _, streams = idle_pool
     streams[1]._socket.close()  # type: ignore[attr-defined]
     assert readable(streams[1:]) == [True, False, False, False]
 
@@ -283,3 +217,15 @@ def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[
     assert dict(fast.copy()) == dict(slow)
     fast["X-Added"] = "1"
     assert fast["x-added"] == "1"
+
+
+def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
+    """Should httpx drop an attribute the SDK writes, importing the SDK fails and names it, instead of degrading."""
+    from animalstore_client._sending import require_private
+
+    class Headers:
+        """A stand-in for a future httpx.Headers without _list."""
+
+    with pytest.raises(ImportError, match=r"Headers\._list \(headers filled"):
+        require_private(Headers(), "_list", "headers filled from a library's raw pairs")
+    require_private(httpx.Headers(), "_list", "present today")
