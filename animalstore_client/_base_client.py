@@ -18,6 +18,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TOTAL_TIMEOUT",
     "InsecureTransportWarning",
+    "Wiring",
 ]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
@@ -206,12 +208,31 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_Process.forked)
 
 
+@dataclass(frozen=True)
+class Wiring:
+    """What the testing kit gives a client in place of the network: the client's one hook for it.
+
+    ``new_transport`` makes the in-process transport (again after a fork or
+    in a new event loop); ``sleep`` takes the backoff delays instead of
+    sleeping (a coroutine function for the async client); jitter is zero, so
+    the delays are the policy's exact values.
+    """
+
+    new_transport: Callable[[], Any]
+    sleep: Callable[[float], Any]
+
+
+def _no_jitter() -> float:
+    return 0.0
+
+
 class _BaseClient:
     """Configuration shared by both clients; no I/O."""
 
     _pool: Pool
     _owns_pool: bool
     _config: RequestConfig
+    _wiring: Wiring | None = None
 
     @staticmethod
     def _jitter() -> float:
@@ -420,6 +441,20 @@ class _BaseClient:
 
     def _new_transport(self) -> Any:
         raise NotImplementedError  # defined by each client
+
+    def _wire(self, wiring: Wiring) -> None:
+        """Hand this client (and the `with_options` copies made from it) to the testing kit.
+
+        The kit's in-process transport becomes a pool the client owns, as its
+        own would be: closing the client closes it, and a forked child or a
+        new event loop gets a fresh one from ``wiring.new_transport``.
+        """
+        self._wiring = wiring
+        self._owns_pool = True
+        self._pool.owned = True
+
+    def _jitter_source(self) -> Callable[[], float]:
+        return self._jitter if self._wiring is None else _no_jitter
 
     def _after_fork(self, pool: Pool) -> None:
         """Give this process a pool of its own: the parent's sockets would mix up both sides' answers."""

@@ -120,6 +120,8 @@ class AsyncAnimalStoreClient(IOAsync):
         self._config = self._request_config()
 
     def _new_transport(self) -> AsyncTransport:
+        if self._wiring is not None:
+            return self._wiring.new_transport()  # type: ignore[no-any-return]
         return new_transport_async(self._backend, None, verify=self._ssl_context or True)
 
     @property
@@ -133,7 +135,7 @@ class AsyncAnimalStoreClient(IOAsync):
         attempts = Attempts(
             request,
             max_retries=self._max_retries,
-            jitter=self._jitter,
+            jitter=self._jitter_source(),
             total_timeout=self._total_timeout,
             max_response_bytes=self._max_response_bytes,
         )
@@ -156,7 +158,7 @@ class AsyncAnimalStoreClient(IOAsync):
                 if retry_delay is None:
                     return response, attempts.count
                 delay = retry_delay
-            await self._sleep(delay)
+            await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
 
     @staticmethod
     async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:

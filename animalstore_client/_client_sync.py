@@ -118,6 +118,8 @@ class AnimalStoreClient(IOSync):
         self._config = self._request_config()
 
     def _new_transport(self) -> Transport:
+        if self._wiring is not None:
+            return self._wiring.new_transport()  # type: ignore[no-any-return]
         return new_transport_sync(self._backend, None, verify=self._ssl_context or True)
 
     @property
@@ -131,7 +133,7 @@ class AnimalStoreClient(IOSync):
         attempts = Attempts(
             request,
             max_retries=self._max_retries,
-            jitter=self._jitter,
+            jitter=self._jitter_source(),
             total_timeout=self._total_timeout,
             max_response_bytes=self._max_response_bytes,
         )
@@ -154,7 +156,7 @@ class AnimalStoreClient(IOSync):
                 if retry_delay is None:
                     return response, attempts.count
                 delay = retry_delay
-            self._sleep(delay)
+            (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
 
     @staticmethod
     def _read(stream: ResponseStream, attempts: Attempts) -> bytes:

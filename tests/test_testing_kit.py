@@ -393,3 +393,15 @@ def test_the_command_line_server_names_a_bad_pets_file(tmp_path: Path) -> None:
     assert "pets.json" in result.stderr
     assert "JSON array" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_kit_clients_are_wired_through_the_clients_one_hook(store: FakeAnimalStore) -> None:
+    """The kit writes none of the client's attributes: it hands a Wiring to the client, which keeps it in copies."""
+    from animalstore_client._base_client import Wiring
+
+    with store.client() as client:
+        assert isinstance(client._wiring, Wiring)
+        assert {"_sleep", "_jitter", "_new_transport"}.isdisjoint(vars(client))
+        copy = client.with_options(max_retries=0)
+        assert copy._wiring is client._wiring
+        assert AnimalStoreClient("k")._wiring is None

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs
 import attrs
 import httpx
 
-from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
+from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Wiring
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
@@ -367,7 +367,8 @@ class FakeAnimalStore:
             max_response_bytes=max_response_bytes,
             http_client=httpx.Client(transport=FakeTransport(self)),
         )
-        _adopt(client, lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept)
+        wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept)
+        client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
         return client
 
     def async_client(
@@ -405,7 +406,8 @@ class FakeAnimalStore:
             max_response_bytes=max_response_bytes,
             http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)),
         )
-        _adopt(client, lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept)
+        wiring = Wiring(lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept)
+        client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
         return client
 
     @contextmanager
@@ -635,25 +637,6 @@ class FakeAnimalStore:
             "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         return _ok(202, reply)
-
-
-def _no_jitter() -> float:
-    return 0.0
-
-
-def _adopt(client: object, new_transport: object, sleep: object) -> None:
-    """Make a kit client own its in-process transport, as the SDK owns its pool, and record instead of sleeping.
-
-    Set on the instance, so `with_options` copies carry them too: a new event
-    loop or a forked child gets a fresh in-process transport from
-    ``new_transport`` instead of the error a caller's own client gets.
-    """
-    state = vars(client)
-    state["_new_transport"] = new_transport
-    state["_sleep"] = sleep
-    state["_jitter"] = _no_jitter  # delays are then the policy's exact values, for tests to assert
-    state["_owns_pool"] = True
-    state["_pool"].owned = True
 
 
 def _not_allowed(method: str, allowed: str) -> FakeResponse:
