@@ -416,7 +416,9 @@ def _error_payload(response: httpx.Response) -> object:
 
 def _origin(response: httpx.Response) -> str:
     request = response.request
-    return f"{response.status_code} {_quote(response.reason_phrase, 100)} from {request.method} {request.url}"
+    # A mock (or a server) may give no reason phrase: the status's standard one then.
+    reason = response.reason_phrase or httpx.codes.get_reason_phrase(response.status_code)
+    return f"{response.status_code} {_quote(reason, 100)} from {request.method} {request.url}"
 
 
 _SPACE = re.compile(r"\s+")
