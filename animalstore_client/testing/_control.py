@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
-from ._store import FakeResponse, RecordedRequest, error_response
+from ._messages import FakeResponse, RecordedRequest, error_response
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore

@@ -11,7 +11,7 @@ import httpx
 
 from .._exceptions import APIStatusError, ClientValidationError
 from .._operations import status_error
-from ._store import FAKE_BASE_URL
+from ._messages import FAKE_BASE_URL
 
 __all__ = ["make_status_error"]
 

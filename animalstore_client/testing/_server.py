@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ._control import CONTROL_PREFIX
 from ._control import control as answer_control
-from ._store import MAX_BODY_BYTES, FakeResponse, error_response, sleep
+from ._messages import MAX_BODY_BYTES, FakeResponse, error_response, sleep
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore

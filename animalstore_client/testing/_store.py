@@ -1,35 +1,48 @@
-"""The in-memory animal store: every rule of the interface, answered without I/O.
+"""The fake store's public face: its state as a test sees it, fault injection, recording, and the ways in.
 
 `FakeAnimalStore.handle` takes a request's parts and returns a `FakeResponse`;
-the httpx transports and the HTTP server in this package only carry bytes to
-and from it, so both ways in behave identically.
+what the service does is `_service.Service`, what comes and goes is in
+``_messages``, and the httpx transports and the HTTP server in this package
+only carry bytes to and from it, so both ways in behave identically.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from http import HTTPStatus
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast
 from urllib.parse import parse_qs
 
-import attrs
 import httpx
 
 from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Wiring
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
-from .._models import Pet, PetStatus
-from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, NOT_GIVEN, NotGiven, check_api_key
+from .._models import Pet
+from .._validation import NOT_GIVEN, NotGiven, check_api_key
+from ._messages import (
+    CONNECTION_FAULTS,
+    DEPRECATION,
+    FAKE_BASE_URL,
+    MAX_BODY_BYTES,
+    SUNSET,
+    ConnectionFaultKind,
+    FakeResponse,
+    Fault,
+    RecordedRequest,
+    check_times,
+    error_response,
+    ok,
+    reject_constant,
+)
+from ._service import PET_PATH, PREFIX, Service
 
 __all__ = [
     "FAKE_BASE_URL",
@@ -39,102 +52,6 @@ __all__ = [
     "FakeResponse",
     "RecordedRequest",
 ]
-
-ConnectionFaultKind = Literal["refused", "reset", "timeout"]
-"""What `FakeAnimalStore.fail_next_connection` does to a request.
-
-- ``"refused"``: the request never reaches the store (nothing is recorded or stored).
-- ``"reset"``: the store acts on the request, then the connection drops before the answer.
-- ``"timeout"``: the store acts on the request, and the answer never comes in time.
-"""
-_CONNECTION_FAULTS: tuple[str, ...] = get_args(ConnectionFaultKind)
-
-FAKE_BASE_URL = "https://fake.animalstore.invalid/v1"
-"""The base URL of clients made by `FakeAnimalStore.client`; nothing resolves it."""
-MAX_BODY_BYTES = 1024 * 1024
-"""Request bodies larger than this get 413."""
-SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
-"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
-# RFC 9745 wants the date the deprecation took effect; the interface gives
-# none, so the fake states the start of 2026, before this SDK's first release.
-DEPRECATION = "@1767225600"
-
-_PREFIX = "/v1"
-_PET_PATH = re.compile(r"^/pets/([^/]+)$")
-_STATUSES = [member.value for member in PetStatus]
-_DIGITS = re.compile(r"[0-9]+")
-_SIGNED = re.compile(r"-?[0-9]{1,19}")
-_LIST_PARAMETERS = ("limit", "status")
-
-
-@attrs.frozen
-class RecordedRequest:
-    """A request as the fake received it; the API key is redacted from ``headers``."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    json: Any
-    """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
-    request_id: str = ""
-    """The ``x-request-id`` the store answered with (``exc.request_id`` on the client side)."""
-
-
-@attrs.frozen
-class FakeResponse:
-    """What the fake answers: status, headers and body bytes."""
-
-    status: int
-    headers: dict[str, str]
-    content: bytes
-
-    def json(self) -> Any:
-        """The body parsed as JSON."""
-        return json.loads(self.content)
-
-
-@attrs.define
-class _Fault:
-    status: int
-    remaining: int
-    retry_after: str | None
-    body: object
-    connection: str | None = None
-    """A `ConnectionFaultKind`, or None for a status fault."""
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers or {}
-
-
-def error_response(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> FakeResponse:
-    """An Error body (``code``, ``message``, ``status``) as the interface defines it."""
-    body = json.dumps({"code": code, "message": message, "status": status}).encode()
-    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, body)
-
-
-def _ok(status: int, data: object, headers: Mapping[str, str] | None = None) -> FakeResponse:
-    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _describe(value: object) -> str:
-    # Values come from a parsed JSON body, so they always dump.
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_int64(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
 
 
 class FakeAnimalStore:
@@ -177,17 +94,16 @@ class FakeAnimalStore:
                 "api_keys must hold at least one key, got ()", argument="api_keys", rule="at least one key", value=()
             )
         self._api_keys = tuple(check_api_key(key) for key in keys)
+        self._service = Service(self._api_keys)
         self._lock = threading.Lock()
-        self._pets: dict[int, Pet] = {}
-        self._ids = itertools.count(1)
-        self._faults: deque[_Fault] = deque()
+        self._faults: deque[Fault] = deque()
         self._delays: deque[list[float]] = deque()
         self._requests: list[RecordedRequest] = []
         self._retry_delays: list[float] = []
         self.add_pets(pets)
 
     def __repr__(self) -> str:
-        return f"<FakeAnimalStore pets={len(self._pets)} requests={len(self._requests)}>"
+        return f"<FakeAnimalStore pets={len(self._service)} requests={len(self.requests)}>"
 
     # --- state ----------------------------------------------------------------------------
 
@@ -198,16 +114,12 @@ class FakeAnimalStore:
         Every item is checked before any is added.
         """
         checked = [item if isinstance(item, Pet) else Pet.from_dict(item) for item in pets]
-        with self._lock:
-            for pet in checked:
-                self._pets[pet.id] = pet
-            self._ids = itertools.count(max(self._pets, default=0) + 1)
+        self._service.add(checked)
 
     def reset(self) -> None:
         """Empty the store: no pets, requests, faults, delays or recorded retry delays; ids start at 1 again."""
+        self._service.clear()
         with self._lock:
-            self._pets.clear()
-            self._ids = itertools.count(1)
             self._faults.clear()
             self._delays.clear()
             self._requests.clear()
@@ -223,8 +135,7 @@ class FakeAnimalStore:
     @property
     def pets(self) -> list[Pet]:
         """A snapshot of the animals in the store, by id."""
-        with self._lock:
-            return [self._pets[pet_id] for pet_id in sorted(self._pets)]
+        return self._service.pets()
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -249,12 +160,12 @@ class FakeAnimalStore:
                 rule="an int from 400 to 599",
                 value=status,
             )
-        _check_times(times)
+        check_times(times)
         header = (
             None if retry_after is None else str(int(retry_after) if isinstance(retry_after, float) else retry_after)
         )
         with self._lock:
-            self._faults.append(_Fault(status, times, header, body))
+            self._faults.append(Fault(status, times, header, body))
 
     def fail_next_connection(self, kind: ConnectionFaultKind, *, times: int = 1) -> None:
         """Fail the connection of the next ``times`` requests, as a network would.
@@ -275,16 +186,16 @@ class FakeAnimalStore:
         seconds pass (``"timeout"``). Faults of both kinds queue in the order
         they were added.
         """
-        if kind not in _CONNECTION_FAULTS:
+        if kind not in CONNECTION_FAULTS:
             raise ClientValidationError(
-                f"kind must be one of {', '.join(_CONNECTION_FAULTS)}, got {kind!r}",
+                f"kind must be one of {', '.join(CONNECTION_FAULTS)}, got {kind!r}",
                 argument="kind",
-                rule=f"one of {', '.join(_CONNECTION_FAULTS)}",
+                rule=f"one of {', '.join(CONNECTION_FAULTS)}",
                 value=kind,
             )
-        _check_times(times)
+        check_times(times)
         with self._lock:
-            self._faults.append(_Fault(0, times, None, None, connection=kind))
+            self._faults.append(Fault(0, times, None, None, connection=kind))
 
     @property
     def retry_delays(self) -> list[float]:
@@ -321,7 +232,7 @@ class FakeAnimalStore:
                 rule="a number >= 0",
                 value=seconds,
             )
-        _check_times(times)
+        check_times(times)
         with self._lock:
             self._delays.extend([float(seconds)] for _ in range(times))
 
@@ -459,8 +370,8 @@ class FakeAnimalStore:
         if fault is not None:
             response = fault
         else:
-            response = self._route(method, path, parsed_query, headers, body)
-            if _PET_PATH.match(path.removeprefix(_PREFIX)) and path.startswith(_PREFIX + "/"):
+            response = self._service.answer(method, path, parsed_query, headers, body)
+            if PET_PATH.match(path.removeprefix(PREFIX)) and path.startswith(PREFIX + "/"):
                 response.headers.update({"Deprecation": DEPRECATION, "Sunset": SUNSET})
         response.headers["x-request-id"] = request_id
         return response
@@ -481,7 +392,7 @@ class FakeAnimalStore:
             for name, value in headers.items()
         }
         try:
-            data = json.loads(body, parse_constant=_reject_constant) if body else None
+            data = json.loads(body, parse_constant=reject_constant) if body else None
         except (ValueError, RecursionError):
             data = None
         with self._lock:
@@ -513,165 +424,4 @@ class FakeAnimalStore:
         if isinstance(fault.body, (str, bytes)):
             content = fault.body.encode() if isinstance(fault.body, str) else fault.body
             return FakeResponse(fault.status, {"Content-Type": "text/html; charset=utf-8", **headers}, content)
-        return _ok(fault.status, fault.body, headers)
-
-    def _route(  # noqa: PLR0911 (one return per route reads best)
-        self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
-    ) -> FakeResponse:
-        authorization = headers.get("authorization", "")
-        scheme, _, key = authorization.partition(" ")
-        if scheme != "Bearer" or key not in self._api_keys:
-            reason = (
-                "missing"
-                if not authorization
-                else "not of the form 'Bearer <API_KEY>'"
-                if scheme != "Bearer" or not key
-                else "not valid"
-            )
-            return error_response(
-                401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"}
-            )
-        if not path.startswith(_PREFIX + "/"):
-            return error_response(404, "not_found", f"No resource at {path}.")
-        local = path.removeprefix(_PREFIX)
-        try:
-            if local == "/pets":
-                if method == "GET":
-                    return self._list(query)
-                if method == "POST":
-                    return self._create(headers, body)
-                return _not_allowed(method, "GET, POST")
-            match = _PET_PATH.match(local)
-            if match:
-                if method == "GET":
-                    return self._get(match.group(1))
-                return _not_allowed(method, "GET")
-            if local == "/messages":
-                if method == "POST":
-                    return self._message(headers, body)
-                return _not_allowed(method, "POST")
-        except _BadRequest as exc:
-            return error_response(exc.status, exc.code, exc.message, exc.headers)
-        return error_response(404, "not_found", f"No resource at {path}.")
-
-    def _list(self, query: dict[str, list[str]]) -> FakeResponse:
-        unknown = [name for name in query if name not in _LIST_PARAMETERS]
-        if unknown:
-            # Strict, so a misspelt parameter (limt=5) fails a test instead of being ignored.
-            raise _BadRequest(
-                400,
-                "invalid_parameter",
-                f"Unknown query parameter {unknown[0][:40]!r}; GET /pets takes {' and '.join(_LIST_PARAMETERS)}.",
-            )
-        limit = 20
-        if "limit" in query:
-            values = query["limit"]
-            raw = values[0]
-            # The length check first: int() of thousands of digits raises.
-            if len(values) > 1 or not _DIGITS.fullmatch(raw) or len(raw) > 3 or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
-                raise _BadRequest(
-                    400, "invalid_parameter", f"limit: must be an integer from 1 to 100, got {', '.join(values)[:40]!r}"
-                )
-            limit = int(raw)
-        wanted: str | None = None
-        if "status" in query:
-            values = query["status"]
-            if len(values) > 1 or values[0] not in _STATUSES:
-                raise _BadRequest(
-                    400,
-                    "invalid_parameter",
-                    f"status: must be one of {', '.join(_STATUSES)}, got {', '.join(values)!r}",
-                )
-            wanted = values[0]
-        with self._lock:
-            chosen = [p for _, p in sorted(self._pets.items()) if wanted is None or p.status == wanted][:limit]
-        return _ok(200, [pet.to_dict() for pet in chosen])
-
-    def _create(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
-        data = _json_object(headers, body)
-        problems: list[str] = []
-        name = data.get("name")
-        if "name" not in data:
-            problems.append("name: required")
-        elif not isinstance(name, str):
-            problems.append(f"name: must be a string, got {_describe(name)}")
-        category_id = data.get("categoryId")
-        if "categoryId" not in data:
-            problems.append("categoryId: required")
-        elif not _is_int64(category_id):
-            problems.append(f"categoryId: must be an integer within int64, got {_describe(category_id)}")
-        status = data.get("status")
-        if "status" in data and status not in _STATUSES:
-            problems.append(f"status: must be one of {', '.join(_STATUSES)}, got {_describe(status)}")
-        if problems:
-            raise _BadRequest(400, "invalid_body", "; ".join(problems))
-        with self._lock:
-            pet = Pet(
-                id=next(self._ids),
-                name=str(name),
-                category_id=int(category_id),  # type: ignore[arg-type]  # checked by _is_int64
-                status=PetStatus(status) if status is not None else None,
-            )
-            self._pets[pet.id] = pet
-        return _ok(201, pet.to_dict())
-
-    def _get(self, raw_id: str) -> FakeResponse:
-        if not _SIGNED.fullmatch(raw_id) or not INT64_MIN <= int(raw_id) <= INT64_MAX:
-            raise _BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id[:40]!r}")
-        with self._lock:
-            pet = self._pets.get(int(raw_id))
-        if pet is None:
-            return error_response(404, "not_found", f"No pet with id {int(raw_id)}.")
-        return _ok(200, pet.to_dict())
-
-    def _message(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
-        data = _json_object(headers, body)
-        message = data.get("message")
-        if not isinstance(message, str):
-            problem = "required" if "message" not in data else f"must be a string, got {_describe(message)}"
-            raise _BadRequest(400, "invalid_body", f"message: {problem}")
-        reply = {
-            "id": f"msg_{uuid.uuid4().hex[:16]}",
-            "message": message,
-            "status": "queued",
-            "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        }
-        return _ok(202, reply)
-
-
-def _not_allowed(method: str, allowed: str) -> FakeResponse:
-    return error_response(
-        405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed}
-    )
-
-
-def _json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
-    if len(body) > MAX_BODY_BYTES:
-        raise _BadRequest(413, "payload_too_large", f"The body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}.")
-    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
-        raise _BadRequest(
-            400, "invalid_content_type", f"Content-Type must be application/json, got {media_type or 'none'!r}"
-        )
-    try:
-        data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError) as exc:  # ValueError includes integers of 4300+ digits
-        raise _BadRequest(400, "invalid_json", f"The body is not valid JSON: {exc}") from exc
-    except RecursionError:
-        raise _BadRequest(400, "invalid_json", "The body's JSON is nested too deeply.") from None
-    if not isinstance(data, dict):
-        raise _BadRequest(400, "invalid_body", f"The body must be a JSON object, got {type(data).__name__}")
-    return cast("dict[str, Any]", data)
-
-
-def _check_times(times: object) -> None:
-    if not isinstance(times, int) or isinstance(times, bool) or times < 1:
-        raise ClientValidationError(
-            f"times must be an int >= 1, got {times!r}", argument="times", rule="an int >= 1", value=times
-        )
-
-
-def sleep(seconds: float) -> None:
-    """Block for ``seconds``; the server thread's way of delaying."""
-    if seconds > 0:
-        time.sleep(seconds)
+        return ok(fault.status, fault.body, headers)

@@ -1,0 +1,156 @@
+"""What goes in and out of the fake store: recorded requests, answers, faults, and the helpers that make them.
+
+No state and no I/O: the store (``_store``), its rules (``_service``), the
+server, the control API and the transports all build on these.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Literal, cast, get_args
+
+import attrs
+
+from .._exceptions import ClientValidationError
+from .._validation import INT64_MAX, INT64_MIN
+
+__all__ = [
+    "DEPRECATION",
+    "FAKE_BASE_URL",
+    "MAX_BODY_BYTES",
+    "SUNSET",
+    "ConnectionFaultKind",
+    "FakeResponse",
+    "RecordedRequest",
+    "error_response",
+    "sleep",
+]
+
+ConnectionFaultKind = Literal["refused", "reset", "timeout"]
+"""What `FakeAnimalStore.fail_next_connection` does to a request.
+
+- ``"refused"``: the request never reaches the store (nothing is recorded or stored).
+- ``"reset"``: the store acts on the request, then the connection drops before the answer.
+- ``"timeout"``: the store acts on the request, and the answer never comes in time.
+"""
+CONNECTION_FAULTS: tuple[str, ...] = get_args(ConnectionFaultKind)
+
+FAKE_BASE_URL = "https://fake.animalstore.invalid/v1"
+"""The base URL of clients made by `FakeAnimalStore.client`; nothing resolves it."""
+MAX_BODY_BYTES = 1024 * 1024
+"""Request bodies larger than this get 413."""
+SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
+"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
+# RFC 9745 wants the date the deprecation took effect; the interface gives
+# none, so the fake states the start of 2026, before this SDK's first release.
+DEPRECATION = "@1767225600"
+
+
+@attrs.frozen
+class RecordedRequest:
+    """A request as the fake received it; the API key is redacted from ``headers``."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    json: Any
+    """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
+    request_id: str = ""
+    """The ``x-request-id`` the store answered with (``exc.request_id`` on the client side)."""
+
+
+@attrs.frozen
+class FakeResponse:
+    """What the fake answers: status, headers and body bytes."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        return json.loads(self.content)
+
+
+@attrs.define
+class Fault:
+    status: int
+    remaining: int
+    retry_after: str | None
+    body: object
+    connection: str | None = None
+    """A `ConnectionFaultKind`, or None for a status fault."""
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+
+def error_response(status: int, code: str, message: str, headers: Mapping[str, str] | None = None) -> FakeResponse:
+    """An Error body (``code``, ``message``, ``status``) as the interface defines it."""
+    body = json.dumps({"code": code, "message": message, "status": status}).encode()
+    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, body)
+
+
+def ok(status: int, data: object, headers: Mapping[str, str] | None = None) -> FakeResponse:
+    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
+
+
+def reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def describe(value: object) -> str:
+    # Values come from a parsed JSON body, so they always dump.
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_int64(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+def not_allowed(method: str, allowed: str) -> FakeResponse:
+    return error_response(
+        405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed}
+    )
+
+
+def json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    if len(body) > MAX_BODY_BYTES:
+        raise BadRequest(413, "payload_too_large", f"The body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}.")
+    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise BadRequest(
+            400, "invalid_content_type", f"Content-Type must be application/json, got {media_type or 'none'!r}"
+        )
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=reject_constant)
+    except (UnicodeDecodeError, ValueError) as exc:  # ValueError includes integers of 4300+ digits
+        raise BadRequest(400, "invalid_json", f"The body is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise BadRequest(400, "invalid_json", "The body's JSON is nested too deeply.") from None
+    if not isinstance(data, dict):
+        raise BadRequest(400, "invalid_body", f"The body must be a JSON object, got {type(data).__name__}")
+    return cast("dict[str, Any]", data)
+
+
+def check_times(times: object) -> None:
+    if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+        raise ClientValidationError(
+            f"times must be an int >= 1, got {times!r}", argument="times", rule="an int >= 1", value=times
+        )
+
+
+def sleep(seconds: float) -> None:
+    """Block for ``seconds``; the server thread's way of delaying."""
+    if seconds > 0:
+        time.sleep(seconds)

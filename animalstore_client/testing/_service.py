@@ -1,0 +1,183 @@
+"""The animal store's rules: its pets, and how each request is answered.
+
+No faults, no recording, no I/O: `FakeAnimalStore` decides what to inject and
+records what came; `Service.answer` is what the interface document says the
+service does. Its state is behind its own lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+
+from .._models import Pet, PetStatus
+from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN
+from ._messages import BadRequest, FakeResponse, describe, error_response, is_int64, json_object, not_allowed, ok
+
+__all__ = ["PET_PATH", "PREFIX", "Service"]
+
+PREFIX = "/v1"
+PET_PATH = re.compile(r"^/pets/([^/]+)$")
+_STATUSES = [member.value for member in PetStatus]
+_DIGITS = re.compile(r"[0-9]+")
+_SIGNED = re.compile(r"-?[0-9]{1,19}")
+_LIST_PARAMETERS = ("limit", "status")
+
+
+class Service:
+    """The store's pets and routes: answers a request as the service would, given a valid key."""
+
+    def __init__(self, api_keys: tuple[str, ...]) -> None:
+        self._api_keys = api_keys
+        self._lock = threading.Lock()
+        self._pets: dict[int, Pet] = {}
+        self._ids = itertools.count(1)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._pets)
+
+    def add(self, pets: Iterable[Pet]) -> None:
+        """Store ``pets`` (an existing id is replaced); later ids continue after the highest."""
+        with self._lock:
+            for pet in pets:
+                self._pets[pet.id] = pet
+            self._ids = itertools.count(max(self._pets, default=0) + 1)
+
+    def clear(self) -> None:
+        """No pets; ids start at 1 again."""
+        with self._lock:
+            self._pets.clear()
+            self._ids = itertools.count(1)
+
+    def pets(self) -> list[Pet]:
+        """A snapshot of the pets, by id."""
+        with self._lock:
+            return [self._pets[pet_id] for pet_id in sorted(self._pets)]
+
+    def answer(  # noqa: PLR0911 (one return per route reads best)
+        self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
+    ) -> FakeResponse:
+        authorization = headers.get("authorization", "")
+        scheme, _, key = authorization.partition(" ")
+        if scheme != "Bearer" or key not in self._api_keys:
+            reason = (
+                "missing"
+                if not authorization
+                else "not of the form 'Bearer <API_KEY>'"
+                if scheme != "Bearer" or not key
+                else "not valid"
+            )
+            return error_response(
+                401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"}
+            )
+        if not path.startswith(PREFIX + "/"):
+            return error_response(404, "not_found", f"No resource at {path}.")
+        local = path.removeprefix(PREFIX)
+        try:
+            if local == "/pets":
+                if method == "GET":
+                    return self._list(query)
+                if method == "POST":
+                    return self._create(headers, body)
+                return not_allowed(method, "GET, POST")
+            match = PET_PATH.match(local)
+            if match:
+                if method == "GET":
+                    return self._get(match.group(1))
+                return not_allowed(method, "GET")
+            if local == "/messages":
+                if method == "POST":
+                    return self._message(headers, body)
+                return not_allowed(method, "POST")
+        except BadRequest as exc:
+            return error_response(exc.status, exc.code, exc.message, exc.headers)
+        return error_response(404, "not_found", f"No resource at {path}.")
+
+    def _list(self, query: dict[str, list[str]]) -> FakeResponse:
+        unknown = [name for name in query if name not in _LIST_PARAMETERS]
+        if unknown:
+            # Strict, so a misspelt parameter (limt=5) fails a test instead of being ignored.
+            raise BadRequest(
+                400,
+                "invalid_parameter",
+                f"Unknown query parameter {unknown[0][:40]!r}; GET /pets takes {' and '.join(_LIST_PARAMETERS)}.",
+            )
+        limit = 20
+        if "limit" in query:
+            values = query["limit"]
+            raw = values[0]
+            # The length check first: int() of thousands of digits raises.
+            if len(values) > 1 or not _DIGITS.fullmatch(raw) or len(raw) > 3 or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
+                raise BadRequest(
+                    400, "invalid_parameter", f"limit: must be an integer from 1 to 100, got {', '.join(values)[:40]!r}"
+                )
+            limit = int(raw)
+        wanted: str | None = None
+        if "status" in query:
+            values = query["status"]
+            if len(values) > 1 or values[0] not in _STATUSES:
+                raise BadRequest(
+                    400,
+                    "invalid_parameter",
+                    f"status: must be one of {', '.join(_STATUSES)}, got {', '.join(values)!r}",
+                )
+            wanted = values[0]
+        with self._lock:
+            chosen = [p for _, p in sorted(self._pets.items()) if wanted is None or p.status == wanted][:limit]
+        return ok(200, [pet.to_dict() for pet in chosen])
+
+    def _create(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
+        data = json_object(headers, body)
+        problems: list[str] = []
+        name = data.get("name")
+        if "name" not in data:
+            problems.append("name: required")
+        elif not isinstance(name, str):
+            problems.append(f"name: must be a string, got {describe(name)}")
+        category_id = data.get("categoryId")
+        if "categoryId" not in data:
+            problems.append("categoryId: required")
+        elif not is_int64(category_id):
+            problems.append(f"categoryId: must be an integer within int64, got {describe(category_id)}")
+        status = data.get("status")
+        if "status" in data and status not in _STATUSES:
+            problems.append(f"status: must be one of {', '.join(_STATUSES)}, got {describe(status)}")
+        if problems:
+            raise BadRequest(400, "invalid_body", "; ".join(problems))
+        with self._lock:
+            pet = Pet(
+                id=next(self._ids),
+                name=str(name),
+                category_id=int(category_id),  # type: ignore[arg-type]  # checked by _is_int64
+                status=PetStatus(status) if status is not None else None,
+            )
+            self._pets[pet.id] = pet
+        return ok(201, pet.to_dict())
+
+    def _get(self, raw_id: str) -> FakeResponse:
+        if not _SIGNED.fullmatch(raw_id) or not INT64_MIN <= int(raw_id) <= INT64_MAX:
+            raise BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id[:40]!r}")
+        with self._lock:
+            pet = self._pets.get(int(raw_id))
+        if pet is None:
+            return error_response(404, "not_found", f"No pet with id {int(raw_id)}.")
+        return ok(200, pet.to_dict())
+
+    def _message(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
+        data = json_object(headers, body)
+        message = data.get("message")
+        if not isinstance(message, str):
+            problem = "required" if "message" not in data else f"must be a string, got {describe(message)}"
+            raise BadRequest(400, "invalid_body", f"message: {problem}")
+        reply = {
+            "id": f"msg_{uuid.uuid4().hex[:16]}",
+            "message": message,
+            "status": "queued",
+            "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+        return ok(202, reply)
