@@ -117,10 +117,12 @@ def new_transport_async(
         from ._transport_aiohttp import AiohttpTransport
 
         return AiohttpTransport(http_client, verify=verify)
-    from ._transport_async import AsyncHttpcoreTransport, AsyncHttpxTransport
-
     if http_client is None:
+        from ._httpcore_async import AsyncHttpcoreTransport
+
         return AsyncHttpcoreTransport(ssl_context(verify))
+    from ._transport_async import AsyncHttpxTransport
+
     assert isinstance(http_client, httpx.AsyncClient)
     return AsyncHttpxTransport(http_client)
 
@@ -134,9 +136,11 @@ def new_transport_sync(
         from ._transport_urllib3 import Urllib3Transport
 
         return Urllib3Transport(http_client, verify=verify)
-    from ._transport_sync import HttpcoreTransport, HttpxTransport
-
     if http_client is None:
+        from ._httpcore_sync import HttpcoreTransport
+
         return HttpcoreTransport(ssl_context(verify))
+    from ._transport_sync import HttpxTransport
+
     assert isinstance(http_client, httpx.Client)
     return HttpxTransport(http_client)

@@ -33,6 +33,7 @@ PACKAGE = ROOT / "animalstore_client"
 FILES = {
     PACKAGE / "_client_async.py": PACKAGE / "_client_sync.py",
     PACKAGE / "_transport_async.py": PACKAGE / "_transport_sync.py",
+    PACKAGE / "_httpcore_async.py": PACKAGE / "_httpcore_sync.py",
     PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
 }
 
@@ -57,7 +58,7 @@ SUBSTITUTIONS = [
 
 # Sentences that differ by nature, as (async text, sync text), per source file.
 PHRASES = {
-    "_transport_async.py": [
+    "_httpcore_async.py": [
         (
             '"""httpcore\'s own backend for asyncio and trio alike (anyio)."""\n'
             '    return cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())'

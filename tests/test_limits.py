@@ -185,7 +185,7 @@ def test_the_sdk_pool_is_httpcore_built_with_the_deadline_backend(monkeypatch: p
     import httpcore
 
     from animalstore_client._deadline_sync import DeadlineBackend
-    from animalstore_client._transport_sync import HttpcoreTransport
+    from animalstore_client._httpcore_sync import HttpcoreTransport
 
     given: list[object] = []
     for cls in (httpcore.ConnectionPool, httpcore.HTTPProxy):

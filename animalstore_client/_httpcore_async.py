@@ -1,0 +1,216 @@
+"""The SDK's own connection pool for the default backend: httpcore, built through its public API.
+
+Imported when a client without an ``http_client`` is made, not by
+``import animalstore_client``: httpcore (and anyio under it) cost import time
+that an application which only imports the package should not pay.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import httpcore
+import httpx
+
+from ._exceptions import AnimalStoreError
+from ._sending import Timeouts, deadline_scope, headers_from_library, response_from_library
+
+__all__ = ["AsyncHttpcoreTransport"]
+
+
+# httpcore's failures and the httpx class the retry policy knows each by (the ones
+# httpx's own transport maps them to), most specific first.
+_HTTPCORE_FAILURES: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+)
+
+
+def _from_httpcore(exc: Exception, request: httpx.Request) -> httpx.TransportError | None:
+    for core_class, httpx_class in _HTTPCORE_FAILURES:
+        if isinstance(exc, core_class):
+            return httpx_class(str(exc) or type(exc).__name__, request=request)
+    return None
+
+
+class _AsyncHttpcoreStream:
+    __slots__ = ("_deadline", "_request", "_response", "_started", "content", "headers", "status_code")
+
+    def __init__(
+        self, response: httpcore.Response, request: httpx.Request, started: float, deadline: float | None
+    ) -> None:
+        self._response = response
+        self._request = request
+        self._started = started
+        self._deadline = deadline
+        self.status_code = response.status
+        self.headers = headers_from_library(response.headers)
+        self.content: bytes | None = None
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        # The deadline network backend reads the deadline while each chunk is read, and only then.
+        chunks = self._response.aiter_stream().__aiter__()
+        try:
+            while True:
+                try:
+                    with deadline_scope(self._deadline):
+                        chunk = await anext(chunks, None)
+                except Exception as exc:
+                    failure = _from_httpcore(exc, self._request)
+                    if failure is None:
+                        raise
+                    raise failure from exc
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            close = getattr(chunks, "aclose", None)  # typed as an iterator; httpcore gives a generator
+            if close is not None:
+                await close()
+
+    async def aclose(self) -> None:
+        # Read to its end, the connection goes back to the pool; cut short, httpcore closes it.
+        await self._response.aclose()
+
+    def complete(self, content: bytes) -> httpx.Response:
+        extensions = cast("dict[str, object]", self._response.extensions)  # pyright: ignore[reportUnknownMemberType]
+        reason = extensions.get("reason_phrase", b"")
+        text = reason.decode("latin-1") if isinstance(reason, bytes) else None
+        return response_from_library(self.status_code, self.headers, content, self._request, text, self._started)
+
+
+class AsyncHttpcoreTransport:
+    """The SDK's own connection pool: httpcore, built through its public API, for the default backend.
+
+    One `httpcore.AsyncConnectionPool` sends direct, and one
+    `httpcore.AsyncHTTPProxy` per proxy the environment names; the proxy is
+    chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
+    `_base_client.environment_proxy` reads them). Every pool's network
+    backend is `AsyncDeadlineBackend`, given through httpcore's
+    ``network_backend=`` argument, so each socket operation is held to the
+    call's deadline. No cookie is kept and no redirect followed. The tables
+    of pools and proxies are shared by the threads or tasks using the
+    client, behind a lock.
+    """
+
+    __slots__ = ("_closed", "_lock", "_pools", "_proxies", "_ssl_context")
+
+    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        self._ssl_context = ssl_context
+        self._lock = threading.Lock()
+        self._pools: dict[str | None, httpcore.AsyncConnectionPool] = {}
+        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
+        self._closed = False
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """None: the SDK's own headers are all there is."""
+        return httpx.Headers()
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this pool."""
+        return self._closed
+
+    def _pool_for(self, url: httpx.URL) -> httpcore.AsyncConnectionPool:
+        key = (url.scheme, url.host, url.port)
+        with self._lock:
+            if self._closed:  # closed by another thread or task since this call began: make no new pool
+                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
+            if key in self._proxies:
+                proxy = self._proxies[key]
+            else:
+                from ._base_client import environment_proxy
+
+                found = environment_proxy(url)
+                proxy = self._proxies[key] = None if found is None else str(found)
+            pool = self._pools.get(proxy)
+            if pool is None:
+                pool = self._pools[proxy] = self._new_pool(proxy)
+            return pool
+
+    def _new_pool(self, proxy: str | None) -> httpcore.AsyncConnectionPool:
+        from ._base_client import DEFAULT_LIMITS
+        from ._deadline_async import AsyncDeadlineBackend
+
+        options: dict[str, Any] = {
+            "ssl_context": self._ssl_context,
+            "max_connections": DEFAULT_LIMITS.max_connections,
+            "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
+            "keepalive_expiry": DEFAULT_LIMITS.keepalive_expiry,
+            "network_backend": AsyncDeadlineBackend(_default_backend()),
+        }
+        if proxy is None:
+            return httpcore.AsyncConnectionPool(**options)
+        url = httpx.URL(proxy)
+        if url.scheme not in ("http", "https"):
+            raise AnimalStoreError(
+                f"The environment names a {url.scheme} proxy for this URL; the SDK's own pool speaks to "
+                "http:// and https:// proxies only. Pass http_client=httpx.AsyncClient(...) configured for it."
+            )
+        auth = (url.username, url.password) if url.username else None
+        plain = url.copy_with(username=None, password=None)
+        return httpcore.AsyncHTTPProxy(proxy_url=str(plain), proxy_auth=auth, **options)
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpcoreStream:
+        """Send through the pool; return once the status and headers have arrived."""
+        pool = self._pool_for(request.url)
+        url = request.url
+        core = httpcore.Request(
+            method=request.method.encode("ascii"),
+            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
+            headers=request.headers.raw,
+            content=request.content,
+            extensions={"timeout": timeouts},
+        )
+        started = time.monotonic()
+        try:
+            with deadline_scope(deadline):
+                response = await pool.handle_async_request(core)
+        except Exception as exc:
+            failure = _from_httpcore(exc, request)
+            if failure is None:
+                raise
+            raise failure from exc
+        extensions = cast("dict[str, object]", response.extensions)  # pyright: ignore[reportUnknownMemberType]
+        if getattr(extensions.get("network_stream"), "unread_since_write", False):
+            # The head was parsed from bytes already buffered before this request was
+            # written: what an earlier response sent past its declared end (another
+            # API key's, perhaps). It is not this request's answer; the connection ends.
+            await response.aclose()
+            raise httpx.RemoteProtocolError(
+                "the answer arrived before the request was sent: bytes left over from an earlier "
+                "response on this connection; the connection was closed",
+                request=request,
+            )
+        return _AsyncHttpcoreStream(response, request, started, deadline)
+
+    async def aclose(self) -> None:
+        """Close every pool and its connections."""
+        with self._lock:
+            self._closed = True
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            await pool.aclose()
+
+
+def _default_backend() -> httpcore.AsyncNetworkBackend:
+    """httpcore's own backend for asyncio and trio alike (anyio)."""
+    return cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())  # typed apart from its base
