@@ -8,7 +8,6 @@ that an application which only imports the package should not pay.
 from __future__ import annotations
 
 import ssl
-import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -17,6 +16,7 @@ import httpcore
 import httpx
 
 from ._exceptions import AnimalStoreError
+from ._proxies import PoolsByProxy
 from ._sending import Timeouts, deadline_scope, headers_from_library, response_from_library
 
 __all__ = ["AsyncHttpcoreTransport"]
@@ -109,14 +109,11 @@ class AsyncHttpcoreTransport:
     client, behind a lock.
     """
 
-    __slots__ = ("_closed", "_lock", "_pools", "_proxies", "_ssl_context")
+    __slots__ = ("_pools", "_ssl_context")
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
         self._ssl_context = ssl_context
-        self._lock = threading.Lock()
-        self._pools: dict[str | None, httpcore.AsyncConnectionPool] = {}
-        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
-        self._closed = False
+        self._pools: PoolsByProxy[httpcore.AsyncConnectionPool] = PoolsByProxy(self._new_pool)
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -126,24 +123,10 @@ class AsyncHttpcoreTransport:
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this pool."""
-        return self._closed
+        return self._pools.closed
 
     def _pool_for(self, url: httpx.URL) -> httpcore.AsyncConnectionPool:
-        key = (url.scheme, url.host, url.port)
-        with self._lock:
-            if self._closed:  # closed by another thread or task since this call began: make no new pool
-                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
-            if key in self._proxies:
-                proxy = self._proxies[key]
-            else:
-                from ._base_client import environment_proxy
-
-                found = environment_proxy(url)
-                proxy = self._proxies[key] = None if found is None else str(found)
-            pool = self._pools.get(proxy)
-            if pool is None:
-                pool = self._pools[proxy] = self._new_pool(proxy)
-            return pool
+        return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> httpcore.AsyncConnectionPool:
         from ._base_client import DEFAULT_LIMITS
@@ -203,11 +186,7 @@ class AsyncHttpcoreTransport:
 
     async def aclose(self) -> None:
         """Close every pool and its connections."""
-        with self._lock:
-            self._closed = True
-            pools = list(self._pools.values())
-            self._pools.clear()
-        for pool in pools:
+        for pool in self._pools.close():
             await pool.aclose()
 
 

@@ -16,7 +16,6 @@ import http.client
 import io
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -36,7 +35,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from ._exceptions import AnimalStoreError
+from ._proxies import PoolsByProxy
 from ._sending import DEADLINE, Timeouts, deadline_scope, headers_from_library, response_from_library, within
 from ._tls import ssl_context
 
@@ -276,37 +275,14 @@ class Urllib3Transport:
     responses; its TLS trust comes from ``verify``.
     """
 
-    __slots__ = ("_closed", "_lock", "_manager", "_managers", "_owned", "_proxies", "_ssl_context")
+    __slots__ = ("_manager", "_managers", "_owned", "_ssl_context")
 
     def __init__(self, manager: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert manager is None or isinstance(manager, urllib3.PoolManager)
         self._owned = manager is None
         self._manager = manager
         self._ssl_context = ssl_context(verify) if manager is None else None
-        # Shared by the threads using this client: read and written under the lock.
-        self._lock = threading.Lock()
-        self._managers: dict[str | None, urllib3.PoolManager] = {}
-        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
-        self._closed = False
-
-    def _manager_for(self, url: httpx.URL) -> urllib3.PoolManager:
-        """The SDK's pool manager for the proxy that ``url`` goes through (none included)."""
-        key = (url.scheme, url.host, url.port)
-        with self._lock:
-            if self._closed:  # closed by another thread since this call began: make no new pool
-                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
-            if key in self._proxies:
-                proxy = self._proxies[key]
-            else:
-                # urllib3 does not read HTTP_PROXY and friends; the SDK applies them as httpx would.
-                from ._base_client import environment_proxy
-
-                found = environment_proxy(url)
-                proxy = self._proxies[key] = None if found is None else str(found)
-            manager = self._managers.get(proxy)
-            if manager is None:
-                manager = self._managers[proxy] = self._new_manager(proxy)
-            return manager
+        self._managers: PoolsByProxy[urllib3.PoolManager] = PoolsByProxy(self._new_manager)
 
     def _new_manager(self, proxy: str | None) -> urllib3.PoolManager:
         options: dict[str, Any] = {"num_pools": 10, "maxsize": 100, "ssl_context": self._ssl_context}
@@ -322,11 +298,11 @@ class Urllib3Transport:
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this transport."""
-        return self._closed
+        return self._managers.closed
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
-        manager = self._manager if self._manager is not None else self._manager_for(request.url)
+        manager = self._manager if self._manager is not None else self._managers.for_url(request.url)
         # A plain dict: the SDK's header names are unique (checked as a mapping).
         headers = {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3}
         read = timeouts.get("read")
@@ -367,13 +343,6 @@ class Urllib3Transport:
         return _Urllib3Stream(response, request, started, read, deadline, held=self._owned)
 
     def close(self) -> None:
-        """Close the pool managers' connections, if the SDK made them."""
-        with self._lock:
-            self._closed = True
-        if self._owned:
-            with self._lock:
-                managers = list(self._managers.values())
-                self._managers.clear()
-                self._proxies.clear()
-            for manager in managers:
-                manager.clear()
+        """Close the pool managers' connections, if the SDK made them (a caller's is left open)."""
+        for manager in self._managers.close():
+            manager.clear()

@@ -20,24 +20,14 @@ from animalstore_client import APIConnectionError, APITimeoutError
 
 from .conftest import ClientFactory
 from .servers import Action, LoopbackServer, respond
+from .test_limits import _send_slowly
 
 PET = b'{"id": 1, "name": "Rex", "categoryId": 1}'
 
 
-def _then_trickle(head: bytes, pieces: Iterator[bytes], interval: float = 0.05) -> Action:
-    """Send ``head``, then a piece per ``interval`` (at most 200) while the client listens."""
-
-    def action(conn: socket.socket) -> bool:
-        conn.sendall(head)
-        for _, piece in zip(range(200), pieces, strict=False):
-            time.sleep(interval)
-            try:
-                conn.sendall(piece)
-            except OSError:
-                return False
-        return False
-
-    return action
+def _then_trickle(head: bytes, pieces: Iterator[bytes]) -> Action:
+    """Send ``head``, then a piece every 50 ms (at most 200) while the client listens."""
+    return _send_slowly(head, pieces, 0.05)
 
 
 def _forever(piece: bytes) -> Iterator[bytes]:

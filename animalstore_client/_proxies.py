@@ -1,0 +1,68 @@
+"""One connection pool per proxy, chosen for each request URL: the SDK's own pools on httpx and urllib3.
+
+The proxy a URL goes through is read from the environment
+(`_base_client.environment_proxy`) once per origin; a client derived with
+another base URL (``with_options``) then goes through the proxy meant for it,
+or none. The tables are shared by every thread or task using the client, so
+they are read and written under one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+import httpx
+
+from ._exceptions import AnimalStoreError
+
+__all__ = ["PoolsByProxy"]
+
+P = TypeVar("P")
+
+
+class PoolsByProxy(Generic[P]):
+    """The pools of one SDK transport, keyed by proxy URL (``None``: direct), made by ``new_pool`` on first use."""
+
+    __slots__ = ("_closed", "_lock", "_new_pool", "_pools", "_proxies")
+
+    def __init__(self, new_pool: Callable[[str | None], P]) -> None:
+        self._new_pool = new_pool
+        self._lock = threading.Lock()
+        self._pools: dict[str | None, P] = {}
+        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called."""
+        with self._lock:
+            return self._closed
+
+    def for_url(self, url: httpx.URL) -> P:
+        """The pool for the proxy ``url`` goes through; none is made once the transport is closed."""
+        key = (url.scheme, url.host, url.port)
+        with self._lock:
+            if self._closed:  # closed by another thread or task since this call began
+                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
+            if key in self._proxies:
+                proxy = self._proxies[key]
+            else:
+                from ._base_client import environment_proxy
+
+                found = environment_proxy(url)
+                proxy = self._proxies[key] = None if found is None else str(found)
+            pool = self._pools.get(proxy)
+            if pool is None:
+                pool = self._pools[proxy] = self._new_pool(proxy)
+            return pool
+
+    def close(self) -> list[P]:
+        """Mark closed and hand back every pool made, for the caller to close."""
+        with self._lock:
+            self._closed = True
+            pools = list(self._pools.values())
+            self._pools.clear()
+            self._proxies.clear()
+        return pools
