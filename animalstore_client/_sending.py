@@ -190,9 +190,14 @@ class Attempts:
         """The finished response; a body over ``max_response_bytes`` is cut at the cap and marked."""
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
-            return stream.complete(content)
-        response = stream.complete(content[:cap])
-        response.extensions[CUT_AT] = cap
+            response = stream.complete(content)
+        else:
+            response = stream.complete(content[:cap])
+            response.extensions[CUT_AT] = cap
+        # Whatever the library: text only ever decoded with a text encoding. A mock
+        # transport's own code may have read .text already; it is then decoded for good.
+        with contextlib.suppress(ValueError):
+            response.encoding = text_encoding(response.headers)
         return response
 
     def after_error(self, exc: httpx.RequestError) -> float:
@@ -372,7 +377,6 @@ def finished_response(
     """
     response = httpx.Response(status_code, request=request, extensions=extensions, stream=_DONE)
     response.headers = headers  # the transport's own object: no copy, and its encoding is known already
-    response.encoding = text_encoding(headers)
     response._content = content  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # as read() sets it
     response.is_stream_consumed = True
     response.is_closed = True

@@ -18,13 +18,12 @@ library. A new library is one more class with these methods.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, finished_response, text_encoding
+from ._sending import Timeouts, finished_response
 
 __all__ = ["AsyncHttpxTransport", "AsyncResponseStream", "AsyncTransport"]
 
@@ -97,9 +96,6 @@ class _AsyncHttpxStream:
     def complete(self, content: bytes) -> httpx.Response:
         original = self._response
         if content is self.content:
-            # A mock transport's own code may have read .text already; then it is decoded for good.
-            with contextlib.suppress(ValueError):
-                original.encoding = text_encoding(original.headers)
             return original
         response = finished_response(
             original.status_code, original.headers, content, original.request, original.extensions

@@ -82,10 +82,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the call's total_timeout passed")
-        timeout = left if self._timeout is None or self._timeout > left else self._timeout
+        timeout = within(self._timeout, TimeoutError, self._deadline)
         if timeout != self._set:  # a system call: made only when the value changes
             self._sock.settimeout(timeout)
             self._set = timeout
@@ -134,12 +131,9 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
         sending = _SENDING.get()
         if sending is not None:
             sending.written = True
-        deadline = DEADLINE.get()
-        if deadline is not None:
-            left = max(deadline - time.monotonic(), 0.001)
-            current: object = self.timeout
-            if not isinstance(current, (int, float)) or current > left:
-                self.timeout = left  # urllib3 sets it on the socket before writing
+        current: object = self.timeout
+        # urllib3 sets it on the socket before writing.
+        self.timeout = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
         super().request(method, url, *args, **kwargs)
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import functools
 import ssl
-import sys
 import tempfile
-import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +18,7 @@ from pathlib import Path
 import trustme
 
 from animalstore_client.testing import FakeAnimalStore
-from animalstore_client.testing._server import make_server
+from animalstore_client.testing._server import running_server
 
 HOSTS = ("127.0.0.1", "localhost")
 
@@ -63,24 +61,5 @@ def server_context(authority: trustme.CA | None = None, hosts: tuple[str, ...] =
 @contextmanager
 def serve_tls(store: FakeAnimalStore, context: ssl.SSLContext | None = None) -> Generator[str]:
     """Serve ``store`` over HTTPS on 127.0.0.1; yields the ``https://`` base URL."""
-    server = make_server(store, 0)
-    # The handshake runs on the connection's first read, in its own handler thread.
-    server.socket = (context or server_context()).wrap_socket(
-        server.socket, server_side=True, do_handshake_on_connect=False
-    )
-    default_handle_error = server.handle_error
-
-    def handle_error(request: object, address: object) -> None:
-        # A client refusing the certificate ends its handshake: expected here, not worth a traceback.
-        if not isinstance(sys.exc_info()[1], OSError):
-            default_handle_error(request, address)  # type: ignore[arg-type]
-
-    server.handle_error = handle_error  # type: ignore[method-assign,assignment]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with running_server(store, tls=context or server_context()) as url:
+        yield url

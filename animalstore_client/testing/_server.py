@@ -6,7 +6,9 @@ import contextlib
 import re
 import select
 import socket
+import ssl
 import struct
+import sys
 import threading
 import time
 from collections.abc import Generator
@@ -49,9 +51,14 @@ class _Refused(Exception):
 
 
 def make_server(
-    store: FakeAnimalStore, port: int = 0, *, quiet: bool = True, control: bool = False
+    store: FakeAnimalStore,
+    port: int = 0,
+    *,
+    quiet: bool = True,
+    control: bool = False,
+    tls: ssl.SSLContext | None = None,
 ) -> ThreadingHTTPServer:
-    """A `ThreadingHTTPServer` on 127.0.0.1:``port`` answering from ``store``.
+    """A `ThreadingHTTPServer` on 127.0.0.1:``port`` answering from ``store`` (over TLS with ``tls``).
 
     It answers whatever arrives: chunked bodies are read as bodies; a bad or
     contradictory ``Content-Length``, a body that is too large or too slow, or
@@ -217,6 +224,9 @@ def make_server(
 
     server = _Server(("127.0.0.1", port), Handler)
     server.daemon_threads = True
+    if tls is not None:
+        # The handshake runs on the connection's first read, in its own handler thread.
+        server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     return server
 
 
@@ -225,15 +235,22 @@ class _Server(ThreadingHTTPServer):
     # hundred at once; the kernel then retries them a second later.
     request_queue_size = 256
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client refusing the certificate ends the handshake: its choice, not worth a traceback.
+        if not isinstance(sys.exc_info()[1], ssl.SSLError):
+            super().handle_error(request, client_address)
+
 
 @contextmanager
-def running_server(store: FakeAnimalStore, port: int = 0, *, control: bool = False) -> Generator[str]:
+def running_server(
+    store: FakeAnimalStore, port: int = 0, *, control: bool = False, tls: ssl.SSLContext | None = None
+) -> Generator[str]:
     """Run ``make_server`` in a background thread; yield its base URL; stop it on exit."""
-    server = make_server(store, port, control=control)
+    server = make_server(store, port, control=control, tls=tls)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()
