@@ -28,6 +28,8 @@ MINIMUM = [
     "aiohttp==3.12.4",
     "urllib3==2.2.0",
     "sniffio==1.3.0",
+    "opentelemetry-api==1.30.0",
+    "opentelemetry-sdk==1.30.0",
 ]
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow"]
 
@@ -41,7 +43,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def minimum(session: nox.Session) -> None:
-    """pytest with the oldest httpx, httpcore, attrs, cattrs, aiohttp, urllib3 and sniffio the package declares."""
+    """pytest with the oldest versions of every library the package declares (the OpenTelemetry API too)."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
     session.install("-q", *MINIMUM)

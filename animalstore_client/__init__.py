@@ -17,6 +17,7 @@ from ._base_client import (
     DEFAULT_TOTAL_TIMEOUT,
     InsecureTransportWarning,
 )
+from ._budget import RetryBudget
 from ._client_async import AsyncAnimalStoreClient
 from ._client_sync import AnimalStoreClient
 from ._environments import Environment
@@ -32,11 +33,13 @@ from ._exceptions import (
     ClientValidationError,
     ConflictError,
     InternalServerError,
+    MiddlewareError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
     UnprocessableEntityError,
 )
+from ._middleware import AsyncCallNext, AsyncMiddleware, CallNext, Middleware
 from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
 from ._response import APIResponse
 from ._validation import NOT_GIVEN, NotGiven
@@ -57,14 +60,19 @@ __all__ = [
     "AnimalStoreClient",
     "AnimalStoreError",
     "AsyncAnimalStoreClient",
+    "AsyncCallNext",
+    "AsyncMiddleware",
     "AuthenticationError",
     "BadRequestError",
+    "CallNext",
     "ClientValidationError",
     "ConflictError",
     "Environment",
     "ErrorBody",
     "InsecureTransportWarning",
     "InternalServerError",
+    "Middleware",
+    "MiddlewareError",
     "NewPet",
     "NotFoundError",
     "NotGiven",
@@ -73,6 +81,7 @@ __all__ = [
     "PetStatus",
     "PetStatusLiteral",
     "RateLimitError",
+    "RetryBudget",
     "UnprocessableEntityError",
     "__version__",
 ]

@@ -42,7 +42,8 @@ _CLIENT_CLASSES = {"aiohttp": "ClientSession", "urllib3": "PoolManager"}
 # What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
 # error names the library's own requirement: "animalstore-client[x]" works only from an index
 # that has this package, and reinstalls it.
-REQUIREMENTS = {"aiohttp": "aiohttp>=3.12.4", "urllib3": "urllib3>=2.2"}
+REQUIREMENTS = {"aiohttp": "aiohttp>=3.12.4", "urllib3": "urllib3>=2.2", "opentelemetry-api": "opentelemetry-api>=1.30"}
+"""What each extra installs, by distribution: the install advice of a missing library quotes it."""
 
 
 def require(library: str) -> ModuleType:

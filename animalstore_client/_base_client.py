@@ -17,16 +17,18 @@ import sys
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from typing_extensions import Self
 
+from ._budget import RetryBudget
 from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
 from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
+from ._middleware import AsyncMiddleware, Middleware, check_middleware
 from ._operations import RequestConfig
 from ._sending import ACCEPT_ENCODING
 from ._tls import check_verify, ssl_context
@@ -43,6 +45,12 @@ from ._validation import (
     check_total_timeout,
 )
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+    from ._telemetry import CallObserver, Telemetry
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -214,16 +222,47 @@ class Wiring:
 
     ``new_transport`` makes the in-process transport (again after a fork or
     in a new event loop); ``sleep`` takes the backoff delays instead of
-    sleeping (a coroutine function for the async client); jitter is zero, so
-    the delays are the policy's exact values.
+    sleeping (a coroutine function for the async client); ``clock`` is the
+    time the retry budget counts in; jitter is zero, so the delays are the
+    policy's exact values.
     """
 
     new_transport: Callable[[], Any]
     sleep: Callable[[float], Any]
+    clock: Callable[[], float] = field(default=time.monotonic)
+    """The clock the retry budget reads: the store's, which its sleeps advance."""
 
 
 def _no_jitter() -> float:
     return 0.0
+
+
+def _check_provider(value: object, argument: str, method: str) -> None:
+    if value is not None and not callable(getattr(value, method, None)):
+        kind = "TracerProvider" if method == "get_tracer" else "MeterProvider"
+        raise ClientValidationError(
+            f"{argument} must be an OpenTelemetry {kind} (with .{method}()), or None for the global one; "
+            f"got {type(value).__name__}",
+            argument=argument,
+            rule=f"an object with .{method}(), or None",
+            value=value,
+        )
+
+
+def _check_budget(value: object) -> RetryBudget | None:
+    if value is NOT_GIVEN:
+        return RetryBudget()
+    if value is None or isinstance(value, RetryBudget):
+        return value
+    raise ClientValidationError(
+        f"retry_budget must be a RetryBudget or None (no budget), got {value!r}",
+        argument="retry_budget",
+        rule="a RetryBudget, or None",
+        value=value,
+    )
+
+
+_OTEL_MODULES = ("opentelemetry.trace", "opentelemetry.metrics")
 
 
 class _BaseClient:
@@ -233,6 +272,9 @@ class _BaseClient:
     _owns_pool: bool
     _config: RequestConfig
     _wiring: Wiring | None = None
+    _is_async = False
+    _clock: Callable[[], float] = staticmethod(time.monotonic)
+    """The clock the retry budget counts in; the testing kit's store clock for its clients."""
 
     @staticmethod
     def _jitter() -> float:
@@ -254,6 +296,10 @@ class _BaseClient:
         total_timeout: object = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
         verify: object = True,
+        middleware: object = None,
+        retry_budget: object = NOT_GIVEN,
+        tracer_provider: object = None,
+        meter_provider: object = None,
     ) -> None:
         env = os.environ
         configure_from_env(env)
@@ -281,6 +327,11 @@ class _BaseClient:
         self._total_timeout = check_total_timeout(total_timeout)
         self._max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._verify = check_verify(verify)
+        self._middleware: tuple[Any, ...] = check_middleware(middleware, is_async=self._is_async)
+        self._retry_budget = _check_budget(retry_budget)
+        _check_provider(tracer_provider, "tracer_provider", "get_tracer")
+        _check_provider(meter_provider, "meter_provider", "get_meter")
+        self._telemetry = _telemetry_for(tracer_provider, meter_provider)
         # Built now, so a CA file that is not one fails here rather than inside a call.
         self._ssl_context = ssl_context(self._verify) if http_client is None else None
         if http_client is not None and verify is not True:
@@ -314,9 +365,14 @@ class _BaseClient:
         total_timeout: object,
         max_response_bytes: object,
         verify: object = NOT_GIVEN,
+        middleware: object = NOT_GIVEN,
+        retry_budget: object = NOT_GIVEN,
+        tracer_provider: object = NOT_GIVEN,
+        meter_provider: object = NOT_GIVEN,
     ) -> Self:
         # Only the client that created the pool closes it.
         changes: dict[str, object] = {"_owns_pool": False, "_closed": False}
+        changes.update(self._operating_changes(middleware, retry_budget, tracer_provider, meter_provider))
         if verify is not NOT_GIVEN:
             if not self._pool.owned:
                 raise ClientValidationError(
@@ -365,6 +421,29 @@ class _BaseClient:
         )
         return clone
 
+    def _operating_changes(
+        self, middleware: object, retry_budget: object, tracer_provider: object, meter_provider: object
+    ) -> dict[str, object]:
+        """`_derive`'s changes to how calls are run: middleware, retry budget, telemetry."""
+        changes: dict[str, object] = {}
+        if middleware is not NOT_GIVEN:
+            changes["_middleware"] = check_middleware(middleware, is_async=self._is_async)
+        if retry_budget is not NOT_GIVEN:
+            # A new budget only when asked: None, or one given. Left out, the copy shares this client's.
+            changes["_retry_budget"] = _check_budget(retry_budget)
+        if tracer_provider is not NOT_GIVEN or meter_provider is not NOT_GIVEN:
+            current = self._telemetry
+            tracer: object = current.tracer_provider if current is not None else None
+            meter: object = current.meter_provider if current is not None else None
+            if tracer_provider is not NOT_GIVEN:
+                _check_provider(tracer_provider, "tracer_provider", "get_tracer")
+                tracer = tracer_provider
+            if meter_provider is not NOT_GIVEN:
+                _check_provider(meter_provider, "meter_provider", "get_meter")
+                meter = meter_provider
+            changes["_telemetry"] = _telemetry_for(tracer, meter)
+        return changes
+
     def with_options(
         self,
         *,
@@ -377,13 +456,20 @@ class _BaseClient:
         total_timeout: float | NotGiven | None = NOT_GIVEN,
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
         verify: bool | str | os.PathLike[str] | ssl.SSLContext | NotGiven = NOT_GIVEN,
+        middleware: Sequence[Middleware] | Sequence[AsyncMiddleware] | NotGiven | None = NOT_GIVEN,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | NotGiven | None = NOT_GIVEN,
+        meter_provider: MeterProvider | NotGiven | None = NOT_GIVEN,
     ) -> Self:
-        """A new client with some options changed, sharing this one's connection pool.
+        """A new client with some options changed, sharing this one's connection pool and retry budget.
 
         ``default_headers`` are merged into the current ones; ``base_url``
-        wins over ``environment``. Closing the new client leaves the pool open.
-        ``verify`` is the exception: other trust settings need other
-        connections, so the new client gets a pool of its own and closes it.
+        wins over ``environment``; ``middleware`` replaces the list (extend it
+        with ``[*client.middleware, more]``); ``retry_budget`` replaces the
+        shared budget (``None`` turns it off for the copy). Closing the new
+        client leaves the pool open. ``verify`` is the exception: other trust
+        settings need other connections, so the new client gets a pool of its
+        own and closes it.
 
         ```python
         patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
@@ -399,7 +485,21 @@ class _BaseClient:
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
             verify=verify,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
+
+    @property
+    def middleware(self) -> tuple[Any, ...]:
+        """The middleware run around each attempt, outermost first."""
+        return self._middleware
+
+    @property
+    def retry_budget(self) -> RetryBudget | None:
+        """The `RetryBudget` this client's retries draw on, shared with its `with_options` copies; or ``None``."""
+        return self._retry_budget
 
     @property
     def base_url(self) -> str:
@@ -450,11 +550,24 @@ class _BaseClient:
         new event loop gets a fresh one from ``wiring.new_transport``.
         """
         self._wiring = wiring
+        self._clock = wiring.clock
         self._owns_pool = True
         self._pool.owned = True
 
     def _jitter_source(self) -> Callable[[], float]:
         return self._jitter if self._wiring is None else _no_jitter
+
+    def _observe(self, operation: str, request: httpx.Request) -> CallObserver | None:
+        """The telemetry of one call, or ``None`` (at the cost of two dict lookups) when nothing would be recorded."""
+        telemetry = self._telemetry
+        if telemetry is None:
+            modules = sys.modules
+            if _OTEL_MODULES[0] not in modules and _OTEL_MODULES[1] not in modules:
+                return None  # the application never imported OpenTelemetry: no provider can be set
+            from ._telemetry import global_telemetry
+
+            telemetry = global_telemetry()
+        return telemetry.call(operation, request)
 
     def _after_fork(self, pool: Pool) -> None:
         """Give this process a pool of its own: the parent's sockets would mix up both sides' answers."""
@@ -470,6 +583,22 @@ class _BaseClient:
         pool.transport = self._new_transport()
         pool.pid = _process.pid
         pool.loop = None
+
+
+def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
+    """The telemetry of a client given these providers; ``None`` means the global providers, looked up per call."""
+    if tracer_provider is None and meter_provider is None:
+        return None
+    try:
+        from ._telemetry import Telemetry
+    except ImportError as exc:
+        from ._backends import REQUIREMENTS
+
+        raise AnimalStoreError(
+            "tracer_provider and meter_provider need the OpenTelemetry API: pip install "
+            f'"{REQUIREMENTS["opentelemetry-api"]}" (what the [otel] extra installs)'
+        ) from exc
+    return Telemetry(tracer_provider, meter_provider)  # type: ignore[arg-type]
 
 
 class IOSync(_BaseClient):
@@ -489,6 +618,8 @@ class IOSync(_BaseClient):
 
 class IOAsync(_BaseClient):
     """How the async client sleeps and finds its pool: one pool per event loop."""
+
+    _is_async = True
 
     @staticmethod
     async def _sleep(seconds: float) -> None:

@@ -9,9 +9,10 @@ behind the transport seam.
 
 from __future__ import annotations
 
+import functools
 import os
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -20,9 +21,11 @@ from typing_extensions import Self, deprecated
 
 from ._backends import AsyncBackendName, choose_backend_async, new_transport_async
 from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOAsync, Pool
+from ._budget import RetryBudget
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._exceptions import AnimalStoreError
+from ._middleware import AsyncMiddleware, run_middleware_async
 from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,
@@ -36,12 +39,16 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, unknown_failure
+from ._sending import Attempts, Timeouts, unknown_failure
 from ._transport_async import AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
     import aiohttp
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+    from ._telemetry import CallObserver
 
 __all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
 
@@ -82,6 +89,14 @@ class AsyncAnimalStoreClient(IOAsync):
             (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
             bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
             is loopback). A caller's ``http_client`` keeps its own trust settings.
+        middleware: `AsyncMiddleware` run around each attempt, the first outermost.
+        retry_budget: The `RetryBudget` bounding this client's retries (by default a
+            new ``RetryBudget()``: 20 % of recent calls, at least 10 a second);
+            ``None`` for none.
+        tracer_provider: The OpenTelemetry tracer provider for spans (installed by the
+            ``[otel]`` extra); by default the global one, if set.
+        meter_provider: The OpenTelemetry meter provider for metrics; by default the
+            global one.
     """
 
     _backend: AsyncBackendName
@@ -100,6 +115,10 @@ class AsyncAnimalStoreClient(IOAsync):
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: AsyncBackendName | None = None,
         verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
+        middleware: Sequence[AsyncMiddleware] | None = None,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self._backend = choose_backend_async(backend, http_client)
         super().__init__(
@@ -113,6 +132,10 @@ class AsyncAnimalStoreClient(IOAsync):
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
             verify=verify,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         self._owns_pool = http_client is None
         transport = new_transport_async(self._backend, http_client, verify=self._ssl_context or True)
@@ -129,7 +152,22 @@ class AsyncAnimalStoreClient(IOAsync):
         """The HTTP library this client sends through."""
         return self._backend
 
-    async def _send(self, request: httpx.Request) -> tuple[httpx.Response, int]:
+    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[httpx.Response, int], T]) -> T:
+        """Send ``request`` and parse the final response: one call, one span when tracing."""
+        observer = self._observe(operation, request)
+        if observer is None:
+            return parse(*await self._send(request, operation, None))
+        try:
+            result = parse(*await self._send(request, operation, observer))
+        except BaseException as exc:
+            observer.finish(exc)
+            raise
+        observer.finish(None)
+        return result
+
+    async def _send(
+        self, request: httpx.Request, operation: str, observer: CallObserver | None
+    ) -> tuple[httpx.Response, int]:
         """Send with retries; return the final response and the number of attempts."""
         transport = self._transport()
         attempts = Attempts(
@@ -138,27 +176,74 @@ class AsyncAnimalStoreClient(IOAsync):
             jitter=self._jitter_source(),
             total_timeout=self._total_timeout,
             max_response_bytes=self._max_response_bytes,
+            budget=self._retry_budget,
+            budget_clock=self._clock,
+            observer=observer,
         )
+        middleware = self._middleware
+        plain = not middleware and observer is None
+        if observer is not None:
+            observer.attempts = attempts
         while True:
             timeouts = attempts.start()
             try:
-                stream = await transport.send(request, timeouts, attempts.deadline)
-                content = stream.content  # set when served from memory: nothing to read
-                if content is None:
-                    content = await self._read(stream, attempts)
-                response = attempts.complete(stream, content)
+                if plain:
+                    response = await self._attempt(transport, attempts, timeouts, request)
+                else:
+                    response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
             except httpx.RequestError as exc:
                 delay = attempts.after_error(exc)
-            except AnimalStoreError:
-                raise
-            except Exception as exc:  # noqa: BLE001  # a library's own exception: only SDK exceptions leave a call
-                delay = attempts.after_error(unknown_failure(exc, request))
             else:
                 retry_delay = attempts.after_response(response)
                 if retry_delay is None:
                     return response, attempts.count
                 delay = retry_delay
             await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+
+    async def _observed(
+        self,
+        transport: AsyncTransport,
+        attempts: Attempts,
+        timeouts: Timeouts,
+        operation: str,
+        middleware: tuple[AsyncMiddleware, ...],
+        observer: CallObserver | None,
+    ) -> httpx.Response:
+        """One attempt through the middleware and in its span.
+
+        Each attempt starts from the request the SDK built: what a middleware
+        changed, or the trace context of the attempt before, is not carried over.
+        """
+        sent = attempts.attempt_request(operation)
+        span = None if observer is None else observer.attempt(sent, attempts.count)
+        try:
+            if middleware:
+                send = functools.partial(self._attempt, transport, attempts, timeouts)
+                response = await run_middleware_async(middleware, sent, send, attempts)
+            else:
+                response = await self._attempt(transport, attempts, timeouts, sent)
+        except BaseException as exc:
+            if span is not None:
+                span.end(None, exc)
+            raise
+        if span is not None:
+            span.end(response, None)
+        return response
+
+    async def _attempt(
+        self, transport: AsyncTransport, attempts: Attempts, timeouts: Timeouts, request: httpx.Request
+    ) -> httpx.Response:
+        """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
+        try:
+            stream = await transport.send(request, timeouts, attempts.deadline)
+            content = stream.content  # set when served from memory: nothing to read
+            if content is None:
+                content = await self._read(stream, attempts)
+            return attempts.complete(stream, content)
+        except (httpx.RequestError, AnimalStoreError):
+            raise
+        except Exception as exc:  # a library's own exception: only SDK exceptions leave a call
+            raise unknown_failure(exc, attempts.request) from exc
 
     @staticmethod
     async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:
@@ -186,10 +271,14 @@ class AsyncAnimalStoreClient(IOAsync):
                 await stream.aclose()
         return reader.finish()
 
-    async def _send_raw(self, request: httpx.Request, parser: Callable[[httpx.Response, int], T]) -> APIResponse[T]:
-        response, attempts = await self._send(request)
-        parse_raw(response, attempts)
-        return APIResponse(response, attempts, parser)
+    async def _send_raw(
+        self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
+    ) -> APIResponse[T]:
+        def parse(response: httpx.Response, attempts: int) -> APIResponse[T]:
+            parse_raw(response, attempts)
+            return APIResponse(response, attempts, parser)
+
+        return await self._call(operation, request, parse)
 
     async def list_pets(
         self,
@@ -203,7 +292,7 @@ class AsyncAnimalStoreClient(IOAsync):
         request = build_list_pets(
             self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
         )
-        return parse_list_pets(*await self._send(request))
+        return await self._call("list_pets", request, parse_list_pets)
 
     async def create_pet(
         self,
@@ -228,7 +317,7 @@ class AsyncAnimalStoreClient(IOAsync):
             timeout=timeout,
             extra_headers=extra_headers,
         )
-        return parse_create_pet(*await self._send(request))
+        return await self._call("create_pet", request, parse_create_pet)
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
@@ -251,7 +340,7 @@ class AsyncAnimalStoreClient(IOAsync):
         `list_pets` with ``status=`` instead.
         """
         request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
-        return parse_get_pet(*await self._send(request))
+        return await self._call("get_pet", request, parse_get_pet)
 
     async def request(
         self,
@@ -274,7 +363,7 @@ class AsyncAnimalStoreClient(IOAsync):
         ```
         """
         built = build_request(self._config, method, path, params=params, json=json, headers=headers, timeout=timeout)
-        return parse_raw(*await self._send(built))
+        return await self._call("request", built, parse_raw)
 
     @cached_property
     def with_raw_response(self) -> AsyncAnimalStoreClientWithRawResponse:
@@ -297,6 +386,7 @@ class AsyncAnimalStoreClient(IOAsync):
 class _AsyncSendRaw(Protocol):
     async def __call__(
         self,
+        operation: str,
         request: httpx.Request,
         parser: Callable[[httpx.Response, int], T],
         /,
@@ -322,7 +412,7 @@ class AsyncAnimalStoreClientWithRawResponse:
         request = build_list_pets(
             self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
         )
-        return await self._send_raw(request, parse_list_pets)
+        return await self._send_raw("list_pets", request, parse_list_pets)
 
     async def create_pet(
         self,
@@ -342,7 +432,7 @@ class AsyncAnimalStoreClientWithRawResponse:
             timeout=timeout,
             extra_headers=extra_headers,
         )
-        return await self._send_raw(request, parse_create_pet)
+        return await self._send_raw("create_pet", request, parse_create_pet)
 
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
@@ -361,4 +451,4 @@ class AsyncAnimalStoreClientWithRawResponse:
     ) -> APIResponse[Pet]:
         """`AsyncAnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""
         request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
-        return await self._send_raw(request, parse_get_pet)
+        return await self._send_raw("get_pet", request, parse_get_pet)

@@ -3,6 +3,7 @@
 ```
 AnimalStoreError                    base of everything the SDK raises
 ├── ClientValidationError           (also ValueError) bad argument; nothing was sent
+├── MiddlewareError                 a middleware raised; the original is its __cause__
 └── APIError                        an exchange with the service failed; .request
     ├── APIConnectionError          no response came back
     │   └── APITimeoutError         ... because a timeout expired
@@ -53,6 +54,7 @@ __all__ = [
     "ClientValidationError",
     "ConflictError",
     "InternalServerError",
+    "MiddlewareError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
@@ -155,6 +157,32 @@ class ClientValidationError(AnimalStoreError, ValueError):
         self.argument = argument
         self.rule = rule
         self.value = value
+
+
+class MiddlewareError(AnimalStoreError):
+    """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
+
+    The call ends there: it is not retried, since the same middleware would
+    most likely fail again. It is not an `APIError`, so ``except APIError``
+    does not hide a bug in your own middleware.
+
+    ```python
+    try:
+        client.list_pets()
+    except MiddlewareError as exc:
+        log.error("middleware failed on attempt %d: %r", exc.attempts, exc.__cause__)
+    ```
+    """
+
+    request: httpx.Request
+    """The request the SDK built for the call."""
+    attempts: int
+    """The attempt the middleware failed in (1 for the first)."""
+
+    def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.request = request
+        self.attempts = attempts
 
 
 class APIError(AnimalStoreError):

@@ -16,7 +16,7 @@ import httpx
 
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._models import ErrorBody, NewPet, Pet
-from ._sending import CUT_AT
+from ._sending import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, copy_request
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
     LIMIT_MAX,
@@ -118,11 +118,7 @@ def _request(
 
 def _copy(template: httpx.Request, timeout: dict[str, float | None]) -> httpx.Request:
     """A request like ``template``, with headers and extensions of its own (httpx may add a Cookie header)."""
-    request: httpx.Request = object.__new__(httpx.Request)
-    request.__dict__.update(template.__dict__)
-    request.headers = template.headers.copy()
-    request.extensions = {"timeout": timeout}
-    return request
+    return copy_request(template, {"timeout": timeout})
 
 
 def build_list_pets(
@@ -395,6 +391,8 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
     cap = response.extensions.get(CUT_AT)
     if cap is not None:
         message += f" (body cut at max_response_bytes={cap})"
+    if BUDGET_REFUSED in response.extensions:
+        message += f" ({BUDGET_NOTE})"
     request_id = response.headers.get("x-request-id")
     if request_id:
         message += f" (request id {_quote(request_id, 200)})"

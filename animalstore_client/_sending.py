@@ -24,7 +24,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -32,6 +32,9 @@ from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
 from ._tls import certificate_failure
+
+if TYPE_CHECKING:
+    from ._budget import RetryBudget
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -74,6 +77,14 @@ def deadline_scope(deadline: float | None) -> Generator[None]:
 
 CUT_AT = "animalstore_client.cut_at"
 """Response extension set when a body was cut at ``max_response_bytes``: the cap."""
+BUDGET_REFUSED = "animalstore_client.retry_budget_refused"
+"""Response extension set when the retry budget refused to retry it: the retry it would have been."""
+ATTEMPT = "animalstore.attempt"
+"""Request extension holding the attempt number (1 for the first), for middleware."""
+OPERATION = "animalstore.operation"
+"""Request extension holding the operation's name (``list_pets``... or ``request``), for middleware."""
+
+BUDGET_NOTE = "not retried: the client's retry budget is exhausted, too many of its recent calls were retried"
 
 # A timeout that fires at the deadline may do so a hair early (poll()
 # resolution); within this margin the deadline counts as reached.
@@ -92,13 +103,47 @@ def within(
     return left if timeout is None or timeout > left else timeout
 
 
-def connection_error(exc: httpx.RequestError, request: httpx.Request, attempts: int) -> APIConnectionError:
+def connection_error(
+    exc: httpx.RequestError, request: httpx.Request, attempts: int, *, budget_refused: bool = False
+) -> APIConnectionError:
     """The SDK exception for a transport failure that ends a call."""
     after = f" after {attempts} attempts" if attempts > 1 else ""
     where = f"{request.method} {request.url}"
+    note = f"; {BUDGET_NOTE}" if budget_refused else ""
     if isinstance(exc, httpx.TimeoutException):
-        return APITimeoutError(f"Request timed out: {where}{after} ({exc!r})", request=request, attempts=attempts)
-    return APIConnectionError(f"Connection error: {where}{after} ({exc!r})", request=request, attempts=attempts)
+        return APITimeoutError(f"Request timed out: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
+    return APIConnectionError(f"Connection error: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
+
+
+class Observer(Protocol):
+    """What `Attempts` tells the telemetry of a call (``_telemetry``): each retry, and each refusal."""
+
+    def retried(self, reason: str) -> None:
+        """A retry was decided, for ``reason`` (a status code, or a transport failure's class)."""
+        ...
+
+    def refused(self, reason: str) -> None:
+        """The retry budget refused a retry the policy wanted."""
+        ...
+
+
+def copy_request(template: httpx.Request, extensions: dict[str, Any]) -> httpx.Request:
+    """A request like ``template`` with headers and extensions of its own; the body (bytes) is shared.
+
+    httpx builds a Request in ~10 µs, this copy takes under one.
+    """
+    request: httpx.Request = object.__new__(httpx.Request)
+    request.__dict__.update(template.__dict__)
+    request.headers = template.headers.copy()
+    request.extensions = extensions
+    return request
+
+
+def error_type(exc: BaseException) -> str:
+    """A failure's class as OpenTelemetry's ``error.type`` wants it: fully qualified (``httpx.ReadTimeout``)."""
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def unknown_failure(exc: Exception, request: httpx.Request) -> httpx.ReadError:
@@ -129,13 +174,17 @@ class Attempts:
     """
 
     __slots__ = (
+        "_budget",
+        "_budget_clock",
         "_clock",
         "_deadline",
         "_jitter",
         "_max_bytes",
         "_max_retries",
+        "_observer",
         "_started",
         "_total_timeout",
+        "budget_refused",
         "count",
         "request",
         "retries",
@@ -150,12 +199,22 @@ class Attempts:
         total_timeout: float | None = None,
         max_response_bytes: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        budget: RetryBudget | None = None,
+        budget_clock: Callable[[], float] = time.monotonic,
+        observer: Observer | None = None,
     ) -> None:
         self.request = request
         self.retries = 0
         """Retries decided so far."""
         self.count = 1
         """Attempts made so far, the current one included."""
+        self.budget_refused = False
+        """Whether the retry budget refused a retry (the call then ended with the error it had)."""
+        self._budget = budget
+        self._budget_clock = budget_clock
+        self._observer = observer
+        if budget is not None:
+            budget.deposit(budget_clock())
         self._max_retries = max_retries
         self._jitter = jitter
         self._max_bytes = max_response_bytes
@@ -168,6 +227,11 @@ class Attempts:
     def deadline(self) -> float | None:
         """When the call must end, on ``clock``'s scale; ``None`` without ``total_timeout``."""
         return self._deadline
+
+    def attempt_request(self, operation: str) -> httpx.Request:
+        """A copy of the call's request for the current attempt, numbered in its extensions (for middleware)."""
+        original = self.request
+        return copy_request(original, {**original.extensions, ATTEMPT: self.count, OPERATION: operation})
 
     def start(self) -> Timeouts:
         """Begin an attempt; return the per-phase timeouts it may use (none past the deadline)."""
@@ -228,7 +292,10 @@ class Attempts:
         )
         if delay is None or not self._time_for(delay):
             raise connection_error(exc, request, self.count) from exc
-        return self._retry(delay, type(exc).__name__)
+        reason = error_type(exc)
+        if not self._budget_allows(reason):
+            raise connection_error(exc, request, self.count, budget_refused=True) from exc
+        return self._retry(delay, reason, type(exc).__name__)
 
     def after_response(self, response: httpx.Response) -> float | None:
         """Log a response; return the delay before retrying, or ``None`` when it is final."""
@@ -255,7 +322,27 @@ class Attempts:
         )
         if delay is None or not self._time_for(delay):
             return None
-        return self._retry(delay, f"{response.status_code} {response.reason_phrase}")
+        if not self._budget_allows(str(response.status_code)):
+            response.extensions[BUDGET_REFUSED] = self.retries + 1
+            return None
+        return self._retry(delay, str(response.status_code), f"{response.status_code} {response.reason_phrase}")
+
+    def _budget_allows(self, reason: str) -> bool:
+        """Whether the retry budget gives a retry the policy wants; a refusal is logged and told."""
+        budget = self._budget
+        if budget is None or budget.try_withdraw(self._budget_clock()):
+            return True
+        self.budget_refused = True
+        logger.info(
+            "Not retrying %s %s after %s: the retry budget is exhausted (%r)",
+            self.request.method,
+            self.request.url,
+            reason,
+            budget,
+        )
+        if self._observer is not None:
+            self._observer.refused(reason)
+        return False
 
     def _time_for(self, delay: float) -> bool:
         """Whether a sleep of ``delay`` still leaves time for another attempt."""
@@ -272,7 +359,7 @@ class Attempts:
             attempts=self.count,
         )
 
-    def _retry(self, delay: float, cause: str) -> float:
+    def _retry(self, delay: float, reason: str, cause: str | None = None) -> float:
         self.retries += 1
         self.count += 1
         logger.info(
@@ -282,8 +369,10 @@ class Attempts:
             delay,
             self.retries,
             self._max_retries,
-            cause,
+            cause or reason,
         )
+        if self._observer is not None:
+            self._observer.retried(reason)
         return delay
 
     def _elapsed_ms(self) -> float:

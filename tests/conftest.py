@@ -10,14 +10,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 import httpx
 import pytest
 import respx
 
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
 from animalstore_client._base_client import _BaseClient
 from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
 
@@ -123,6 +123,10 @@ class ClientFactory(Protocol):
         max_response_bytes: int | None = ...,
         backend: str | None = ...,
         verify: bool | str | ssl.SSLContext = ...,
+        middleware: Sequence[Any] | None = ...,
+        retry_budget: RetryBudget | NotGiven | None = ...,
+        tracer_provider: Any = ...,
+        meter_provider: Any = ...,
     ) -> AnimalStoreClient: ...
 
 

@@ -55,6 +55,12 @@ EXPECTED = {
     "NotGiven",
     "APIResponse",
     "InsecureTransportWarning",
+    "Middleware",
+    "AsyncMiddleware",
+    "CallNext",
+    "AsyncCallNext",
+    "MiddlewareError",
+    "RetryBudget",
     "__version__",
 }
 

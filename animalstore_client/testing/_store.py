@@ -13,15 +13,16 @@ import re
 import threading
 import uuid
 from collections import deque
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from http import HTTPStatus
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 import httpx
 
 from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Wiring
+from .._budget import RetryBudget
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
 from .._exceptions import ClientValidationError
@@ -43,6 +44,12 @@ from ._messages import (
     reject_constant,
 )
 from ._service import PET_PATH, PREFIX, Service
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+    from .._middleware import AsyncMiddleware, Middleware
 
 __all__ = [
     "FAKE_BASE_URL",
@@ -100,6 +107,7 @@ class FakeAnimalStore:
         self._delays: deque[list[float]] = deque()
         self._requests: list[RecordedRequest] = []
         self._retry_delays: list[float] = []
+        self._now = 0.0
         self.add_pets(pets)
 
     def __repr__(self) -> str:
@@ -117,7 +125,10 @@ class FakeAnimalStore:
         self._service.add(checked)
 
     def reset(self) -> None:
-        """Empty the store: no pets, requests, faults, delays or recorded retry delays; ids start at 1 again."""
+        """Empty the store: no pets, requests, faults, delays or recorded retry delays; ids start at 1 again.
+
+        The `clock` keeps its time: it only moves forward, as clocks the clients read must.
+        """
         self._service.clear()
         with self._lock:
             self._faults.clear()
@@ -213,6 +224,29 @@ class FakeAnimalStore:
     def _slept(self, seconds: float) -> None:
         with self._lock:
             self._retry_delays.append(seconds)
+            self._now += seconds
+
+    def clock(self) -> float:
+        """The store's clock, in seconds: the time its kit-made clients live in.
+
+        It starts at 0 and moves only when such a client "sleeps" before a
+        retry (by the delay) or a test calls `advance`. Their retry budgets
+        count calls and retries in it, so a test of the budget runs at once.
+        """
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move the store's `clock` on by ``seconds`` (>= 0): a retry budget's window passes without waiting."""
+        if not isinstance(cast(object, seconds), (int, float)) or isinstance(seconds, bool) or not 0 <= seconds < 1e12:
+            raise ClientValidationError(
+                f"seconds must be a number from 0 to 1e12, got {seconds!r}",
+                argument="seconds",
+                rule="a number from 0 to 1e12",
+                value=seconds,
+            )
+        with self._lock:
+            self._now += float(seconds)
 
     def delay_next(self, seconds: float, *, times: int = 1) -> None:
         """Wait ``seconds`` before answering each of the next ``times`` requests.
@@ -252,6 +286,10 @@ class FakeAnimalStore:
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        middleware: Sequence[Middleware] | None = None,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> AnimalStoreClient:
         """An `AnimalStoreClient` wired to this store in-process (no sockets).
 
@@ -260,7 +298,8 @@ class FakeAnimalStore:
         wrong one). ``base_url`` and ``http_client`` are the kit's to set, and
         ``environment`` and ``backend`` choose where and how to connect, so
         none of the four is taken. Retries do not sleep: the delays go to
-        `retry_delays`. The client owns its in-process transport: closing it
+        `retry_delays` and move the store's `clock`, which the retry budget
+        counts in. The client owns its in-process transport: closing it
         closes that, and a forked child gets a fresh one.
         """
         import httpx
@@ -276,9 +315,13 @@ class FakeAnimalStore:
             default_headers=default_headers,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
             http_client=httpx.Client(transport=FakeTransport(self)),
         )
-        wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept)
+        wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept, self.clock)
         client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
         return client
 
@@ -291,6 +334,10 @@ class FakeAnimalStore:
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        middleware: Sequence[AsyncMiddleware] | None = None,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> AsyncAnimalStoreClient:
         """An `AsyncAnimalStoreClient` wired to this store in-process (no sockets); options as for `client`.
 
@@ -315,9 +362,15 @@ class FakeAnimalStore:
             default_headers=default_headers,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
             http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)),
         )
-        wiring = Wiring(lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept)
+        wiring = Wiring(
+            lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept, self.clock
+        )
         client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
         return client
 

@@ -1,0 +1,344 @@
+"""Middleware: the caller's code around each attempt, inside the retry loop, on every backend.
+
+A middleware takes the attempt's `httpx.Request` and ``call_next`` and
+returns the `httpx.Response`; the first in the client's list is the
+outermost. ``call_next`` sends the request and reads the body, so a
+middleware sees the response before the SDK parses it.
+
+The rules a middleware cannot break, checked here:
+
+- the ``Authorization`` header, the method and the origin (scheme, host,
+  port) stay as the SDK built them: the key goes only where the client
+  sends it (a `ClientValidationError`, like ``extra_headers``);
+- ``call_next`` runs at most once per attempt: the client retries, within
+  its budget and never repeating a POST that may have been stored;
+- an exception a middleware raises that is not an `AnimalStoreError` ends
+  the call as a `MiddlewareError` (the original as ``__cause__``), not
+  retried. What ``call_next`` raised passes through a middleware unchanged
+  and is retried as if no middleware were there.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, cast
+
+import httpx
+
+from ._exceptions import AnimalStoreError, ClientValidationError, MiddlewareError
+
+if TYPE_CHECKING:
+    from ._sending import Attempts
+
+__all__ = [
+    "AsyncCallNext",
+    "AsyncMiddleware",
+    "CallNext",
+    "Middleware",
+    "check_middleware",
+    "run_middleware_async",
+    "run_middleware_sync",
+]
+
+MAX_MIDDLEWARE = 100
+"""The most middleware one client takes: a longer list is a mistake (a list grown in a loop), not a design."""
+
+
+class CallNext(Protocol):
+    """What a sync `Middleware` calls to go on: the next middleware, or the send itself."""
+
+    def __call__(self, request: httpx.Request, /) -> httpx.Response:
+        """Send ``request`` (through the middleware after this one) and return the read response."""
+        ...
+
+
+class AsyncCallNext(Protocol):
+    """What an `AsyncMiddleware` awaits to go on: the next middleware, or the send itself."""
+
+    def __call__(self, request: httpx.Request, /) -> Awaitable[httpx.Response]:
+        """Send ``request`` (through the middleware after this one); await it for the read response."""
+        ...
+
+
+class Middleware(Protocol):
+    """A function run around each attempt of `AnimalStoreClient`: ``(request, call_next) -> response``.
+
+    It runs once per attempt, inside the retry loop, after the SDK built and
+    checked the request and before any HTTP library sees it;
+    ``request.extensions["animalstore.attempt"]`` is the attempt number (1
+    for the first) and ``request.extensions["animalstore.operation"]`` the
+    operation (``"list_pets"``, ``"create_pet"``, ``"get_pet"`` or
+    ``"request"``). It may change headers (not ``Authorization``), record,
+    return a response of its own, or raise.
+
+    ```python
+    import httpx
+
+    from animalstore_client import AnimalStoreClient, CallNext
+
+
+    def tag_attempts(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+        request.headers["X-Attempt"] = str(request.extensions["animalstore.attempt"])
+        return call_next(request)
+
+
+    client = AnimalStoreClient(middleware=[tag_attempts])
+    ```
+    """
+
+    def __call__(self, request: httpx.Request, call_next: CallNext, /) -> httpx.Response:
+        """Handle one attempt: usually ``return call_next(request)``, with work before or after."""
+        ...
+
+
+class AsyncMiddleware(Protocol):
+    """A coroutine function run around each attempt of `AsyncAnimalStoreClient`; ``call_next`` is awaited.
+
+    The same rules as `Middleware`.
+
+    ```python
+    import httpx
+
+    from animalstore_client import AsyncAnimalStoreClient, AsyncCallNext
+
+
+    async def tag_attempts(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+        request.headers["X-Attempt"] = str(request.extensions["animalstore.attempt"])
+        return await call_next(request)
+
+
+    client = AsyncAnimalStoreClient(middleware=[tag_attempts])
+    ```
+    """
+
+    def __call__(self, request: httpx.Request, call_next: AsyncCallNext, /) -> Awaitable[httpx.Response]:
+        """Handle one attempt: usually ``return await call_next(request)``, with work before or after."""
+        ...
+
+
+def _name(middleware: object) -> str:
+    name = getattr(middleware, "__qualname__", None) or type(middleware).__qualname__
+    return str(name)
+
+
+def _is_async(middleware: object) -> bool:
+    call = middleware if inspect.isfunction(middleware) or inspect.ismethod(middleware) else None
+    if call is None:
+        call = getattr(middleware, "__call__", None)  # noqa: B004  # a callable object's own method
+    return inspect.iscoroutinefunction(middleware) or inspect.iscoroutinefunction(call)
+
+
+def check_middleware(value: object, *, is_async: bool, argument: str = "middleware") -> tuple[object, ...]:
+    """``value`` as a tuple of middleware, or a `ClientValidationError` naming what is wrong."""
+    if value is None:
+        return ()
+    if callable(value) or isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ClientValidationError(
+            f"{argument} must be a list or tuple of middleware functions (the order is the order of nesting), "
+            f"got {type(value).__name__}: wrap a single one in a list",
+            argument=argument,
+            rule="a list or tuple of callables",
+            value=value,
+        )
+    value = cast("Sequence[object]", value)
+    if len(value) > MAX_MIDDLEWARE:
+        raise ClientValidationError(
+            f"{argument} may hold at most {MAX_MIDDLEWARE} middleware, got {len(value)}",
+            argument=argument,
+            rule=f"at most {MAX_MIDDLEWARE} items",
+            value=f"a list of {len(value)}",
+        )
+    items = tuple(value)
+    for index, item in enumerate(items):
+        if not callable(item):
+            raise ClientValidationError(
+                f"{argument}[{index}] must be a callable (request, call_next) -> response, got {item!r}",
+                argument=argument,
+                rule="a list or tuple of callables",
+                value=item,
+            )
+        if not is_async and _is_async(item):
+            raise ClientValidationError(
+                f"{argument}[{index}] ({_name(item)}) is a coroutine function, but AnimalStoreClient is sync: "
+                "give it a plain function, or use it with AsyncAnimalStoreClient",
+                argument=argument,
+                rule="sync callables for AnimalStoreClient",
+                value=item,
+            )
+    return items
+
+
+class _State:
+    """One attempt's bookkeeping for the chain: what the SDK built (kept apart: a middleware may
+    change the request object in place), and what the send raised."""
+
+    __slots__ = ("authorization", "error", "method", "origin")
+
+    def __init__(self, original: httpx.Request) -> None:
+        self.authorization = original.headers.get_list("authorization")
+        self.method = original.method
+        self.origin = _origin(original.url)
+        self.error: BaseException | None = None
+
+
+def _origin(url: httpx.URL) -> str:
+    port = "" if url.port is None else f":{url.port}"
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _checked(state: _State, request: object, middleware: object, *, called: bool) -> httpx.Request:
+    """The request a middleware passed to ``call_next``, once it keeps the rules."""
+    who = f"middleware {_name(middleware)}"
+    if called:
+        raise ClientValidationError(
+            f"{who} called call_next twice in one attempt: the client retries itself (within its retry "
+            "budget, and never repeating a request the service may have acted on); call it once",
+            argument="middleware",
+            rule="call_next at most once per attempt",
+            value=middleware,
+        )
+    if not isinstance(request, httpx.Request):
+        raise ClientValidationError(
+            f"{who} passed {type(request).__name__} to call_next, not an httpx.Request",
+            argument="middleware",
+            rule="call_next(request) with an httpx.Request",
+            value=middleware,
+        )
+    if request.headers.get_list("authorization") != state.authorization:
+        raise ClientValidationError(
+            f"{who} changed the Authorization header: the client sets it from its API key; use "
+            "client.with_options(api_key=...) for another key",
+            argument="middleware",
+            rule="the Authorization header left as the client set it",
+            value=middleware,
+        )
+    if request.method != state.method or _origin(request.url) != state.origin:
+        raise ClientValidationError(
+            f"{who} changed the request to {request.method} {_origin(request.url)}; a middleware may change "
+            "headers, the path and the query, but not the method or where the API key is sent "
+            f"({state.method} {state.origin})",
+            argument="middleware",
+            rule="the method and the origin left as the client built them",
+            value=middleware,
+        )
+    return request
+
+
+def _wrapped(exc: Exception, middleware: object, attempts: Attempts) -> MiddlewareError:
+    error = MiddlewareError(
+        f"middleware {_name(middleware)} raised {type(exc).__name__}: {exc}",
+        request=attempts.request,
+        attempts=attempts.count,
+    )
+    error.__cause__ = exc
+    return error
+
+
+def _response(result: object, middleware: object, attempts: Attempts, request: httpx.Request) -> httpx.Response:
+    """The middleware's result, once it is a response the SDK can parse."""
+    if not isinstance(result, httpx.Response):
+        raise MiddlewareError(
+            f"middleware {_name(middleware)} returned {type(result).__name__}, not an httpx.Response",
+            request=attempts.request,
+            attempts=attempts.count,
+        )
+    try:
+        result.content  # noqa: B018  # a streamed response nobody read would fail later, outside any rule
+    except httpx.ResponseNotRead:
+        raise MiddlewareError(
+            f"middleware {_name(middleware)} returned a response whose body was not read: call .read() on it",
+            request=attempts.request,
+            attempts=attempts.count,
+        ) from None
+    try:
+        result.request  # noqa: B018
+    except RuntimeError:  # a response the middleware made itself
+        result.request = request
+    return result
+
+
+def run_middleware_sync(
+    middleware: tuple[Middleware, ...],
+    request: httpx.Request,
+    send: Callable[[httpx.Request], httpx.Response],
+    attempts: Attempts,
+) -> httpx.Response:
+    """One attempt through the sync middleware, ``send`` innermost."""
+    state = _State(request)
+
+    def step(index: int, current: httpx.Request) -> httpx.Response:
+        if index == len(middleware):
+            try:
+                return send(current)
+            except BaseException as exc:
+                state.error = exc
+                raise
+        handler = middleware[index]
+
+        called = False
+
+        def call_next(given: httpx.Request, /) -> httpx.Response:
+            nonlocal called
+            given = _checked(state, given, handler, called=called)
+            called = True
+            return step(index + 1, given)
+
+        try:
+            result = handler(current, call_next)
+        except AnimalStoreError:
+            raise
+        except Exception as exc:
+            if exc is state.error:
+                raise  # the send's own failure, passed on: the retry policy decides
+            raise _wrapped(exc, handler, attempts) from exc
+        return _response(result, handler, attempts, current)
+
+    return step(0, request)
+
+
+async def run_middleware_async(
+    middleware: tuple[AsyncMiddleware, ...],
+    request: httpx.Request,
+    send: Callable[[httpx.Request], Awaitable[httpx.Response]],
+    attempts: Attempts,
+) -> httpx.Response:
+    """One attempt through the async middleware, ``send`` innermost."""
+    state = _State(request)
+
+    async def step(index: int, current: httpx.Request) -> httpx.Response:
+        if index == len(middleware):
+            try:
+                return await send(current)
+            except BaseException as exc:
+                state.error = exc
+                raise
+        handler = middleware[index]
+
+        called = False
+
+        async def call_next(given: httpx.Request, /) -> httpx.Response:
+            nonlocal called
+            given = _checked(state, given, handler, called=called)
+            called = True
+            return await step(index + 1, given)
+
+        try:
+            awaitable = handler(current, call_next)
+            if not inspect.isawaitable(awaitable):
+                raise MiddlewareError(
+                    f"middleware {_name(handler)} returned {type(awaitable).__name__}, not an awaitable: "
+                    "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))",
+                    request=attempts.request,
+                    attempts=attempts.count,
+                )
+            result = await awaitable
+        except AnimalStoreError:
+            raise
+        except Exception as exc:
+            if exc is state.error:
+                raise
+            raise _wrapped(exc, handler, attempts) from exc
+        return _response(result, handler, attempts, current)
+
+    return await step(0, request)
