@@ -21,6 +21,22 @@ from yarl import URL
 from ._sending import Timeouts, headers_from_library, response_from_library
 from ._tls import ssl_context
 
+# aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
+# (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
+# count, the middleware, the retry budget and the trace would all miss that
+# second request. The SDK's own sessions turn it off through this attribute,
+# the one aiohttp's own test client sets; no public argument does it.
+_RETRY_CONNECTION = "_retry_connection"
+_SESSION_ATTRIBUTES: frozenset[str] = getattr(aiohttp.ClientSession, "ATTRS", frozenset())
+if _RETRY_CONNECTION not in _SESSION_ATTRIBUTES:
+    from ._exceptions import AnimalStoreError
+
+    raise AnimalStoreError(
+        f"aiohttp {aiohttp.__version__} no longer has ClientSession.{_RETRY_CONNECTION}, which the SDK sets to "
+        "keep every request it sends counted: install the aiohttp release this SDK was tested with, or a newer "
+        "animalstore-client"
+    )
+
 __all__ = ["AiohttpTransport"]
 
 # Headers aiohttp writes itself from the request.
@@ -139,7 +155,9 @@ class AiohttpTransport:
         )
         # No cookie jar: a cookie the service set for one API key must never
         # go out with another key's calls (with_options shares this session).
-        return aiohttp.ClientSession(connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar())
+        session = aiohttp.ClientSession(connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar())
+        setattr(session, _RETRY_CONNECTION, False)  # every request the SDK sends is an attempt it counts
+        return session
 
     def _proxy_for(self, url: httpx.URL) -> str | None:
         if not self._owned:
