@@ -30,6 +30,7 @@ MINIMUM = [
     "sniffio==1.3.0",
     "opentelemetry-api==1.30.0",
     "opentelemetry-sdk==1.30.0",
+    "opentelemetry-instrumentation-httpx==0.51b0",
 ]
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow"]
 
