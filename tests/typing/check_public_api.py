@@ -18,12 +18,17 @@ from animalstore_client import (
     APIResponse,
     APIStatusError,
     AsyncAnimalStoreClient,
+    AsyncCallNext,
+    AsyncMiddleware,
+    CallNext,
     ClientValidationError,
     ErrorBody,
+    Middleware,
     NewPet,
     Pet,
     PetStatus,
     PetStatusLiteral,
+    RetryBudget,
 )
 from animalstore_client.testing import FakeAnimalStore, make_status_error
 
@@ -100,3 +105,26 @@ def status_literals(client: AnimalStoreClient, status: PetStatusLiteral) -> None
 async def async_status_literals(client: AsyncAnimalStoreClient) -> None:
     await client.list_pets(status="sold")
     await client.list_pets(status="sould")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def plain_middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+    return call_next(request)
+
+
+async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+    return await call_next(request)
+
+
+def middleware_and_budget() -> None:
+    sync_client = AnimalStoreClient(middleware=[plain_middleware], retry_budget=RetryBudget(percent=0.1))
+    async_client = AsyncAnimalStoreClient(middleware=[async_middleware], retry_budget=None)
+    assert_type(sync_client.retry_budget, RetryBudget | None)
+    assert_type(async_client.with_options(middleware=[]), AsyncAnimalStoreClient)
+    sync_list: list[Middleware] = [plain_middleware]
+    async_list: list[AsyncMiddleware] = [async_middleware]
+    AnimalStoreClient(middleware=sync_list)
+    AsyncAnimalStoreClient(middleware=async_list)
+    # Each client's kind of middleware only: the other is a type error before it is a runtime one.
+    AnimalStoreClient(middleware=[async_middleware])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(middleware=[plain_middleware])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(retry_budget=0.2)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
