@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -142,7 +143,9 @@ class Telemetry:
 
     __slots__ = ("_instruments", "_lock", "_meter_provider", "_tracer", "_tracer_provider")
 
-    def __init__(self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None):
+    def __init__(
+        self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
+    ) -> None:
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._lock = threading.Lock()
@@ -176,8 +179,6 @@ class Telemetry:
     def _instruments_for_call(self) -> _Instruments | None:
         provider = self._meter_provider
         if provider is None:
-            import sys
-
             if "opentelemetry.metrics" not in sys.modules:
                 return None  # nobody imported the metrics API: no provider can be set
             from opentelemetry import metrics
