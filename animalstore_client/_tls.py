@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import threading
 from typing import Union, cast
 
 from ._exceptions import ClientValidationError
@@ -70,10 +71,7 @@ def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
     if isinstance(verify, ssl.SSLContext):
         return verify
     if verify is False:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
+        return _trusting(None, None, check=False)
     cafile: str | None = None
     capath: str | None = None
     source = "verify"
@@ -92,7 +90,7 @@ def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
     else:
         cafile = verify
     try:
-        return ssl.create_default_context(cafile=cafile, capath=capath)
+        return _trusting(cafile, capath)
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: not PEM, no certificate in it, missing
         argument = "verify" if source in ("verify", "certifi's bundle") else source
         raise ClientValidationError(
@@ -102,6 +100,42 @@ def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
             rule="a readable CA bundle file or directory",
             value=cafile or capath,
         ) from None
+
+
+_contexts: dict[tuple[object, ...], ssl.SSLContext] = {}
+_contexts_lock = threading.Lock()
+
+
+def _signature(path: str | None) -> tuple[object, ...]:
+    if path is None:
+        return ()
+    try:
+        found = os.stat(path)
+    except OSError:
+        return (path,)  # loading it fails below, with the error to show
+    return (path, found.st_mtime_ns, found.st_size, found.st_ino)
+
+
+def _trusting(cafile: str | None, capath: str | None, *, check: bool = True) -> ssl.SSLContext:
+    """A context trusting these CAs, made once per process for each bundle as it is on disk.
+
+    Loading certifi's bundle takes ~16 ms, nine tenths of making a client;
+    clients (and clients loaded from a pickle in a worker) trusting the same
+    bundle share one context, which OpenSSL allows across threads. A bundle
+    changed on disk (its size, time or inode) gets a new context.
+    """
+    key = (check, *_signature(cafile), None, *_signature(capath))
+    context = _contexts.get(key)
+    if context is None:
+        with _contexts_lock:
+            context = _contexts.get(key)
+            if context is None:
+                context = ssl.create_default_context(cafile=cafile, capath=capath)
+                if not check:
+                    context.check_hostname = False
+                    context.verify_mode = ssl.CERT_NONE
+                _contexts[key] = context
+    return context
 
 
 _MAX_CHAIN = 16

@@ -397,3 +397,18 @@ def test_the_proxy_is_chosen_per_request_url(make_client: ClientFactory, monkeyp
         assert [pet.name for pet in direct.list_pets()] == ["direct"]
     assert [request.target for request in proxy.received] == [f"http://localhost:{target.port}/v1/pets"]
     assert [request.target for request in target.received] == ["/v1/pets"]
+
+
+def test_clients_trusting_the_same_bundle_share_one_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundle is loaded once per process (clients are cheap to make); a changed file or variable gets its own."""
+    first = AnimalStoreClient(API_KEY)
+    assert AnimalStoreClient(API_KEY)._ssl_context is first._ssl_context  # pyright: ignore[reportPrivateUsage]
+    bundle = tmp_path / "ca.pem"
+    shutil.copy(ca_file(), bundle)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    ours = AnimalStoreClient(API_KEY)._ssl_context  # pyright: ignore[reportPrivateUsage]
+    assert ours is not first._ssl_context  # pyright: ignore[reportPrivateUsage]
+    assert AnimalStoreClient(API_KEY, verify=str(bundle))._ssl_context is ours  # pyright: ignore[reportPrivateUsage]
+    bundle.write_bytes(bundle.read_bytes() + stranger().cert_pem.bytes())
+    assert AnimalStoreClient(API_KEY)._ssl_context is not ours  # pyright: ignore[reportPrivateUsage]
