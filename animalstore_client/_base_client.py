@@ -531,6 +531,61 @@ class _BaseClient:
         """Whether this client was closed (or shares a pool that was)."""
         return self._closed or bool(self._pool.transport.is_closed)
 
+    def __copy__(self) -> Self:
+        # A shallow copy shares the pool (what with_options builds on); pickling and
+        # deepcopy go through __reduce__ and make a client with a pool of its own.
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the client's settings: loaded, in any process, it is an equivalent client with a new pool.
+
+        The settings include the API key: the loaded client must act with
+        it. What cannot cross a process is refused with the reason and what
+        to do instead.
+        """
+        name = type(self).__name__
+        if self._wiring is not None:
+            raise AnimalStoreError(
+                f"This {name} is bound to an in-memory FakeAnimalStore, which stays in this process: to ship a "
+                "client to other processes, serve the store (with store.serve() as url: ...) and pickle "
+                f"{name}(store.api_key, base_url=url)."
+            )
+        if not self._pool.owned:
+            raise AnimalStoreError(
+                f"This {name} sends through your http_client, whose connections belong to this process: "
+                f"pickle a {name} made without http_client (it opens its own pool where it is loaded), or make "
+                "the client and its http client in the process that uses them."
+            )
+        if self.is_closed:
+            raise AnimalStoreError(f"This {name} is closed; pickle an open client.")
+        if isinstance(self._verify, ssl.SSLContext):
+            raise AnimalStoreError(
+                f"This {name} was given verify=<ssl.SSLContext>, which cannot be pickled: give verify the path "
+                "of the CA bundle instead (verify='/path/to/ca.pem'), which the loaded client loads again."
+            )
+        if self._telemetry is not None:
+            raise AnimalStoreError(
+                f"This {name} was given a tracer_provider or meter_provider, which hold locks and threads of "
+                "this process: pickle client.with_options(tracer_provider=None, meter_provider=None), whose "
+                "loaded copy uses the global providers the worker sets up."
+            )
+        settings: dict[str, object] = {
+            "api_key": self._api_key,
+            "base_url": self._base_url,
+            "timeout": self._timeout,
+            "max_retries": self._max_retries,
+            "default_headers": self._default_headers,
+            "total_timeout": self._total_timeout,
+            "max_response_bytes": self._max_response_bytes,
+            "backend": getattr(self, "_backend", None),
+            "verify": self._verify,
+            "middleware": list(self._middleware),
+            "retry_budget": self._retry_budget,
+        }
+        return (_load_client, (type(self), settings))
+
     def __repr__(self) -> str:
         # The key is deliberately absent: reprs end up in logs and tracebacks.
         return f"{type(self).__name__}(base_url={self._base_url!r}, max_retries={self._max_retries})"
@@ -583,6 +638,11 @@ class _BaseClient:
         pool.transport = self._new_transport()
         pool.pid = _process.pid
         pool.loop = None
+
+
+def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
+    """A client pickled by `_BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
+    return cls(settings.pop("api_key"), **settings)
 
 
 def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
