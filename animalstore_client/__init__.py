@@ -10,6 +10,7 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 """
 
 from . import _public
+from ._backends import AsyncBackendName, BackendName
 from ._base_client import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
@@ -60,9 +61,11 @@ __all__ = [
     "AnimalStoreClient",
     "AnimalStoreError",
     "AsyncAnimalStoreClient",
+    "AsyncBackendName",
     "AsyncCallNext",
     "AsyncMiddleware",
     "AuthenticationError",
+    "BackendName",
     "BadRequestError",
     "CallNext",
     "ClientValidationError",

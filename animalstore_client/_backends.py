@@ -33,9 +33,9 @@ __all__ = [
 ]
 
 AsyncBackendName = Literal["httpx", "aiohttp"]
-"""The libraries `AsyncAnimalStoreClient` can send through."""
+"""The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type."""
 BackendName = Literal["httpx", "urllib3"]
-"""The libraries `AnimalStoreClient` can send through."""
+"""The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type."""
 
 # The one class of each library a caller may pass as http_client.
 _CLIENT_CLASSES = {"aiohttp": "ClientSession", "urllib3": "PoolManager"}

@@ -221,15 +221,24 @@ class Wiring:
     """What the testing kit gives a client in place of the network: the client's one hook for it.
 
     ``new_transport`` makes the in-process transport (again after a fork or
-    in a new event loop); ``sleep`` takes the backoff delays instead of
+    in a new event loop), or is ``None`` for a client that keeps its own
+    pool over a real socket; ``sleep`` takes the backoff delays instead of
     sleeping (a coroutine function for the async client); ``clock`` is the
-    time the retry budget counts in; jitter is zero, so the delays are the
-    policy's exact values.
+    time the retry budget counts in; ``on_close`` runs once the client that
+    owns the pool is closed (the kit stops a server it started for it);
+    jitter is zero, so the delays are the policy's exact values.
     """
 
-    new_transport: Callable[[], Any]
+    new_transport: Callable[[], Any] | None
     sleep: Callable[[float], Any]
     clock: Callable[[], float] = field(default=time.monotonic)
+    on_close: Callable[[], None] | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the client talks to the store in this process, with no socket."""
+        return self.new_transport is not None
+
     """The clock the retry budget reads: the store's, which its sleeps advance."""
 
 
@@ -546,7 +555,7 @@ class _BaseClient:
         to do instead.
         """
         name = type(self).__name__
-        if self._wiring is not None:
+        if self._wiring is not None and self._wiring.in_memory:
             raise AnimalStoreError(
                 f"This {name} is bound to an in-memory FakeAnimalStore, which stays in this process: to ship a "
                 "client to other processes, serve the store (with store.serve() as url: ...) and pickle "
@@ -606,8 +615,15 @@ class _BaseClient:
         """
         self._wiring = wiring
         self._clock = wiring.clock
-        self._owns_pool = True
-        self._pool.owned = True
+        if wiring.in_memory:
+            self._owns_pool = True
+            self._pool.owned = True
+
+    def _closed_by_owner(self) -> None:
+        """After the pool's owner closed it: whatever the kit set up for this client goes too."""
+        wiring = self._wiring
+        if wiring is not None and wiring.on_close is not None and self._owns_pool:
+            wiring.on_close()
 
     def _jitter_source(self) -> Callable[[], float]:
         return self._jitter if self._wiring is None else _no_jitter

@@ -143,7 +143,7 @@ class AsyncAnimalStoreClient(IOAsync):
         self._config = self._request_config()
 
     def _new_transport(self) -> AsyncTransport:
-        if self._wiring is not None:
+        if self._wiring is not None and self._wiring.new_transport is not None:
             return self._wiring.new_transport()  # type: ignore[no-any-return]
         return new_transport_async(self._backend, None, verify=self._ssl_context or True)
 
@@ -373,7 +373,10 @@ class AsyncAnimalStoreClient(IOAsync):
     async def aclose(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
-            await self._transport().aclose()
+            try:
+                await self._transport().aclose()
+            finally:
+                self._closed_by_owner()
         self._closed = True
 
     async def __aenter__(self) -> Self:

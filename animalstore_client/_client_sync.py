@@ -141,7 +141,7 @@ class AnimalStoreClient(IOSync):
         self._config = self._request_config()
 
     def _new_transport(self) -> Transport:
-        if self._wiring is not None:
+        if self._wiring is not None and self._wiring.new_transport is not None:
             return self._wiring.new_transport()  # type: ignore[no-any-return]
         return new_transport_sync(self._backend, None, verify=self._ssl_context or True)
 
@@ -371,7 +371,10 @@ class AnimalStoreClient(IOSync):
     def close(self) -> None:
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
-            self._transport().close()
+            try:
+                self._transport().close()
+            finally:
+                self._closed_by_owner()
         self._closed = True
 
     def __enter__(self) -> Self:

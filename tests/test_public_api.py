@@ -61,6 +61,8 @@ EXPECTED = {
     "AsyncCallNext",
     "MiddlewareError",
     "RetryBudget",
+    "BackendName",
+    "AsyncBackendName",
     "__version__",
 }
 

@@ -12,11 +12,12 @@ import json
 import re
 import threading
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Generator, Iterable, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import parse_qs
 
 import httpx
@@ -49,7 +50,26 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from .._backends import AsyncBackendName, BackendName
     from .._middleware import AsyncMiddleware, Middleware
+
+ClientT = TypeVar("ClientT", AnimalStoreClient, AsyncAnimalStoreClient)
+
+
+def _over_socket(backend: object, in_process: str, over_socket: str, method: str) -> bool:
+    """Whether a kit client on ``backend`` needs a real socket; a name neither library has is refused."""
+    if backend is None or backend == in_process:
+        return False
+    if backend == over_socket:
+        return True
+    raise ClientValidationError(
+        f"backend for store.{method}() must be {in_process!r} (in-process, the default) or {over_socket!r} "
+        f"(over a loopback server the store starts), got {backend!r}",
+        argument="backend",
+        rule=f"{in_process!r} or {over_socket!r}",
+        value=backend,
+    )
+
 
 __all__ = [
     "FAKE_BASE_URL",
@@ -290,36 +310,49 @@ class FakeAnimalStore:
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
+        backend: BackendName | None = None,
     ) -> AnimalStoreClient:
-        """An `AnimalStoreClient` wired to this store in-process (no sockets).
+        """An `AnimalStoreClient` wired to this store: in-process (no sockets), or on the library ``backend`` names.
 
         The options are the client constructor's, with the same defaults;
         ``api_key`` defaults to the store's first key (pass another to test a
         wrong one). ``base_url`` and ``http_client`` are the kit's to set, and
-        ``environment`` and ``backend`` choose where and how to connect, so
-        none of the four is taken. Retries do not sleep: the delays go to
-        `retry_delays` and move the store's `clock`, which the retry budget
-        counts in. The client owns its in-process transport: closing it
-        closes that, and a forked child gets a fresh one.
+        ``environment`` chooses where to connect, so none of the three is
+        taken. Retries do not sleep: the delays go to `retry_delays` and move
+        the store's `clock`, which the retry budget counts in.
+
+        ``backend`` left out or ``"httpx"``: the client talks to the store
+        in-process; it owns that transport (closing the client closes it, and
+        a forked child gets a fresh one). ``backend="urllib3"``: the library
+        needs a real socket, so the store serves itself on 127.0.0.1 for this
+        client and stops when the client is closed (or collected).
         """
         import httpx
 
         from .._transport_sync import HttpxTransport
         from ._transport import FakeTransport
 
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "default_headers": default_headers,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "middleware": middleware,
+            "retry_budget": retry_budget,
+            "tracer_provider": tracer_provider,
+            "meter_provider": meter_provider,
+        }
+        key = self.api_key if api_key is None else api_key
+        if _over_socket(backend, "httpx", "urllib3", "client"):
+            server = ExitStack()
+            url = server.enter_context(self.serve())
+            client = AnimalStoreClient(key, base_url=url, backend=backend, **options)
+            weakref.finalize(client, server.close)  # a client never closed still stops its server
+            client._wire(Wiring(None, self._slept, self.clock, server.close))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+            return client
         client = AnimalStoreClient(
-            self.api_key if api_key is None else api_key,
-            base_url=FAKE_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            total_timeout=total_timeout,
-            max_response_bytes=max_response_bytes,
-            middleware=middleware,
-            retry_budget=retry_budget,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            http_client=httpx.Client(transport=FakeTransport(self)),
+            key, base_url=FAKE_BASE_URL, http_client=httpx.Client(transport=FakeTransport(self)), **options
         )
         wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(self))), self._slept, self.clock)
         client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
@@ -338,13 +371,15 @@ class FakeAnimalStore:
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
+        backend: AsyncBackendName | None = None,
     ) -> AsyncAnimalStoreClient:
-        """An `AsyncAnimalStoreClient` wired to this store in-process (no sockets); options as for `client`.
+        """An `AsyncAnimalStoreClient` wired to this store; options and ``backend`` as for `client`.
 
-        Like a client with an SDK-owned pool, it works from any event loop:
-        the first call in a new loop starts a fresh in-process transport
-        there, so a client made once (a module-scoped fixture) serves tests
-        that each run their own loop.
+        ``backend="aiohttp"`` serves the store on 127.0.0.1 for the client,
+        as ``"urllib3"`` does for `client`. Like a client with an SDK-owned
+        pool, it works from any event loop: the first call in a new loop
+        starts a fresh transport there, so a client made once (a
+        module-scoped fixture) serves tests that each run their own loop.
         """
         import httpx
 
@@ -354,24 +389,62 @@ class FakeAnimalStore:
         async def slept(seconds: float) -> None:
             self._slept(seconds)
 
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "default_headers": default_headers,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "middleware": middleware,
+            "retry_budget": retry_budget,
+            "tracer_provider": tracer_provider,
+            "meter_provider": meter_provider,
+        }
+        key = self.api_key if api_key is None else api_key
+        if _over_socket(backend, "httpx", "aiohttp", "async_client"):
+            server = ExitStack()
+            url = server.enter_context(self.serve())
+            client = AsyncAnimalStoreClient(key, base_url=url, backend=backend, **options)
+            weakref.finalize(client, server.close)
+            client._wire(Wiring(None, slept, self.clock, server.close))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+            return client
         client = AsyncAnimalStoreClient(
-            self.api_key if api_key is None else api_key,
-            base_url=FAKE_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            total_timeout=total_timeout,
-            max_response_bytes=max_response_bytes,
-            middleware=middleware,
-            retry_budget=retry_budget,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)),
+            key, base_url=FAKE_BASE_URL, http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)), **options
         )
         wiring = Wiring(
             lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept, self.clock
         )
         client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
+        return client
+
+    def adopt(self, client: ClientT) -> ClientT:
+        """Make a client you built over `serve` behave as the kit's own; returns it.
+
+        Its retries no longer sleep: the delays go to `retry_delays` and move
+        the store's `clock`, which its retry budget then counts in, and it
+        uses no jitter, so a fault-injection test on any backend takes
+        milliseconds. Its `with_options` copies share this.
+
+        ```python
+        with store.serve() as url:
+            client = store.adopt(AnimalStoreClient(store.api_key, base_url=url, backend="urllib3"))
+        ```
+        """
+        if isinstance(client, AsyncAnimalStoreClient):
+
+            async def slept(seconds: float) -> None:
+                self._slept(seconds)
+
+            client._wire(Wiring(None, slept, self.clock))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+        elif isinstance(cast(object, client), AnimalStoreClient):
+            client._wire(Wiring(None, self._slept, self.clock))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+        else:
+            raise ClientValidationError(
+                f"client must be an AnimalStoreClient or an AsyncAnimalStoreClient, got {type(client).__name__}",
+                argument="client",
+                rule="an AnimalStoreClient or AsyncAnimalStoreClient",
+                value=client,
+            )
         return client
 
     @contextmanager

@@ -1,0 +1,124 @@
+"""Kit clients on every library: instant retries and the store's clock, over a loopback server the store runs."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from animalstore_client import (
+    AnimalStoreClient,
+    AsyncAnimalStoreClient,
+    ClientValidationError,
+    InternalServerError,
+    RetryBudget,
+)
+from animalstore_client.testing import FakeAnimalStore
+
+from .conftest import API_KEY
+
+
+def _threads_settle(expected: int) -> int:
+    deadline = time.monotonic() + 5
+    while threading.active_count() > expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return threading.active_count()
+
+
+@pytest.mark.parametrize("backend", [None, "httpx", "urllib3"])
+def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
+    """store.client(backend=...): two 503s are retried without sleeping, the delays recorded, on each library."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next(503, times=2)
+    started = time.monotonic()
+    with store.client(backend=backend) as client:
+        assert client.backend == (backend or "httpx")
+        response = client.with_raw_response.create_pet(name="Rex", category_id=1)
+    assert time.monotonic() - started < 1.0  # 1.5 s of backoff, not slept
+    assert response.attempts == 3
+    assert store.retry_delays == [0.5, 1.0]
+    assert store.clock() == 1.5
+    assert [pet.name for pet in store.pets] == ["Rex"]
+
+
+@pytest.mark.parametrize("backend", [None, "httpx", "aiohttp"])
+def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
+    """store.async_client(backend=...): the same, for the async client and its libraries."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next(503, retry_after=30)
+
+    async def main() -> int:
+        async with store.async_client(backend=backend) as client:
+            assert client.backend == (backend or "httpx")
+            return (await client.with_raw_response.list_pets()).attempts
+
+    assert asyncio.run(main()) == 2
+    assert store.retry_delays == [30.0]
+
+
+def test_the_store_serves_a_socket_client_until_it_is_closed() -> None:
+    """The loopback server a urllib3 kit client needs stops when the client closes, or when it is collected."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    before = threading.active_count()
+    client = store.client(backend="urllib3")
+    copy = client.with_options(max_retries=0)
+    assert client.list_pets() == []
+    copy.close()  # a copy does not own the pool: the server stays
+    assert client.list_pets() == []
+    client.close()
+    assert _threads_settle(before) == before
+    forgotten = store.client(backend="urllib3")
+    forgotten.list_pets()
+    del forgotten
+    gc.collect()
+    assert _threads_settle(before) == before
+
+
+def test_a_budget_test_runs_at_once_on_urllib3() -> None:
+    """The kit's clock works for budgets over a socket too: Retry-After 0 keeps it still, advance() refills."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next(503, times=50, retry_after=0)
+    with store.client(backend="urllib3", retry_budget=RetryBudget(percent=0, min_per_second=0.1)) as client:
+        counts = []
+        for _ in range(3):
+            with pytest.raises(InternalServerError) as caught:
+                client.list_pets()
+            counts.append(caught.value.attempts)
+        store.advance(10)
+        with pytest.raises(InternalServerError) as caught:
+            client.list_pets()
+        counts.append(caught.value.attempts)
+    assert counts == [2, 1, 1, 2]
+
+
+@pytest.mark.parametrize(("method", "backend"), [("client", "aiohttp"), ("async_client", "urllib3"), ("client", "x")])
+def test_a_library_the_client_cannot_use_is_refused(method: str, backend: str) -> None:
+    """store.client takes httpx or urllib3, store.async_client httpx or aiohttp: the error names both."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    with pytest.raises(ClientValidationError, match="backend for store") as caught:
+        getattr(store, method)(backend=backend)
+    assert caught.value.argument == "backend"
+
+
+def test_a_client_you_built_over_serve_can_be_adopted() -> None:
+    """store.adopt(client): your own client on any library retries without sleeping, in the store's clock."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    with store.serve() as url:
+        client = store.adopt(AnimalStoreClient(API_KEY, base_url=url, backend="urllib3"))
+        store.fail_next(503)
+        assert client.with_options(max_retries=1).with_raw_response.list_pets().attempts == 2
+        client.close()
+
+        async def main() -> int:
+            async with store.adopt(AsyncAnimalStoreClient(API_KEY, base_url=url, backend="aiohttp")) as aclient:
+                store.fail_next(429, retry_after=5)
+                return (await aclient.with_raw_response.list_pets()).attempts
+
+        assert asyncio.run(main()) == 2
+    assert store.retry_delays == [0.5, 5.0]
+    with pytest.raises(ClientValidationError, match="client must be"):
+        store.adopt("client")  # type: ignore[type-var]  # pyright: ignore[reportArgumentType]
