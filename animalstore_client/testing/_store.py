@@ -426,8 +426,15 @@ class FakeAnimalStore:
         milliseconds. Its `with_options` copies share this.
 
         ```python
+        from animalstore_client import AnimalStoreClient
+        from animalstore_client.testing import FakeAnimalStore
+
+        store = FakeAnimalStore()
         with store.serve() as url:
             client = store.adopt(AnimalStoreClient(store.api_key, base_url=url, backend="urllib3"))
+            store.fail_next(503)
+            assert client.with_raw_response.list_pets().attempts == 2  # at once: the 0.5 s went to retry_delays
+            client.close()
         ```
         """
         if isinstance(client, AsyncAnimalStoreClient):
