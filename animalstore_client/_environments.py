@@ -65,8 +65,10 @@ def parse_environment(value: object, *, argument: str) -> Environment:
             return Environment(value)
         except ValueError:
             pass
+    # A variable holds text: an Environment member is only something an argument can be.
+    choices = _ALLOWED if argument == ENVIRONMENT_VARIABLE else f"{_ALLOWED} or an Environment member"
     raise ClientValidationError(
-        f"{argument} must be one of {_ALLOWED} or an Environment member, got {show(value)}",
+        f"{argument} must be one of {choices}, got {show(value)}",
         argument=argument,
         rule=f"one of {_ALLOWED}",
         value=value,

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+import warnings
 from collections.abc import Mapping
-
-from ._exceptions import ClientValidationError
 
 LOG_VARIABLE = "ANIMALSTORE_LOG"
 logger = logging.getLogger("animalstore_client")
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+_warned: set[str] = set()
+_lock = threading.Lock()
 
 
 class _EnvHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -24,18 +26,24 @@ class _EnvHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def configure_from_env(env: Mapping[str, str]) -> None:
-    """Add a stderr handler at the level ``ANIMALSTORE_LOG`` names, once."""
+    """Add a stderr handler at the level ``ANIMALSTORE_LOG`` names, once; warn once about any other value."""
     value = env.get(LOG_VARIABLE, "").strip().lower()
     if not value:
         return
     level = _LEVELS.get(value)
     if level is None:
-        raise ClientValidationError(
-            f"{LOG_VARIABLE} must be 'debug' or 'info' (or unset), got {value!r}",
-            argument=LOG_VARIABLE,
-            rule="'debug' or 'info'",
-            value=value,
+        # An observability setting must not take an application down at start-up:
+        # a typo is reported once per value and otherwise ignored.
+        with _lock:
+            if value in _warned:
+                return
+            _warned.add(value)
+        warnings.warn(
+            f"{LOG_VARIABLE} must be 'debug' or 'info' (or unset), got {value!r}: ignored, no handler added",
+            UserWarning,
+            stacklevel=4,
         )
+        return
     logger.setLevel(level)
     if not any(isinstance(handler, _EnvHandler) for handler in logger.handlers):
         handler = _EnvHandler(sys.stderr)

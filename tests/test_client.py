@@ -537,6 +537,8 @@ def test_bad_environment_or_base_url_is_refused(
     assert info.value.argument == argument
     if argument.lower().endswith("environment"):
         assert "'production', 'staging'" in str(info.value)
+    # A variable holds text: only the argument can also be an Environment member.
+    assert ("Environment member" in str(info.value)) == (argument == "environment")
 
 
 @pytest.mark.parametrize(

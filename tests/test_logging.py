@@ -7,12 +7,11 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
-from animalstore_client import (
-    ClientValidationError,
-)
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
 
 from .conftest import ClientFactory
 from .servers import LoopbackServer, respond
@@ -62,8 +61,19 @@ def test_animalstore_log_turns_on_stderr_logging() -> None:
     assert "sk-env-secret" not in out.stderr
 
 
-def test_bad_animalstore_log_is_refused(make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An unknown ANIMALSTORE_LOG value raises ClientValidationError naming the variable."""
-    monkeypatch.setenv("ANIMALSTORE_LOG", "verbose")
-    with pytest.raises(ClientValidationError, match="ANIMALSTORE_LOG must be 'debug' or 'info'"):
-        make_client()
+@pytest.mark.parametrize("client_class", [AnimalStoreClient, AsyncAnimalStoreClient])
+def test_a_bad_animalstore_log_warns_once_and_is_ignored(
+    client_class: type[AnimalStoreClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in ANIMALSTORE_LOG never stops a client being made: one warning naming the variable, no handler."""
+    value = f"verbse-{client_class.__name__}"
+    monkeypatch.setenv("ANIMALSTORE_LOG", value)
+    with pytest.warns(
+        UserWarning, match=f"ANIMALSTORE_LOG must be 'debug' or 'info'.*'{value.lower()}': ignored"
+    ) as caught:
+        client_class("test-key")
+    assert caught[0].filename == __file__  # pointed at the line that made the client
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        client_class("test-key")  # the same value again: no second warning
+    assert not [h for h in logging.getLogger("animalstore_client").handlers if type(h).__name__ == "_EnvHandler"]
