@@ -322,8 +322,9 @@ class AsyncAnimalStoreClient(IOAsync):
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
-        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
-        "id: it lists at most 100 pets; see docs/migration.md.",
+        " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
+        "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
+        " help(AnimalStoreClient.get_pet) lists the recipes.",
         category=None,
     )
     @warns_deprecated
@@ -336,8 +337,19 @@ class AsyncAnimalStoreClient(IOAsync):
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``).
 
-        Deprecated: the service removes this operation on 2030-12-05. Use
-        `list_pets` with ``status=`` instead.
+        Deprecated: the service removes this operation on 2030-12-05. The
+        replacement it names, `list_pets` with ``status=``, is not a lookup
+        by id: there is no id filter, and a page holds at most 100 pets
+        (lowest ids first). Instead of ``get_pet(pet_id)``:
+
+        - status known: take the pet with that id from
+          ``list_pets(status=..., limit=100)``; found only among the first
+          100 pets with that status;
+        - status unknown: the same without ``status``; found only among the
+          first 100 pets of the store;
+        - a pet you just created: keep the `Pet` that `create_pet` returned;
+        - after an ambiguous `create_pet` failure: list and match name and
+          category; "not found" does not prove it was not stored.
         """
         request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
         return await self._call("get_pet", request, parse_get_pet)
@@ -440,8 +452,9 @@ class AsyncAnimalStoreClientWithRawResponse:
     @deprecated(
         # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
-        " on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an "
-        "id: it lists at most 100 pets; see docs/migration.md.",
+        " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
+        "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
+        " help(AnimalStoreClient.get_pet) lists the recipes.",
         category=None,
     )
     @warns_deprecated

@@ -17,8 +17,9 @@ __all__ = ["GET_PET_DEPRECATION", "warns_deprecated"]
 
 GET_PET_DEPRECATION = (
     "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
-    "on 2030-12-05. list_pets(status=...) is the replacement but cannot look up an id: "
-    "it lists at most 100 pets; see docs/migration.md."
+    "on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id (only the "
+    "first 100 pets can be seen), or keep the Pet that create_pet returned; "
+    "help(AnimalStoreClient.get_pet) lists the recipes."
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
