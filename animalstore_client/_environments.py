@@ -52,6 +52,18 @@ _BASE_URLS: dict[Environment, str] = {
     Environment.PRODUCTION: "https://api.animalstore.example/v1",
     Environment.STAGING: "https://staging.api.animalstore.example/v1",
 }
+PLACEHOLDER_HOSTS = frozenset({"api.animalstore.example", "staging.api.animalstore.example"})
+"""The built-in hosts: on the reserved ``.example`` domain, so no name server knows them."""
+
+
+def placeholder_note(host: str) -> str | None:
+    """What to say when a call to a built-in placeholder host could not connect; ``None`` for any other host."""
+    if host not in PLACEHOLDER_HOSTS:
+        return None
+    return (
+        f"{host} is a placeholder (the service has not published its host names): set {BASE_URL_VARIABLE} "
+        "or base_url= to your deployment's URL, e.g. https://animals.internal.example/v1"
+    )
 
 _ALLOWED = ", ".join(repr(e.value) for e in Environment)
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
+from ._environments import placeholder_note
 from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
@@ -110,6 +111,9 @@ def connection_error(
     after = f" after {attempts} attempts" if attempts > 1 else ""
     where = f"{request.method} {request.url}"
     note = f"; {BUDGET_NOTE}" if budget_refused else ""
+    placeholder = placeholder_note(request.url.host) if isinstance(exc, httpx.ConnectError) else None
+    if placeholder is not None:
+        note += f". {placeholder}"
     if isinstance(exc, httpx.TimeoutException):
         return APITimeoutError(f"Request timed out: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
     return APIConnectionError(f"Connection error: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
@@ -290,6 +294,8 @@ class Attempts:
         delay = delay_after_error(
             request.method, exc, retries_done=self.retries, max_retries=self._max_retries, jitter=self._jitter()
         )
+        if isinstance(exc, httpx.ConnectError) and placeholder_note(request.url.host) is not None:
+            delay = None  # a name no server will ever know: another attempt fails the same way
         if delay is None or not self._time_for(delay):
             raise connection_error(exc, request, self.count) from exc
         reason = error_type(exc)

@@ -124,7 +124,8 @@ def test_get_pet_warns_at_the_callers_line(router: respx.MockRouter) -> None:
     [warning] = caught
     assert warning.category is DeprecationWarning
     assert "2030-12-05" in str(warning.message)
-    assert "list_pets(status=...)" in str(warning.message)
+    assert "list_pets(status=..., limit=100)" in str(warning.message)
+    assert "help(AnimalStoreClient.get_pet)" in str(warning.message)
     assert warning.filename == __file__
 
 

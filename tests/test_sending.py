@@ -12,7 +12,8 @@ import pytest
 from animalstore_client import APIConnectionError, APITimeoutError
 from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader
 
-URL = "https://api.animalstore.example/v1/pets"
+# Not a built-in placeholder host: a failure to connect to one of those is never retried.
+URL = "https://animals.internal.test/v1/pets"
 TIMEOUTS = {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0}
 
 
@@ -308,3 +309,14 @@ def test_elapsed_time_in_the_log_comes_from_the_clock(caplog: pytest.LogCaptureF
     with caplog.at_level(logging.DEBUG, logger="animalstore_client"):
         attempts.after_response(_response(attempts.request, 200))
     assert "in 12.5 ms" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.animalstore.example/v1/pets", "https://staging.api.animalstore.example/v1/pets"]
+)
+def test_a_placeholder_host_fails_at_once_saying_what_to_set(url: str) -> None:
+    """The built-in hosts are placeholders: a failure to reach one is not retried and names ANIMALSTORE_BASE_URL."""
+    attempts = Attempts(httpx.Request("GET", url), max_retries=2, jitter=lambda: 0.0)
+    with pytest.raises(APIConnectionError, match=r"is a placeholder.*set ANIMALSTORE_BASE_URL or base_url=") as info:
+        attempts.after_error(httpx.ConnectError("[Errno -2] Name or service not known"))
+    assert info.value.attempts == 1
