@@ -65,6 +65,7 @@ def placeholder_note(host: str) -> str | None:
         "or base_url= to your deployment's URL, e.g. https://animals.internal.example/v1"
     )
 
+
 _ALLOWED = ", ".join(repr(e.value) for e in Environment)
 
 

@@ -122,3 +122,32 @@ def test_a_client_you_built_over_serve_can_be_adopted() -> None:
     assert store.retry_delays == [0.5, 5.0]
     with pytest.raises(ClientValidationError, match="client must be"):
         store.adopt("client")  # type: ignore[type-var]  # pyright: ignore[reportArgumentType]
+
+
+def test_a_fault_can_be_kept_for_one_method() -> None:
+    """method= makes a fault wait for a request with that method; others pass it by, in order."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next(503, method="get")
+    store.fail_next_connection("reset", method="GET")
+    with store.client(max_retries=0) as client:
+        created = client.create_pet(name="Rex", category_id=1)  # passes both faults by
+        with pytest.raises(InternalServerError):
+            client.list_pets()
+        with pytest.raises(Exception, match="Connection error"):
+            client.list_pets()
+        assert client.list_pets() == [created]
+    with pytest.raises(ClientValidationError, match="method must be an HTTP method") as caught:
+        store.fail_next(503, method="FETCH")
+    assert caught.value.argument == "method"
+
+
+def test_resets_kept_for_reads_never_cost_a_create() -> None:
+    """Over a socket, resets on GETs only: the SDK retries the reads, and every create lands exactly once."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next_connection("reset", times=5, method="GET")
+    store.fail_next(503, times=5, method="POST")
+    with store.client(backend="urllib3", max_retries=5) as client:
+        for index in range(10):
+            client.create_pet(name=f"pet-{index}", category_id=1)
+            client.list_pets(limit=1)
+    assert sorted(pet.name for pet in store.pets) == sorted(f"pet-{index}" for index in range(10))

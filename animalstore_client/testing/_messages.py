@@ -83,6 +83,8 @@ class Fault:
     body: object
     connection: str | None = None
     """A `ConnectionFaultKind`, or None for a status fault."""
+    method: str | None = None
+    """Only requests with this method (upper case) take the fault; None for any."""
 
 
 class BadRequest(Exception):

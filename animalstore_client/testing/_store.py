@@ -56,6 +56,22 @@ if TYPE_CHECKING:
 ClientT = TypeVar("ClientT", AnimalStoreClient, AsyncAnimalStoreClient)
 
 
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _check_method(method: object) -> str | None:
+    if method is None:
+        return None
+    if isinstance(method, str) and method.upper() in _METHODS:
+        return method.upper()
+    raise ClientValidationError(
+        f"method must be an HTTP method such as 'GET' or 'POST', or None for any, got {method!r}",
+        argument="method",
+        rule="GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, or None",
+        value=method,
+    )
+
+
 def _over_socket(backend: object, in_process: str, over_socket: str, method: str) -> bool:
     """Whether a kit client on ``backend`` needs a real socket; a name neither library has is refused."""
     if backend is None or backend == in_process:
@@ -175,14 +191,22 @@ class FakeAnimalStore:
             return list(self._requests)
 
     def fail_next(
-        self, status: int, *, times: int = 1, retry_after: float | str | None = None, body: object = None
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        retry_after: float | str | None = None,
+        body: object = None,
+        method: str | None = None,
     ) -> None:
         """Answer the next ``times`` requests with ``status`` instead of serving them.
 
         ``retry_after`` sets a ``Retry-After`` header (seconds or an HTTP-date).
         ``body`` replaces the Error body: a ``str`` or ``bytes`` is sent as
-        ``text/html`` (a proxy's page), anything else as JSON. Faults queue
-        up in the order they were added.
+        ``text/html`` (a proxy's page), anything else as JSON. ``method``
+        (``"GET"``, ``"POST"``...) limits the fault to requests with that
+        method; others pass it by. Faults queue up in the order they were
+        added: a request takes the first one it matches.
         """
         if not isinstance(cast(object, status), int) or isinstance(status, bool) or not 400 <= status <= 599:
             raise ClientValidationError(
@@ -195,10 +219,11 @@ class FakeAnimalStore:
         header = (
             None if retry_after is None else str(int(retry_after) if isinstance(retry_after, float) else retry_after)
         )
+        only = _check_method(method)
         with self._lock:
-            self._faults.append(Fault(status, times, header, body))
+            self._faults.append(Fault(status, times, header, body, method=only))
 
-    def fail_next_connection(self, kind: ConnectionFaultKind, *, times: int = 1) -> None:
+    def fail_next_connection(self, kind: ConnectionFaultKind, *, times: int = 1, method: str | None = None) -> None:
         """Fail the connection of the next ``times`` requests, as a network would.
 
         ``kind`` is ``"refused"`` (the request never reaches the store:
@@ -214,8 +239,10 @@ class FakeAnimalStore:
         (``"refused"``: a client cannot tell that from ``"reset"``, as over a
         real network once a connection is open), after acting on it
         (``"reset"``), or holds it unanswered until the client gives up or 30
-        seconds pass (``"timeout"``). Faults of both kinds queue in the order
-        they were added.
+        seconds pass (``"timeout"``). ``method`` limits the fault to requests
+        with that method, as for `fail_next`: ``method="GET"`` resets only
+        reads, which the SDK may retry. Faults of both kinds queue in the
+        order they were added.
         """
         if kind not in CONNECTION_FAULTS:
             raise ClientValidationError(
@@ -225,8 +252,9 @@ class FakeAnimalStore:
                 value=kind,
             )
         check_times(times)
+        only = _check_method(method)
         with self._lock:
-            self._faults.append(Fault(0, times, None, None, connection=kind))
+            self._faults.append(Fault(0, times, None, None, connection=kind, method=only))
 
     @property
     def retry_delays(self) -> list[float]:
@@ -487,7 +515,7 @@ class FakeAnimalStore:
         request); for ``"reset"`` and ``"timeout"`` the store has acted and
         the answer must not be delivered.
         """
-        kind = self._take_connection_fault()
+        kind = self._take_connection_fault(method.upper())
         if kind == "refused":
             return None, kind
         return self._handle(method, path, query, headers, body, take_fault=kind is None), kind
@@ -499,7 +527,7 @@ class FakeAnimalStore:
         parsed_query = parse_qs(query, keep_blank_values=True)
         request_id = f"req_{uuid.uuid4().hex[:20]}"
         self._record(method, path, parsed_query, headers, body, request_id)
-        fault = self._take_fault() if take_fault else None
+        fault = self._take_fault(method) if take_fault else None
         if fault is not None:
             response = fault
         else:
@@ -531,24 +559,29 @@ class FakeAnimalStore:
         with self._lock:
             self._requests.append(RecordedRequest(method, path, query, shown, data, request_id))
 
-    def _take_connection_fault(self) -> ConnectionFaultKind | None:
+    def _take(self, method: str, *, connection: bool) -> Fault | None:
+        """The first queued fault ``method`` matches, used once, if it is of the kind asked for."""
         with self._lock:
-            if not self._faults or self._faults[0].connection is None:
+            for fault in self._faults:
+                if fault.method is None or fault.method == method:
+                    break
+            else:
                 return None
-            fault = self._faults[0]
+            if (fault.connection is not None) != connection:
+                return None
             fault.remaining -= 1
             if fault.remaining <= 0:
-                self._faults.popleft()
-        return cast("ConnectionFaultKind", fault.connection)
+                self._faults.remove(fault)
+        return fault
 
-    def _take_fault(self) -> FakeResponse | None:
-        with self._lock:
-            if not self._faults or self._faults[0].connection is not None:
-                return None
-            fault = self._faults[0]
-            fault.remaining -= 1
-            if fault.remaining <= 0:
-                self._faults.popleft()
+    def _take_connection_fault(self, method: str) -> ConnectionFaultKind | None:
+        fault = self._take(method, connection=True)
+        return None if fault is None else cast("ConnectionFaultKind", fault.connection)
+
+    def _take_fault(self, method: str) -> FakeResponse | None:
+        fault = self._take(method, connection=False)
+        if fault is None:
+            return None
         headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
         if fault.body is None:
             phrase = HTTPStatus(fault.status).phrase if fault.status in HTTPStatus._value2member_map_ else "Error"
