@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from animalstore_client.testing import FakeAnimalStore
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECTED = {
     "quickstart.py": ["available: #1 Biscuit", "created:   #3 Pepper (pending)", "fetched:   #3 Pepper", "2030-12-05"],
@@ -33,11 +35,17 @@ EXPECTED = {
     "migrate_from_get_pet.py": ["[DeprecationWarning]", "find_pet(1, available) -> Biscuit", "same pet: True"],
     "messages_quickstart.py": ["HTTP 202", "status: queued", "message: Hello from the SDK"],
     "test_my_app.py": ["6 passed"],
+    "test_fastapi_app.py": ["5 passed"],
     "fastapi_app.py": [
         "POST /pets -> {'id': 2, 'name': 'Rex', 'categoryId': 2, 'status': 'available'}",
         "GET /pets -> [{'id': 1, 'name': 'Biscuit'",
         "GET /pets?limit=500 -> 422",
         "during an outage -> the animal store answered 500 (request id req_",
+    ],
+    "dask_import.py": [
+        "dask: 5000 pets in",
+        "by 2 process(es)",
+        "Every pet was created exactly once; each worker process used its own client.",
     ],
     "worker_pool.py": ["imported 20 pets through", "distinct ids: 20", "the store holds 20 pets"],
 }
@@ -68,3 +76,51 @@ def test_example_runs_offline(name: str) -> None:
     assert "offline" in first_line
     for expected in EXPECTED[name]:
         assert expected in result.stdout, f"{expected!r} missing from:\n{result.stdout}"
+
+
+@pytest.mark.parametrize("engine", ["spawn", "fork", "async"])
+def test_the_import_example_on_every_engine(engine: str) -> None:
+    """examples/dask_import.py on ProcessPoolExecutor (spawn, fork) and in one process: every pet exactly once."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(EXAMPLES / "dask_import.py"), "--engine", engine, "--pets", "1000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{engine}: 1000 pets in" in result.stdout
+    assert "Every pet was created exactly once" in result.stdout
+
+
+def test_the_fastapi_tests_reach_no_service_with_a_key_set() -> None:
+    """With a real-looking key and a base URL in the environment, the FastAPI recipe's tests pass and call nothing.
+
+    The URL is a server that records every request. The app itself, run in the same environment, does
+    reach it: so a test that let the lifespan's client through would have been seen.
+    """
+    key = "as_live_7Qm2vX9pL4rT8kN3bW6yZ1cD5fH0jS"
+    guard = FakeAnimalStore(api_keys=[key])
+    with guard.serve() as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+        env.update(ANIMALSTORE_API_KEY=key, ANIMALSTORE_BASE_URL=url)
+        runs = {}
+        for name in ("test_fastapi_app.py", "fastapi_app.py"):
+            runs[name] = subprocess.run(
+                [sys.executable, "-W", "error", str(EXAMPLES / name)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+                check=False,
+                cwd=EXAMPLES.parent,
+            )
+            assert runs[name].returncode == 0, runs[name].stdout + runs[name].stderr
+            if name == "test_fastapi_app.py":
+                assert "5 passed" in runs[name].stdout
+                assert guard.requests == []
+    assert "Using the animal store from ANIMALSTORE_API_KEY" in runs["fastapi_app.py"].stdout
+    assert [(r.method, r.path) for r in guard.requests][:2] == [("POST", "/v1/pets"), ("GET", "/v1/pets")]
