@@ -2,22 +2,27 @@
 
     python examples/fastapi_app.py                 # offline: calls its own endpoints against a fake store
     uvicorn examples.fastapi_app:app --port 8000   # for real, with ANIMALSTORE_API_KEY set
+    python -m pytest examples/test_fastapi_app.py  # its tests, on a fake store whatever the environment says
 
 The client is created when the app starts (FastAPI's lifespan) and closed when
-it stops, so every request shares one connection pool. FastAPI cannot return
-an attrs `Pet` itself, so endpoints return ``pet.to_dict()``: the service's
-own JSON shape. The SDK's exceptions become HTTP answers of this service.
+it stops, so every request shares one connection pool. Endpoints receive it
+through the dependency ``get_animals``, which a test replaces with
+``app.dependency_overrides``: the lifespan then makes no client at all, so the
+test needs no key and cannot reach the real service. FastAPI cannot return an
+attrs `Pet` itself, so endpoints return ``pet.to_dict()``: the service's own
+JSON shape. The SDK's exceptions become HTTP answers of this service.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:app]
 import os
+
+# --8<-- [start:app]
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 
 from animalstore_client import (
     APIConnectionError,
@@ -28,9 +33,21 @@ from animalstore_client import (
 )
 
 
+def get_animals(request: Request) -> AsyncAnimalStoreClient:
+    """The app's client, as a dependency: tests replace it through ``app.dependency_overrides``."""
+    client: AsyncAnimalStoreClient = request.app.state.animals
+    return client
+
+
+Animals = Annotated[AsyncAnimalStoreClient, Depends(get_animals)]
+
+
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncGenerator[None, None]:
     """One client per app (and so per worker process): made at start-up, closed at shutdown."""
+    if get_animals in app.dependency_overrides:  # a test brings its own client: make none, need no key
+        yield
+        return
     async with AsyncAnimalStoreClient() as client:  # key and base URL from the environment
         app.state.animals = client
         yield
@@ -39,17 +56,11 @@ async def lifespan(app: FastAPI) -> AsyncGenerator[None, None]:
 app = FastAPI(title="Pet shop front", lifespan=lifespan)
 
 
-def animals(request: Request) -> AsyncAnimalStoreClient:
-    """The app's client."""
-    client: AsyncAnimalStoreClient = request.app.state.animals
-    return client
-
-
 @app.get("/pets")
-async def list_pets(request: Request, status: PetStatusLiteral | None = None, limit: int = 20) -> list[dict[str, Any]]:
+async def list_pets(animals: Animals, status: PetStatusLiteral | None = None, limit: int = 20) -> list[dict[str, Any]]:
     """The store's pets, as the service's JSON."""
     try:
-        pets = await animals(request).list_pets(limit=limit, status=status)
+        pets = await animals.list_pets(limit=limit, status=status)
     except ClientValidationError as exc:  # a bad limit: the caller's mistake, not the store's
         raise HTTPException(422, str(exc)) from exc
     except APIStatusError as exc:
@@ -59,19 +70,19 @@ async def list_pets(request: Request, status: PetStatusLiteral | None = None, li
     return [pet.to_dict() for pet in pets]
 
 
-# --8<-- [end:app]
-
-
 @app.post("/pets", status_code=201)
-async def add_pet(request: Request, name: str, category_id: int) -> dict[str, Any]:
+async def add_pet(animals: Animals, name: str, category_id: int) -> dict[str, Any]:
     """Add an available pet."""
     try:
-        pet = await animals(request).create_pet(name=name, category_id=category_id, status="available")
+        pet = await animals.create_pet(name=name, category_id=category_id, status="available")
     except ClientValidationError as exc:
         raise HTTPException(422, str(exc)) from exc
     except (APIStatusError, APIConnectionError) as exc:
         raise HTTPException(502, f"the animal store failed: {type(exc).__name__}") from exc
     return pet.to_dict()
+
+
+# --8<-- [end:app]
 
 
 async def call_the_app(store: Any) -> None:

@@ -107,7 +107,7 @@ def test_the_fastapi_tests_reach_no_service_with_a_key_set() -> None:
     with guard.serve() as url:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
         env.update(ANIMALSTORE_API_KEY=key, ANIMALSTORE_BASE_URL=url)
-        runs = {}
+        runs: dict[str, subprocess.CompletedProcess[str]] = {}
         for name in ("test_fastapi_app.py", "fastapi_app.py"):
             runs[name] = subprocess.run(
                 [sys.executable, "-W", "error", str(EXAMPLES / name)],

@@ -1,0 +1,91 @@
+"""How to test a FastAPI app that uses the SDK: replace its client dependency, keep its lifespan.
+
+Run it with ``python -m pytest examples/test_fastapi_app.py`` (or
+``python examples/test_fastapi_app.py``); it needs ``fastapi`` and
+``pytest`` beside the SDK. The app is ``examples/fastapi_app.py``. Each test
+runs the app inside ``with TestClient(app)``, which runs the app's lifespan,
+after replacing the ``get_animals`` dependency with the pytest plugin's
+``animalstore_fake_async_client``. The lifespan then makes no client, so the
+tests need no API key and make no call to the real service even when
+``ANIMALSTORE_API_KEY`` is set in their environment.
+"""
+
+# Starlette types TestClient with httpx2, which needs Python 3.11 and is not installed here: its methods are unknown.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+
+import pytest
+from fastapi_app import app, get_animals  # in your project: from yourpackage.main import app, get_animals
+
+from animalstore_client import AsyncAnimalStoreClient
+from animalstore_client.testing import FakeAnimalStore
+
+with warnings.catch_warnings():
+    # Starlette's TestClient prefers httpx2 (Python 3.11 and later) and warns when it runs on httpx.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
+    from fastapi.testclient import TestClient
+
+
+# --8<-- [start:tests]
+@pytest.fixture
+def shop(animalstore_fake_async_client: AsyncAnimalStoreClient) -> Iterator[TestClient]:
+    """The app, lifespan running, its client replaced by one wired in-process to the plugin's fake store."""
+    app.dependency_overrides[get_animals] = lambda: animalstore_fake_async_client
+    try:
+        with TestClient(app) as client:  # runs the lifespan, which sees the override and makes no client
+            yield client
+    finally:
+        app.dependency_overrides.clear()
+
+
+def test_list_pets_answers_the_stores_json(shop: TestClient, animalstore_fake: FakeAnimalStore) -> None:
+    """GET /pets returns the pets in the service's own JSON shape."""
+    animalstore_fake.add_pets([{"id": 1, "name": "Biscuit", "categoryId": 1, "status": "available"}])
+    response = shop.get("/pets", params={"status": "available"})
+    assert response.json() == [{"id": 1, "name": "Biscuit", "categoryId": 1, "status": "available"}]
+
+
+def test_add_pet_stores_an_available_pet(shop: TestClient, animalstore_fake: FakeAnimalStore) -> None:
+    """POST /pets creates the pet in the store, as available."""
+    response = shop.post("/pets", params={"name": "Rex", "category_id": 2})
+    assert response.status_code == 201
+    assert [(pet.name, pet.status) for pet in animalstore_fake.pets] == [("Rex", "available")]
+
+
+def test_a_bad_limit_is_the_callers_mistake(shop: TestClient, animalstore_fake: FakeAnimalStore) -> None:
+    """A limit the SDK refuses is a 422, and nothing reaches the store."""
+    assert shop.get("/pets", params={"limit": 500}).status_code == 422
+    assert animalstore_fake.requests == []
+
+
+def test_a_store_outage_is_a_502(shop: TestClient, animalstore_fake: FakeAnimalStore) -> None:
+    """Three 500s in a row (the call and both retries, none slept) become this service's 502."""
+    animalstore_fake.fail_next(500, times=3)
+    response = shop.get("/pets")
+    assert response.status_code == 502
+    assert "answered 500" in response.json()["detail"]
+    assert animalstore_fake.retry_delays == [0.5, 1.0]
+
+
+def test_an_unreachable_store_is_a_503(shop: TestClient, animalstore_fake: FakeAnimalStore) -> None:
+    """A store that refuses every connection is this service's 503."""
+    animalstore_fake.fail_next_connection("refused", times=3)
+    assert shop.get("/pets").status_code == 503
+
+
+# --8<-- [end:tests]
+
+
+if __name__ == "__main__":
+    print(
+        "No ANIMALSTORE_API_KEY needed: these tests run offline against a FakeAnimalStore, even with one set.",
+        flush=True,
+    )
+    # A fresh interpreter: pytest must load its plugins before the SDK is imported.
+    sys.exit(subprocess.call([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider"], timeout=300))
