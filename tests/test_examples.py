@@ -47,7 +47,11 @@ EXPECTED = {
         "by 2 process(es)",
         "Every pet was created exactly once; each worker process used its own client.",
     ],
-    "worker_pool.py": ["imported 20 pets through", "distinct ids: 20", "the store holds 20 pets"],
+    "worker_pool.py": [
+        "imported 20 pets through a pool of 2 worker processes, each with its own client",
+        "distinct ids: 20",
+        "the store holds 20 pets",
+    ],
 }
 
 
