@@ -2,6 +2,7 @@
 
     pip install "dask[distributed]"
     python examples/dask_import.py                      # 5,000 pets, Dask LocalCluster, 2 worker processes
+    python examples/dask_import.py --engine ray         # Ray (pip install ray): two actors
     python examples/dask_import.py --engine spawn       # concurrent.futures.ProcessPoolExecutor, spawn
     python examples/dask_import.py --engine fork        # ... fork
     python examples/dask_import.py --engine async       # one process, AsyncAnimalStoreClient, for comparison
@@ -69,6 +70,30 @@ def import_with_dask(client: AnimalStoreClient, chunks: list[list[Row]]) -> list
         futures = [dask.submit(import_rows, shipped, chunk, pure=False) for chunk in chunks]
         results: list[tuple[int, int, list[int]]] = dask.gather(futures)
         return results
+
+
+def import_with_ray(client: AnimalStoreClient, chunks: list[list[Row]]) -> list[tuple[int, int, list[int]]]:
+    """The same on Ray: two actors (worker processes), each holding the client it was given, loaded once."""
+    import importlib
+
+    ray: Any = importlib.import_module("ray")  # an untyped library: typed here as Any
+
+    class Importer:
+        def __init__(self, client: AnimalStoreClient) -> None:
+            self.client = client
+
+        def run(self, rows: list[Row]) -> tuple[int, int, list[int]]:
+            return import_rows(self.client, rows)
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024)
+    try:
+        actor = ray.remote(Importer)
+        importers = [actor.remote(client) for _ in range(2)]
+        futures = [importers[index % 2].run.remote(chunk) for index, chunk in enumerate(chunks)]
+        results: list[tuple[int, int, list[int]]] = ray.get(futures)
+        return results
+    finally:
+        ray.shutdown()
 
 
 def start_worker(client: AnimalStoreClient) -> None:
@@ -154,7 +179,12 @@ def run_import(engine: str, base_url: str, api_key: str, rows: list[Row]) -> tup
     # this script injects are a test's, all at once, not an outage.
     client = AnimalStoreClient(api_key, base_url=base_url, max_retries=5, retry_budget=RetryBudget(1))
     chunks = list(chunked(rows, 250))
-    results = import_with_dask(client, chunks) if engine == "dask" else import_with_processes(client, chunks, engine)
+    if engine == "dask":
+        results = import_with_dask(client, chunks)
+    elif engine == "ray":
+        results = import_with_ray(client, chunks)
+    else:
+        results = import_with_processes(client, chunks, engine)
     workers: dict[int, set[int]] = {}
     for pid, client_id, _ids in results:
         workers.setdefault(pid, set()).add(client_id)
@@ -179,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from animalstore_client.testing import FakeAnimalStore  # only for the offline run
 
     parser = argparse.ArgumentParser(description="Import pets from a CSV file on a Dask cluster or a process pool.")
-    parser.add_argument("--engine", choices=["dask", "spawn", "fork", "async"], default="dask")
+    parser.add_argument("--engine", choices=["dask", "ray", "spawn", "fork", "async"], default="dask")
     parser.add_argument("--pets", type=int, default=5000, help="pets to write to the CSV (default 5000)")
     parser.add_argument("--csv", type=Path, help="a CSV with name,category_id columns to import instead")
     args = parser.parse_args(argv)

@@ -128,3 +128,26 @@ def test_the_fastapi_tests_reach_no_service_with_a_key_set() -> None:
                 assert guard.requests == []
     assert "Using the animal store from ANIMALSTORE_API_KEY" in runs["fastapi_app.py"].stdout
     assert [(r.method, r.path) for r in guard.requests][:2] == [("POST", "/v1/pets"), ("GET", "/v1/pets")]
+
+
+@pytest.mark.slow
+def test_the_import_example_on_ray() -> None:
+    """examples/dask_import.py on Ray (two actors): every pet exactly once, a client per worker process."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("ray is not installed (tests/requirements.txt installs it for Python 3.11, where this tier runs)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "dask_import.py"), "--engine", "ray", "--pets", "2000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ray: 2000 pets in" in result.stdout
+    assert "by 2 process(es)" in result.stdout
+    assert "Every pet was created exactly once" in result.stdout
