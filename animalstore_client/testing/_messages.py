@@ -50,11 +50,22 @@ DEPRECATION = "@1767225600"
 
 @attrs.frozen
 class RecordedRequest:
-    """A request as the fake received it; the API key is redacted from ``headers``."""
+    """A request as the fake received it; the API key is redacted from ``headers``.
+
+    ``query`` holds each query parameter's values as a list, in the order
+    sent, as `urllib.parse.parse_qs` gives them (blank values kept):
+    ``GET /v1/pets?limit=5&status=sold`` is recorded with
+    ``query == {"limit": ["5"], "status": ["sold"]}``, so a test compares
+    whole lists or reads ``request.query["limit"][0]``; a request without a
+    query has ``{}``. ``path`` is the URL path with the ``/v1`` prefix
+    (``"/v1/pets"``), ``method`` is upper-case and ``headers`` has
+    lower-case names.
+    """
 
     method: str
     path: str
     query: dict[str, list[str]]
+    """Each query parameter's values, in the order sent: ``{"limit": ["5"]}`` for ``?limit=5``."""
     headers: dict[str, str]
     json: Any
     """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
