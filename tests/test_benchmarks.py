@@ -49,3 +49,30 @@ def test_concurrency_benchmark_smoke_run() -> None:
         assert stack in result.stdout, stack
     assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout
     assert "10 targets" in result.stdout
+
+
+def test_outage_benchmark_smoke_run() -> None:
+    """benchmarks/outage.py --quick, with half-second runs, measures every case and prints every target."""
+    script = SCRIPT.parent / "outage.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--quick", "--seconds", "0.5"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    for row in ("outage  default", "outage  None", "blip    default", "blip    None"):
+        assert row in result.stdout, row
+    for case in (
+        "(a) no middleware",
+        "(b) opentelemetry.trace",
+        "(b2)",
+        "(c) one no-op middleware",
+        "(d) OpenTelemetry SDK",
+    ):
+        assert case in result.stdout, case
+    assert "outage, default budget: attempts per call <= 1.25" in result.stdout
+    assert "5 targets" in result.stdout
+    assert "quick run: not enforced" in result.stdout
