@@ -76,7 +76,20 @@ class RetryBudget:
         window: The seconds over which calls and retries are counted; 1 to 600.
     """
 
-    __slots__ = ("__weakref__", "_calls", "_lock", "_min_per_second", "_percent", "_retries", "_slice", "_window")
+    __slots__ = (
+        "__weakref__",
+        "_calls",
+        "_lock",
+        "_min_per_second",
+        "_percent",
+        "_reserve",
+        "_retries",
+        "_scale",
+        "_slice",
+        "_total_calls",
+        "_total_retries",
+        "_window",
+    )
 
     def __init__(self, percent: float = 0.2, min_per_second: float = 10, window: float = 10.0) -> None:
         self._percent = _check_number(percent, "percent", 0, 10)
@@ -86,10 +99,15 @@ class RetryBudget:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
-        # Ring buffers of counts per slice; _slice is the number of the newest slice written.
+        self._scale = _SLICES / self._window
+        self._reserve = self._min_per_second * self._window
+        # Ring buffers of counts per slice of the window, and their sums; _slice is the
+        # number of the newest slice (time x _SLICES / window, rounded down).
         self._calls = [0] * _SLICES
         self._retries = [0] * _SLICES
-        self._slice: int | None = None
+        self._total_calls = 0
+        self._total_retries = 0
+        self._slice = -1
         _all_budgets.add(self)
 
     @property
@@ -107,35 +125,41 @@ class RetryBudget:
         """The seconds over which calls and retries are counted."""
         return self._window
 
-    def _advance(self, now: float) -> int:
-        """Forget the slices older than the window; return the index of ``now``'s slice. Under the lock."""
-        current = math.floor(now * _SLICES / self._window)
+    def _advance(self, current: int) -> None:
+        """Forget the slices that left the window by slice ``current``. Under the lock."""
         last = self._slice
-        if last is None or current - last >= _SLICES:
+        if current - last >= _SLICES:
             self._calls[:] = [0] * _SLICES
             self._retries[:] = [0] * _SLICES
-        elif current > last:
+            self._total_calls = self._total_retries = 0
+        else:
             for number in range(last + 1, current + 1):
-                self._calls[number % _SLICES] = 0
-                self._retries[number % _SLICES] = 0
-        if last is None or current > last:
-            self._slice = current
-        # A clock that went back (a test's fake clock reset) counts in the newest slice.
-        return max(current, self._slice if self._slice is not None else current) % _SLICES
+                index = number % _SLICES
+                self._total_calls -= self._calls[index]
+                self._total_retries -= self._retries[index]
+                self._calls[index] = self._retries[index] = 0
+        self._slice = current
 
     def deposit(self, now: float) -> None:
         """Count a call started at ``now`` (seconds on the client's clock); every client call does this once."""
+        current = int(now * self._scale)  # the clocks the SDK reads are never negative
         with self._lock:
-            self._calls[self._advance(now)] += 1
+            if current > self._slice:
+                self._advance(current)
+            # A clock that went back (a test's fake clock) counts in the newest slice.
+            self._calls[self._slice % _SLICES] += 1
+            self._total_calls += 1
 
     def try_withdraw(self, now: float) -> bool:
         """Take one retry from the budget at ``now`` if it allows one; return whether it did."""
+        current = int(now * self._scale)
         with self._lock:
-            index = self._advance(now)
-            allowed = self._percent * sum(self._calls) + self._min_per_second * self._window
-            if sum(self._retries) + 1 > allowed:
+            if current > self._slice:
+                self._advance(current)
+            if self._total_retries + 1 > self._percent * self._total_calls + self._reserve:
                 return False
-            self._retries[index] += 1
+            self._retries[self._slice % _SLICES] += 1
+            self._total_retries += 1
             return True
 
     def __repr__(self) -> str:
