@@ -635,9 +635,7 @@ class _BaseClient:
             modules = sys.modules
             if _OTEL_MODULES[0] not in modules and _OTEL_MODULES[1] not in modules:
                 return None  # the application never imported OpenTelemetry: no provider can be set
-            from ._telemetry import global_telemetry
-
-            telemetry = global_telemetry()
+            telemetry = _global_telemetry()
         return telemetry.call(operation, request)
 
     def _after_fork(self, pool: Pool) -> None:
@@ -659,6 +657,15 @@ class _BaseClient:
 def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
     """A client pickled by `_BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
     return cls(settings.pop("api_key"), **settings)
+
+
+def _global_telemetry() -> Telemetry:
+    """The telemetry of clients given no provider (the global ones); its module imported on first use only."""
+    global _global_telemetry  # noqa: PLW0603 (replaces itself with the imported function)
+    from ._telemetry import global_telemetry
+
+    _global_telemetry = global_telemetry
+    return global_telemetry()
 
 
 def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:

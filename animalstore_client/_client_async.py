@@ -214,7 +214,9 @@ class AsyncAnimalStoreClient(IOAsync):
         Each attempt starts from the request the SDK built: what a middleware
         changed, or the trace context of the attempt before, is not carried over.
         """
-        sent = attempts.attempt_request(operation)
+        traced = observer is not None and observer.tracer is not None
+        # A copy only when something writes to it: the middleware, or the trace context.
+        sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
         span = None if observer is None else observer.attempt(sent, attempts.count)
         try:
             if middleware:

@@ -192,6 +192,12 @@ class APIError(AnimalStoreError):
     """The last request sent."""
     attempts: int
     """How many times the request was sent, retries included."""
+    retry_budget_exhausted: bool = False
+    """Whether the retry policy would have tried again but the client's `RetryBudget` refused.
+
+    The call then ended at once, with this error: a sign that many recent
+    calls failed, so backing off (or shedding load) beats calling again.
+    """
 
     def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
         super().__init__(message)

@@ -67,10 +67,12 @@ class Middleware(Protocol):
     It runs once per attempt, inside the retry loop, after the SDK built and
     checked the request and before any HTTP library sees it;
     ``request.extensions["animalstore.attempt"]`` is the attempt number (1
-    for the first) and ``request.extensions["animalstore.operation"]`` the
+    for the first), ``request.extensions["animalstore.operation"]`` the
     operation (``"list_pets"``, ``"create_pet"``, ``"get_pet"`` or
-    ``"request"``). It may change headers (not ``Authorization``), record,
-    return a response of its own, or raise.
+    ``"request"``) and ``request.extensions["animalstore.call_id"]`` an id
+    the attempts of one call share (a request id that survives retries).
+    It may change headers (not ``Authorization``), record, return a
+    response of its own, or raise.
 
     ```python
     import httpx

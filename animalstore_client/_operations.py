@@ -398,9 +398,12 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
         message += f" (request id {_quote(request_id, 200)})"
     if attempts > 1:
         message += f" after {attempts} attempts"
-    return status_error_class(response.status_code)(
+    exception = status_error_class(response.status_code)(
         message, response=response, body=body, error=error, attempts=attempts
     )
+    if BUDGET_REFUSED in response.extensions:
+        exception.retry_budget_exhausted = True
+    return exception
 
 
 def _error_payload(response: httpx.Response) -> object:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import functools
+import os
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
@@ -84,6 +85,8 @@ ATTEMPT = "animalstore.attempt"
 """Request extension holding the attempt number (1 for the first), for middleware."""
 OPERATION = "animalstore.operation"
 """Request extension holding the operation's name (``list_pets``... or ``request``), for middleware."""
+CALL_ID = "animalstore.call_id"
+"""Request extension holding an id shared by the attempts of one call (16 hex digits), for middleware."""
 
 BUDGET_NOTE = "not retried: the client's retry budget is exhausted, too many of its recent calls were retried"
 
@@ -114,9 +117,18 @@ def connection_error(
     placeholder = placeholder_note(request.url.host) if isinstance(exc, httpx.ConnectError) else None
     if placeholder is not None:
         note += f". {placeholder}"
+    error: APIConnectionError
     if isinstance(exc, httpx.TimeoutException):
-        return APITimeoutError(f"Request timed out: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
-    return APIConnectionError(f"Connection error: {where}{after} ({exc!r}){note}", request=request, attempts=attempts)
+        error = APITimeoutError(
+            f"Request timed out: {where}{after} ({exc!r}){note}", request=request, attempts=attempts
+        )
+    else:
+        error = APIConnectionError(
+            f"Connection error: {where}{after} ({exc!r}){note}", request=request, attempts=attempts
+        )
+    if budget_refused:
+        error.retry_budget_exhausted = True
+    return error
 
 
 class Observer(Protocol):
@@ -180,6 +192,7 @@ class Attempts:
     __slots__ = (
         "_budget",
         "_budget_clock",
+        "_call_id",
         "_clock",
         "_deadline",
         "_jitter",
@@ -216,6 +229,7 @@ class Attempts:
         """Whether the retry budget refused a retry (the call then ended with the error it had)."""
         self._budget = budget
         self._budget_clock = budget_clock
+        self._call_id: str | None = None
         self._observer = observer
         if budget is not None:
             budget.deposit(budget_clock())
@@ -235,7 +249,10 @@ class Attempts:
     def attempt_request(self, operation: str) -> httpx.Request:
         """A copy of the call's request for the current attempt, numbered in its extensions (for middleware)."""
         original = self.request
-        return copy_request(original, {**original.extensions, ATTEMPT: self.count, OPERATION: operation})
+        if self._call_id is None:
+            self._call_id = os.urandom(8).hex()
+        extensions = {**original.extensions, ATTEMPT: self.count, OPERATION: operation, CALL_ID: self._call_id}
+        return copy_request(original, extensions)
 
     def start(self) -> Timeouts:
         """Begin an attempt; return the per-phase timeouts it may use (none past the deadline)."""

@@ -232,3 +232,24 @@ def test_the_budget_holds_on_every_library(make_client: ClientFactory, variant: 
             counts.append(caught.value.attempts)
     assert counts == [2, 1, 1]
     assert len(store.requests) == 4
+
+
+def test_an_error_says_in_an_attribute_that_the_budget_refused() -> None:
+    """retry_budget_exhausted is True on the error of a refused call, False on one that ran out of retries."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    store.fail_next(503, times=10, retry_after=0)
+    store.fail_next_connection("refused", times=10)
+    client = store.client(retry_budget=RetryBudget(percent=0, min_per_second=0.2, window=10))  # two retries
+    with pytest.raises(InternalServerError) as spent:
+        client.list_pets()
+    assert spent.value.attempts == 3
+    assert spent.value.retry_budget_exhausted is False
+    with pytest.raises(InternalServerError) as refused:
+        client.list_pets()
+    assert refused.value.retry_budget_exhausted is True
+    store.reset()
+    store.fail_next_connection("refused", times=10)
+    with pytest.raises(APIConnectionError) as connection:
+        client.list_pets()
+    assert connection.value.retry_budget_exhausted is True
+    assert pickle.loads(pickle.dumps(connection.value)).retry_budget_exhausted is True

@@ -424,3 +424,21 @@ def test_a_middleware_sees_the_503_before_the_sdk_turns_it_into_an_error(
         client.list_pets()
     assert len(bodies) == 3
     assert all(b'"status":503' in body.replace(b" ", b"") for body in bodies)
+
+
+def test_the_attempts_of_one_call_share_a_call_id(store: FakeAnimalStore) -> None:
+    """animalstore.call_id is the same on every attempt of a call and differs between calls."""
+    seen: list[tuple[int, str]] = []
+
+    def record(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+        seen.append((request.extensions["animalstore.attempt"], request.extensions["animalstore.call_id"]))
+        return call_next(request)
+
+    store.fail_next(503)
+    client = store.client(middleware=[record])
+    client.list_pets()
+    client.list_pets()
+    assert [attempt for attempt, _ in seen] == [1, 2, 1]
+    first, retried, second = (call_id for _, call_id in seen)
+    assert first == retried != second
+    assert len(first) == 16
