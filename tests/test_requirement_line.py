@@ -1,0 +1,95 @@
+"""The requirement lines README.md and docs/index.md show install the SDK today: PEP 508 direct references.
+
+The package is on no index yet, so ``animalstore-client[aiohttp]`` alone does
+not resolve; ``animalstore-client[aiohttp] @ file:///...`` (a checkout) or
+``@ git+https://...@v1.1.0`` (a tag) does, in ``pyproject.toml`` and in
+``requirements.txt``. The slow test installs a throwaway project declaring
+this checkout that way, with pip, into a fresh virtual environment; pip takes
+the other packages from the package index as a user's install would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+import animalstore_client
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", ROOT / "docs" / "index.md"]
+# A quoted or bare requirement naming the SDK by URL, as the pages write it.
+_LINE = re.compile(r"animalstore-client(?:\[[\w,]+\])? @ [^\s\"',]+")
+
+PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "pet-shop"
+version = "0.1.0"
+dependencies = ["{requirement}"]
+
+[tool.hatch.metadata]
+allow-direct-references = true
+"""
+
+
+def _documented(page: Path) -> list[str]:
+    return _LINE.findall(page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_the_pages_show_direct_references_that_parse(page: Path) -> None:
+    """The page shows a file:// and a git+https:// line with the [aiohttp] extra, each a PEP 508 direct reference."""
+    requirements = [Requirement(line) for line in _documented(page)]
+    with_extra = {r.url.split(":", 1)[0] for r in requirements if r.url and r.extras == {"aiohttp"}}
+    assert with_extra == {"file", "git+https"}, requirements
+    for requirement in requirements:
+        assert requirement.name == "animalstore-client"
+        assert requirement.extras <= {"aiohttp", "urllib3", "otel"}
+        # An absolute local path, or the placeholder git host: no real hosting address is promised.
+        assert requirement.url is not None
+        assert requirement.url.startswith(("file:///", "git+https://example.invalid/")), requirement
+
+
+def _run(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    """Run ``command`` within 10 minutes; its output, or a failure showing it."""
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, env=env, cwd=cwd)
+    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_a_project_declaring_the_sdk_by_file_url_installs_it(tmp_path: Path) -> None:
+    """pip installs a project whose pyproject.toml needs ``animalstore-client[aiohttp] @ file://<checkout>``, extra
+    included, and then the same line from a requirements.txt; the fresh environment imports both libraries."""
+    requirement = f"animalstore-client[aiohttp] @ {ROOT.as_uri()}"
+    project = tmp_path / "pet-shop"
+    (project / "pet_shop").mkdir(parents=True)
+    (project / "pet_shop" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pyproject.toml").write_text(PYPROJECT.format(requirement=requirement), encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text(requirement + "\n", encoding="utf-8")
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    # The variables of this run (a virtualenv's, a PYTHONPATH) must not leak into the fresh one.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    _run([*pip, str(project)], env=env, cwd=tmp_path)
+    code = (
+        "import aiohttp, animalstore_client, pet_shop; "
+        "print(animalstore_client.__version__); print(animalstore_client.__file__)"
+    )
+    version, location = _run([python, "-c", code], env=env, cwd=tmp_path).split()
+    assert version == animalstore_client.__version__
+    assert Path(location).is_relative_to(venv), location  # installed, not this checkout on a path
+    _run([*pip, "-r", str(tmp_path / "requirements.txt")], env=env, cwd=tmp_path)
+    shown = _run([python, "-m", "pip", "show", "animalstore-client"], env=env, cwd=tmp_path)
+    assert f"Version: {animalstore_client.__version__}" in shown
