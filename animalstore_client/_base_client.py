@@ -271,7 +271,9 @@ def _check_budget(value: object) -> RetryBudget | None:
     )
 
 
-_OTEL_MODULES = ("opentelemetry.trace", "opentelemetry.metrics")
+OTEL_TRACE = "opentelemetry.trace"
+OTEL_METRICS = "opentelemetry.metrics"
+"""Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
 
 
 class _BaseClient:
@@ -633,7 +635,7 @@ class _BaseClient:
         telemetry = self._telemetry
         if telemetry is None:
             modules = sys.modules
-            if _OTEL_MODULES[0] not in modules and _OTEL_MODULES[1] not in modules:
+            if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
                 return None  # the application never imported OpenTelemetry: no provider can be set
             telemetry = _global_telemetry()
         return telemetry.call(operation, request)

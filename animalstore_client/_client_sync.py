@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -21,7 +22,15 @@ import httpx
 from typing_extensions import Self, deprecated
 
 from ._backends import BackendName, choose_backend_sync, new_transport_sync
-from ._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, IOSync, Pool
+from ._base_client import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TOTAL_TIMEOUT,
+    OTEL_METRICS,
+    OTEL_TRACE,
+    IOSync,
+    Pool,
+)
 from ._budget import RetryBudget
 from ._deprecation import warns_deprecated
 from ._environments import Environment
@@ -152,6 +161,10 @@ class AnimalStoreClient(IOSync):
 
     def _call(self, operation: str, request: httpx.Request, parse: Callable[[httpx.Response, int], T]) -> T:
         """Send ``request`` and parse the final response: one call, one span when tracing."""
+        modules = sys.modules
+        if self._telemetry is None and OTEL_TRACE not in modules and OTEL_METRICS not in modules:
+            # Nobody imported OpenTelemetry, so no provider can be set: the plain path.
+            return parse(*self._send(request, operation, None))
         observer = self._observe(operation, request)
         if observer is None:
             return parse(*self._send(request, operation, None))

@@ -100,7 +100,7 @@ def _request(
         if template is None:
             template = config.templates[url] = httpx.Request(method, url, headers=config.prepared_headers)
         extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
-        return _copy(template, extension)
+        return copy_request(template, {"timeout": extension})  # headers of its own: httpx may add a Cookie
     headers = config.json_headers if content is not None else config.prepared_headers
     if extra_headers is not None:
         headers = headers.copy()
@@ -114,11 +114,6 @@ def _request(
         # httpx applies the client's own timeout only when this is absent.
         extensions={"timeout": extension},
     )
-
-
-def _copy(template: httpx.Request, timeout: dict[str, float | None]) -> httpx.Request:
-    """A request like ``template``, with headers and extensions of its own (httpx may add a Cookie header)."""
-    return copy_request(template, {"timeout": timeout})
 
 
 def build_list_pets(
