@@ -26,6 +26,7 @@ and this interface has no idempotency key to make a retry safe.
 
 from __future__ import annotations
 
+# --8<-- [start:job]
 import argparse
 import asyncio
 import csv
@@ -45,8 +46,7 @@ if TYPE_CHECKING:
 
 Row = tuple[str, int]
 
-# --8<-- [start:job]
-_client: AnimalStoreClient | None = None
+_shipped: AnimalStoreClient | None = None
 
 
 def import_rows(client: AnimalStoreClient, rows: Sequence[Row]) -> tuple[int, int, list[int]]:
@@ -96,16 +96,16 @@ def import_with_ray(client: AnimalStoreClient, chunks: list[list[Row]]) -> list[
         ray.shutdown()
 
 
-def start_worker(client: AnimalStoreClient) -> None:
+def keep_shipped_client(client: AnimalStoreClient) -> None:
     """A process pool's initializer: keep the client the parent shipped, loaded in this process."""
-    global _client  # noqa: PLW0603 (one client per worker process is the point)
-    _client = client
+    global _shipped  # noqa: PLW0603 (one client per worker process is the point)
+    _shipped = client
 
 
 def import_chunk(rows: Sequence[Row]) -> tuple[int, int, list[int]]:
     """A process pool's task: the rows, through this process's client."""
-    assert _client is not None, "start_worker did not run"
-    return import_rows(_client, rows)
+    assert _shipped is not None, "keep_shipped_client did not run"
+    return import_rows(_shipped, rows)
 
 
 def import_with_processes(
@@ -116,7 +116,7 @@ def import_with_processes(
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(2, mp_context=context, initializer=start_worker, initargs=(client,)) as pool:
+    with ProcessPoolExecutor(2, mp_context=context, initializer=keep_shipped_client, initargs=(client,)) as pool:
         return list(pool.map(import_chunk, chunks))
 
 
