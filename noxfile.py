@@ -4,7 +4,8 @@ Each session installs the package and tests/requirements.txt into a fresh
 virtual environment of that Python and runs pytest without the Prism
 contract tests (Node.js-bound, the same on every Python), the stress tier
 (``slow``: thousands of calls from many threads, run once by the README's
-command) and the benchmark smoke tests. A Python that is not installed fails the run, naming itself,
+command) and the checks of the pages and tools (``ONCE``), which the README's
+command runs once. A Python that is not installed fails the run, naming itself,
 rather than being skipped.
 """
 
@@ -33,13 +34,17 @@ MINIMUM = [
     "opentelemetry-instrumentation-httpx==0.51b0",
 ]
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow"]
+# Checks of the pages and the tools, which no Python or library version changes: the docs' examples
+# (type-checked with the 3.10 rules whatever runs them), mypy and pyright over the tests, the built
+# reference, the generated code, and the benchmark smoke tests. The README's command runs them once.
+ONCE = ["test_benchmarks", "test_docs_examples", "test_static_checks", "test_public_api", "test_codegen"]
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """pytest on one Python: everything but the contract tests, the slow stress tier and the benchmark smoke tests."""
+    """pytest on one Python: all but the contract tests, the slow tier, and the checks that run once (ONCE)."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
-    session.run(*PYTEST, "--ignore", "tests/test_benchmarks.py", *session.posargs)
+    session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -51,6 +56,4 @@ def minimum(session: nox.Session) -> None:
     session.run(
         "python", "-c", "import httpx, httpcore, aiohttp, urllib3; print(httpx.__version__, httpcore.__version__)"
     )
-    # The pages and tools checks do not depend on these libraries' versions; the rest runs.
-    ignored = ["test_benchmarks", "test_docs_examples", "test_static_checks", "test_public_api", "test_codegen"]
-    session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ignored), *session.posargs)
+    session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
