@@ -136,8 +136,8 @@ def test_a_header_section_too_large_gets_an_error_body(address: tuple[str, int])
 
 
 def test_a_body_sent_too_slowly_gets_408(store: FakeAnimalStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A body still arriving when the body timeout ends gets 408 and stores nothing."""
-    monkeypatch.setattr(server_module, "_BODY_TIMEOUT", 0.3)
+    """A body still arriving when the whole-request deadline passes gets 408 and stores nothing."""
+    monkeypatch.setattr(server_module, "_REQUEST_TIMEOUT", 0.3)
     with store.serve() as base_url:
         url = urlsplit(base_url)
         assert url.hostname is not None
@@ -151,8 +151,8 @@ def test_a_body_sent_too_slowly_gets_408(store: FakeAnimalStore, monkeypatch: py
 
 
 def test_a_client_that_sends_nothing_is_disconnected(store: FakeAnimalStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A connection with no request is closed once the head timeout passes, with no answer."""
-    monkeypatch.setattr(server_module, "_HEAD_TIMEOUT", 0.3)
+    """A connection with no request is closed once the idle timeout passes, with no answer."""
+    monkeypatch.setattr(server_module, "_IDLE_TIMEOUT", 0.3)
     with store.serve() as base_url:
         url = urlsplit(base_url)
         assert url.hostname is not None

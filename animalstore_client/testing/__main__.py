@@ -8,8 +8,33 @@ import sys
 from pathlib import Path
 
 from .._exceptions import AnimalStoreError
+from ._messages import reject_constant
 from ._server import make_server
 from ._store import FakeAnimalStore
+
+
+def _fail(message: str) -> int:
+    """Print ``message`` as one line on stderr (a path or a JSON error may hold newlines) and return 2."""
+    text = " ".join(message.split())
+    print(f"error: {text[:500]}", file=sys.stderr)
+    return 2
+
+
+def _load_pets(path: str) -> list[object] | str:
+    """The pets in the file at ``path``, or why there are none to load."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8
+        return f"--pets {path}: {exc}"
+    try:
+        loaded = json.loads(text, parse_constant=reject_constant)
+    except RecursionError:
+        return f"--pets {path}: not valid JSON: it is nested too deeply"
+    except ValueError as exc:
+        return f"--pets {path}: not valid JSON: {exc}"
+    if not isinstance(loaded, list):
+        return f"--pets {path}: must hold a JSON array of pets, got {type(loaded).__name__}"
+    return loaded  # pyright: ignore[reportUnknownVariableType]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,17 +59,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--port must be from 0 to 65535, got {args.port}")
     pets: list[object] = []
     if args.pets is not None:
-        try:
-            loaded = json.loads(Path(args.pets).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            parser.error(f"--pets {args.pets}: {exc}")
-        if not isinstance(loaded, list):
-            parser.error(f"--pets {args.pets}: must hold a JSON array of pets, got {type(loaded).__name__}")
-        pets = loaded  # pyright: ignore[reportUnknownVariableType]
+        loaded = _load_pets(args.pets)
+        if isinstance(loaded, str):
+            return _fail(loaded)
+        pets = loaded
     try:
         store = FakeAnimalStore(api_keys=args.api_keys or ("test-key",), pets=pets)  # type: ignore[arg-type]
-    except AnimalStoreError as exc:
-        parser.error(f"--pets {args.pets}: {exc}")
+    except (AnimalStoreError, RecursionError) as exc:
+        return _fail(f"--pets {args.pets}: {exc}" if args.pets is not None else str(exc))
     try:
         server = make_server(store, args.port, quiet=args.quiet, control=args.control)
     except OSError as exc:

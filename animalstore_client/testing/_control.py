@@ -4,15 +4,47 @@ It lives under `CONTROL_PREFIX`, outside the interface's ``/v1`` base path,
 so it can never shadow an operation; the server answers it only when started
 with ``control=True`` (``--control`` on the command line) and refuses it
 with 403 otherwise. Requests to it are not recorded in ``store.requests``.
+
+It trusts no browser. A web page open in the developer's browser can send
+requests to 127.0.0.1, so the control API answers only requests that no page
+can make:
+
+- ``Host`` must be the loopback address and port the server listens on
+  (``127.0.0.1:<port>`` or ``localhost:<port>``): a page that rebinds its own
+  domain name to 127.0.0.1 still sends its own name (403 ``foreign_host``);
+- an ``Origin`` header, which browsers add to every cross-site POST, must be
+  the server's own (403 ``foreign_origin``);
+- a POST must say ``Content-Type: application/json``, which a page cannot
+  send across sites without a CORS preflight that this server never
+  approves (415 ``unsupported_media_type``).
+
+Every refusal happens before anything changes. Fault values are range-checked
+(``times`` from 1 to `MAX_TIMES`, ``delay`` finite from 0 to `MAX_DELAY`
+seconds, ``retryAfter`` from 0 to `MAX_RETRY_AFTER` seconds or a short
+date) and a 400 names the field.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
-from ._messages import FakeResponse, RecordedRequest, error_response
+from ._messages import (
+    CONNECTION_FAULTS,
+    DELAY_RULE,
+    RETRY_AFTER_RULE,
+    TIMES_RULE,
+    FakeResponse,
+    RecordedRequest,
+    delay_ok,
+    describe,
+    error_response,
+    reject_constant,
+    retry_after_ok,
+    times_ok,
+)
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore
@@ -21,16 +53,41 @@ __all__ = ["CONTROL_PREFIX", "control"]
 
 CONTROL_PREFIX = "/_fake"
 """Where the control API lives on the fake store's server (``http://127.0.0.1:<port>/_fake/...``)."""
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_ROUTES = {("POST", "/reset"), ("POST", "/pets"), ("GET", "/pets"), ("GET", "/requests"), ("POST", "/faults")}
+_FAULT_FIELDS = {
+    "status": ("times", "retryAfter", "body", "method"),
+    "connection": ("times", "method"),
+    "delay": ("times",),
+}
 
 
 def _json(status: int, data: object) -> FakeResponse:
     return FakeResponse(status, {"Content-Type": "application/json"}, json.dumps(data).encode())
 
 
+def _invalid(message: str) -> FakeResponse:
+    return error_response(400, "invalid_body", message)
+
+
 def control(  # noqa: PLR0911 (one return per endpoint reads best)
-    store: FakeAnimalStore, method: str, path: str, body: bytes, *, enabled: bool
+    store: FakeAnimalStore,
+    method: str,
+    path: str,
+    fields: Sequence[tuple[str, str]],
+    body: bytes,
+    *,
+    enabled: bool,
+    port: int,
+    tls: bool = False,
 ) -> FakeResponse:
-    """Answer one control request (``path`` starts with `CONTROL_PREFIX`)."""
+    """Answer one control request (``path`` starts with `CONTROL_PREFIX`).
+
+    ``fields`` are the request's header fields with lower-case names, in the
+    order received; ``port`` and ``tls`` say where the server listens, which
+    is what ``Host`` and ``Origin`` must name.
+    """
     if not enabled:
         return error_response(
             403,
@@ -38,31 +95,74 @@ def control(  # noqa: PLR0911 (one return per endpoint reads best)
             f"The control API ({CONTROL_PREFIX}/...) is off; start the server with --control "
             "(or store.serve(control=True)) to use it.",
         )
+    refusal = _foreign(method, fields, port, tls)
+    if refusal is not None:
+        return refusal
     route = (method, path.removeprefix(CONTROL_PREFIX))
+    if route not in _ROUTES:
+        return error_response(
+            404,
+            "not_found",
+            f"No control endpoint {method[:20]} {path[:80]}; there are POST {CONTROL_PREFIX}/reset, POST and GET "
+            f"{CONTROL_PREFIX}/pets, GET {CONTROL_PREFIX}/requests and POST {CONTROL_PREFIX}/faults.",
+        )
+    if route == ("GET", "/pets"):
+        return _json(200, [pet.to_dict() for pet in store.pets])
+    if route == ("GET", "/requests"):
+        return _json(200, [_recorded(request) for request in store.requests])
     try:
-        data: Any = json.loads(body) if body else None
-        if route == ("POST", "/reset"):
-            store.reset()
-            return _json(200, {"pets": 0})
-        if route == ("POST", "/pets"):
-            if not isinstance(data, list):
-                return error_response(400, "invalid_body", "POST /_fake/pets takes a JSON array of pets.")
+        data: Any = json.loads(body, parse_constant=reject_constant) if body.strip() else None
+    except (ValueError, RecursionError) as exc:  # ValueError includes bad UTF-8 and 4300-digit integers
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        return error_response(400, "invalid_json", f"The body is not valid JSON: {reason}")
+    if route == ("POST", "/reset"):
+        store.reset()
+        return _json(200, {"pets": 0})
+    if route == ("POST", "/pets"):
+        if not isinstance(data, list):
+            return _invalid(f"POST {CONTROL_PREFIX}/pets takes a JSON array of pets.")
+        try:
             store.add_pets(data)  # pyright: ignore[reportUnknownArgumentType]
-            return _json(200, {"pets": len(store.pets)})
-        if route == ("GET", "/pets"):
-            return _json(200, [pet.to_dict() for pet in store.pets])
-        if route == ("GET", "/requests"):
-            return _json(200, [_recorded(request) for request in store.requests])
-        if route == ("POST", "/faults"):
-            return _fault(store, data)
-    except (ValueError, TypeError, AnimalStoreError) as exc:  # bad JSON, bad pets, bad fault arguments
-        return error_response(400, "invalid_body", str(exc)[:500])
-    return error_response(
-        404,
-        "not_found",
-        f"No control endpoint {method} {path}; there are POST {CONTROL_PREFIX}/reset, POST and GET "
-        f"{CONTROL_PREFIX}/pets, GET {CONTROL_PREFIX}/requests and POST {CONTROL_PREFIX}/faults.",
-    )
+        except (ValueError, TypeError, AnimalStoreError) as exc:
+            return _invalid(str(exc)[:500])
+        return _json(200, {"pets": len(store.pets)})
+    return _fault(store, data)
+
+
+def _foreign(method: str, fields: Sequence[tuple[str, str]], port: int, tls: bool) -> FakeResponse | None:
+    """The refusal for a request a web page could have sent, or None for one from a local program."""
+    scheme, default_port = ("https", 443) if tls else ("http", 80)
+    authorities = {f"{name}:{port}" for name in _LOOPBACK_NAMES}
+    if port == default_port:
+        authorities.update(_LOOPBACK_NAMES)
+    hosts = [value.strip().lower() for name, value in fields if name == "host"]
+    if len(hosts) != 1 or hosts[0] not in authorities:
+        shown = ", ".join(hosts)[:80] or "none"
+        return error_response(
+            403,
+            "foreign_host",
+            f"The control API answers only requests addressed to 127.0.0.1:{port} or localhost:{port} "
+            f"(one Host header), got {shown!r}: a web page can point its own name at 127.0.0.1.",
+        )
+    origins = [value.strip().lower() for name, value in fields if name == "origin"]
+    if any(origin not in {f"{scheme}://{authority}" for authority in authorities} for origin in origins):
+        return error_response(
+            403,
+            "foreign_origin",
+            f"The control API refuses requests from web pages (Origin {', '.join(origins)[:80]!r}); "
+            "send them from a test or a script, which send no Origin.",
+        )
+    if method == "POST":
+        types = [value for name, value in fields if name == "content-type"]
+        media_type = types[-1].split(";", 1)[0].strip().lower() if types else ""
+        if len(types) != 1 or media_type != "application/json":
+            return error_response(
+                415,
+                "unsupported_media_type",
+                f"A control POST must send Content-Type: application/json (even with no body), "
+                f"got {media_type[:60] or 'none'!r}; other types are what a web page can send across sites.",
+            )
+    return None
 
 
 def _recorded(request: RecordedRequest) -> dict[str, Any]:
@@ -76,24 +176,44 @@ def _recorded(request: RecordedRequest) -> dict[str, Any]:
     }
 
 
-def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:
-    """``{"status": 503, "times": 2, "retryAfter": 3}``, ``{"connection": "reset"}`` or ``{"delay": 1.5}``."""
+def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR0911 (one return per refusal)
+    """``{"status": 503, "times": 2, "retryAfter": 3}``, ``{"connection": "reset"}`` or ``{"delay": 1.5}``.
+
+    Every field is checked before anything is queued, so a refused fault changes nothing.
+    """
     if not isinstance(data, dict):
-        return error_response(400, "invalid_body", 'POST /_fake/faults takes a JSON object, e.g. {"status": 503}.')
+        return _invalid(f'POST {CONTROL_PREFIX}/faults takes a JSON object, e.g. {{"status": 503}}.')
     spec: dict[str, Any] = dict(data)  # pyright: ignore[reportUnknownArgumentType]
-    times = spec.pop("times", 1)
-    kinds = [key for key in ("status", "connection", "delay") if key in spec]
+    kinds = [key for key in _FAULT_FIELDS if key in spec]
     if len(kinds) != 1:
-        return error_response(400, "invalid_body", 'A fault needs exactly one of "status", "connection" or "delay".')
+        return _invalid('A fault needs exactly one of "status", "connection" or "delay".')
     kind = kinds[0]
+    unknown = sorted(set(spec) - {kind, *_FAULT_FIELDS[kind]})
+    if unknown:
+        allowed = ", ".join(_FAULT_FIELDS[kind])
+        return _invalid(f"Unknown fields for a {kind} fault: {', '.join(unknown)[:200]} (it takes {allowed}).")
+    times = spec.get("times", 1)
+    if not times_ok(times):
+        return _invalid(f"times: must be {TIMES_RULE}, got {describe(times)}")
+    only = spec.get("method")
+    if only is not None and (not isinstance(only, str) or only.upper() not in _METHODS):
+        return _invalid(f"method: must be one of {', '.join(_METHODS)}, got {describe(only)}")
     if kind == "status":
-        store.fail_next(
-            spec.pop("status"), times=times, retry_after=spec.pop("retryAfter", None), body=spec.pop("body", None)
-        )
+        status = spec["status"]
+        if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+            return _invalid(f"status: must be an integer from 400 to 599, got {describe(status)}")
+        retry_after = spec.get("retryAfter")
+        if retry_after is not None and not retry_after_ok(retry_after):
+            return _invalid(f"retryAfter: must be {RETRY_AFTER_RULE}, got {describe(retry_after)}")
+        store.fail_next(status, times=times, retry_after=retry_after, body=spec.get("body"), method=only)
     elif kind == "connection":
-        store.fail_next_connection(spec.pop("connection"), times=times)
+        connection = spec["connection"]
+        if connection not in CONNECTION_FAULTS:
+            return _invalid(f"connection: must be one of {', '.join(CONNECTION_FAULTS)}, got {describe(connection)}")
+        store.fail_next_connection(connection, times=times, method=only)
     else:
-        store.delay_next(spec.pop("delay"), times=times)
-    if spec:
-        return error_response(400, "invalid_body", f"Unknown fault fields: {', '.join(sorted(spec))}.")
+        delay = spec["delay"]
+        if not delay_ok(delay):
+            return _invalid(f"delay: must be {DELAY_RULE}, got {describe(delay)}")
+        store.delay_next(delay, times=times)
     return _json(200, {"queued": kind, "times": times})

@@ -7,6 +7,8 @@ server, the control API and the transports all build on these.
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from collections.abc import Mapping
 from typing import Any, Literal, cast, get_args
@@ -20,6 +22,9 @@ __all__ = [
     "DEPRECATION",
     "FAKE_BASE_URL",
     "MAX_BODY_BYTES",
+    "MAX_DELAY",
+    "MAX_RETRY_AFTER",
+    "MAX_TIMES",
     "SUNSET",
     "ConnectionFaultKind",
     "FakeResponse",
@@ -41,6 +46,12 @@ FAKE_BASE_URL = "https://fake.animalstore.invalid/v1"
 """The base URL of clients made by `FakeAnimalStore.client`; nothing resolves it."""
 MAX_BODY_BYTES = 1024 * 1024
 """Request bodies larger than this get 413."""
+MAX_TIMES = 1_000_000
+"""The most requests one injected fault or delay may cover (``times``)."""
+MAX_DELAY = 300.0
+"""The longest injected delay, in seconds: longer than any client timeout a test sets, short enough to end."""
+MAX_RETRY_AFTER = 86_400
+"""The largest number of seconds an injected ``Retry-After`` may hold (a day)."""
 SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
 """RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
 # RFC 9745 wants the date the deprecation took effect; the interface gives
@@ -156,10 +167,40 @@ def json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
     return cast("dict[str, Any]", data)
 
 
+_HEADER_TEXT = re.compile(r"[\x20-\x7e]{1,200}")
+"""What an injected ``Retry-After`` string may hold: visible ASCII and spaces, so it can never split a header."""
+TIMES_RULE = f"an int from 1 to {MAX_TIMES:,}"
+DELAY_RULE = f"a finite number of seconds from 0 to {MAX_DELAY:g}"
+RETRY_AFTER_RULE = (
+    f"a number of seconds from 0 to {MAX_RETRY_AFTER:,}, or a date of at most 200 visible ASCII characters"
+)
+
+
+def is_number(value: object) -> bool:
+    """An int or float that is finite (not bool, inf or nan)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else True
+
+
+def times_ok(times: object) -> bool:
+    return isinstance(times, int) and not isinstance(times, bool) and 1 <= times <= MAX_TIMES
+
+
+def delay_ok(seconds: object) -> bool:
+    return is_number(seconds) and 0 <= seconds <= MAX_DELAY  # type: ignore[operator]
+
+
+def retry_after_ok(value: object) -> bool:
+    if isinstance(value, str):
+        return _HEADER_TEXT.fullmatch(value) is not None
+    return is_number(value) and 0 <= value <= MAX_RETRY_AFTER  # type: ignore[operator]
+
+
 def check_times(times: object) -> None:
-    if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+    if not times_ok(times):
         raise ClientValidationError(
-            f"times must be an int >= 1, got {times!r}", argument="times", rule="an int >= 1", value=times
+            f"times must be {TIMES_RULE}, got {times!r}", argument="times", rule=TIMES_RULE, value=times
         )
 
 

@@ -150,8 +150,12 @@ class Service:
         if problems:
             raise BadRequest(400, "invalid_body", "; ".join(problems))
         with self._lock:
+            pet_id = next(self._ids)
+            if pet_id > INT64_MAX:
+                # Only a seeded pet with the largest id leads here; an id past int64 would break every client.
+                raise BadRequest(507, "insufficient_storage", f"No id is left: ids are int64 and {INT64_MAX} is taken.")
             pet = Pet(
-                id=next(self._ids),
+                id=pet_id,
                 name=str(name),
                 category_id=int(category_id),  # type: ignore[arg-type]  # checked by _is_int64
                 status=PetStatus(status) if status is not None else None,

@@ -31,18 +31,23 @@ from .._models import Pet
 from .._validation import NOT_GIVEN, NotGiven, check_api_key
 from ._messages import (
     CONNECTION_FAULTS,
+    DELAY_RULE,
     DEPRECATION,
     FAKE_BASE_URL,
     MAX_BODY_BYTES,
+    RETRY_AFTER_RULE,
     SUNSET,
     ConnectionFaultKind,
     FakeResponse,
     Fault,
     RecordedRequest,
     check_times,
+    delay_ok,
     error_response,
+    is_int64,
     ok,
     reject_constant,
+    retry_after_ok,
 )
 from ._service import PET_PATH, PREFIX, Service
 
@@ -140,7 +145,7 @@ class FakeAnimalStore:
         self._service = Service(self._api_keys)
         self._lock = threading.Lock()
         self._faults: deque[Fault] = deque()
-        self._delays: deque[list[float]] = deque()
+        self._delays: deque[list[float]] = deque()  # [seconds, requests left]: O(1) whatever ``times`` is
         self._requests: list[RecordedRequest] = []
         self._retry_delays: list[float] = []
         self._now = 0.0
@@ -155,9 +160,19 @@ class FakeAnimalStore:
         """Put animals in the store (`Pet` objects or their JSON dicts); a pet with an existing id replaces it.
 
         Ids the store assigns afterwards continue after the highest one present.
-        Every item is checked before any is added.
+        Every item is checked before any is added; an ``id`` or ``categoryId``
+        outside int64 is refused, as the interface's ``format: int64`` says.
         """
         checked = [item if isinstance(item, Pet) else Pet.from_dict(item) for item in pets]
+        for index, pet in enumerate(checked):
+            for field, value in (("id", pet.id), ("categoryId", pet.category_id)):
+                if not is_int64(value):
+                    raise ClientValidationError(
+                        f"pets[{index}].{field} must be an integer within int64, got {value!r:.40}",
+                        argument="pets",
+                        rule="ids and categoryIds within int64",
+                        value=value,
+                    )
         self._service.add(checked)
 
     def reset(self) -> None:
@@ -201,9 +216,12 @@ class FakeAnimalStore:
     ) -> None:
         """Answer the next ``times`` requests with ``status`` instead of serving them.
 
-        ``retry_after`` sets a ``Retry-After`` header (seconds or an HTTP-date).
-        ``body`` replaces the Error body: a ``str`` or ``bytes`` is sent as
-        ``text/html`` (a proxy's page), anything else as JSON. ``method``
+        ``retry_after`` sets a ``Retry-After`` header: seconds from 0 to
+        86,400 (a float is cut to whole seconds), or a string such as an
+        HTTP-date of at most 200 visible ASCII characters. ``times`` is at
+        most 1,000,000. ``body`` replaces the Error body: a ``str`` or
+        ``bytes`` is sent as ``text/html`` (a proxy's page), anything else
+        as JSON. ``method``
         (``"GET"``, ``"POST"``...) limits the fault to requests with that
         method; others pass it by. Faults queue up in the order they were
         added: a request takes the first one it matches.
@@ -216,6 +234,13 @@ class FakeAnimalStore:
                 value=status,
             )
         check_times(times)
+        if retry_after is not None and not retry_after_ok(retry_after):
+            raise ClientValidationError(
+                f"retry_after must be {RETRY_AFTER_RULE}, got {retry_after!r:.60}",
+                argument="retry_after",
+                rule=RETRY_AFTER_RULE,
+                value=retry_after,
+            )
         header = (
             None if retry_after is None else str(int(retry_after) if isinstance(retry_after, float) else retry_after)
         )
@@ -305,23 +330,30 @@ class FakeAnimalStore:
 
         Through the in-process transport a delay longer than the request's
         read timeout raises `httpx.ReadTimeout` after that timeout, as a slow
-        server would.
+        server would. ``seconds`` is finite, from 0 to 300; ``times`` is at
+        most 1,000,000.
         """
-        if not isinstance(cast(object, seconds), (int, float)) or isinstance(seconds, bool) or seconds < 0:
+        if not delay_ok(seconds):
             raise ClientValidationError(
-                f"seconds must be a number >= 0, got {seconds!r}",
+                f"seconds must be {DELAY_RULE}, got {seconds!r}",
                 argument="seconds",
-                rule="a number >= 0",
+                rule=DELAY_RULE,
                 value=seconds,
             )
         check_times(times)
         with self._lock:
-            self._delays.extend([float(seconds)] for _ in range(times))
+            self._delays.append([float(seconds), times])
 
     def next_delay(self) -> float:
         """Take the delay (if any) the next request must wait; the transports call this."""
         with self._lock:
-            return self._delays.popleft()[0] if self._delays else 0.0
+            if not self._delays:
+                return 0.0
+            entry = self._delays[0]
+            entry[1] -= 1
+            if entry[1] <= 0:
+                self._delays.popleft()
+            return entry[0]
 
     # --- ways in ------------------------------------------------------------------------
 
@@ -489,7 +521,15 @@ class FakeAnimalStore:
         ``port=0`` picks a free port. The server stops when the block exits.
         ``control=True`` turns on the control API under
         ``http://127.0.0.1:<port>/_fake/`` (reset, seed pets, inject faults,
-        read requests) for a process that cannot reach this object.
+        read requests) for a process that cannot reach this object; it
+        answers only requests with ``Host: 127.0.0.1:<port>`` (or
+        ``localhost``), no foreign ``Origin`` and, for a POST,
+        ``Content-Type: application/json``, so no web page can drive it.
+
+        One thread serves every connection. Any input gets a status line
+        and an Error body, or a clean close: at most 1,024 connections
+        (the longest idle gives way), 10 s for a whole request, 64 KiB of
+        header fields, HTTP/1.0 and 1.1 only (505 otherwise).
         """
         from ._server import running_server
 
