@@ -67,8 +67,8 @@ _UNANSWERED = 30.0
 """Seconds a "timeout" connection fault holds a connection unanswered, at most."""
 _LINGER = 2.0
 """Seconds a connection is drained after its last answer before it closes, so the client reads the answer."""
-_LINGER_BYTES = 1024 * 1024
-"""Bytes drained after the last answer, at most."""
+_LINGER_BYTES = 64 * 1024 * 1024
+"""Bytes drained after the last answer, at most (a refused 8 MiB body fits; the time limit comes first on loopback)."""
 _LENGTH = re.compile(rb"[0-9]{1,19}")
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -661,7 +661,7 @@ class FakeServer:
         deadline = peer.loop.time() + self.linger
         drained = len(peer.buffer)
         peer.buffer.clear()
-        while not peer.eof and drained < _LINGER_BYTES and await peer.more(deadline, room=_LINGER_BYTES):
+        while not peer.eof and drained < _LINGER_BYTES and await peer.more(deadline):
             drained += len(peer.buffer)
             peer.buffer.clear()
 
@@ -670,7 +670,7 @@ class FakeServer:
         if fault == "timeout":
             # Unanswered until the client gives up (its close ends the wait) or the time runs out.
             deadline = peer.loop.time() + self.unanswered
-            while not peer.eof and await peer.more(deadline, room=_LINGER_BYTES):
+            while not peer.eof and await peer.more(deadline):
                 peer.buffer.clear()
         peer.reset()
 
