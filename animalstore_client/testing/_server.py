@@ -8,7 +8,9 @@ a clean close; nothing leaves a traceback or a parked connection. The bounds:
 ==========================  ==============================================================
 Connections                 at most `MAX_CONNECTIONS` (1,024) at once; at the limit (or when
                             the process runs out of descriptors) the connection idle the
-                            longest is closed, or, with none idle, the newcomer gets 503
+                            longest is closed; with none idle, the oldest request still
+                            arriving gets 503; with every connection being answered, the
+                            newcomer gets 503
 Waiting for a request       10 s of silence, then the connection closes (no answer)
 A whole request             head and body within 10 s of its first byte, else 408
 Request line and headers    64 KiB and 100 fields at most, else 431
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_CONNECTIONS", "FakeServer", "make_server", "running_server"]
 
 MAX_CONNECTIONS = 1024
-"""Connections held at once; more close the longest-idle one, or get 503 if none is idle."""
+"""Connections held at once; a newcomer beyond it makes the longest-idle one (or the oldest slow request) give way."""
 _READ_LIMIT = 8 * MAX_BODY_BYTES
 """Bodies declared larger than this are not read at all: the answer is 413 and the connection closes."""
 _HEAD_LIMIT = 64 * 1024
@@ -123,8 +125,8 @@ def _settle(waiter: asyncio.Future[bool], value: bool) -> None:
 class _Peer(asyncio.Protocol):
     """One connection's incoming bytes, read with deadlines, and flow control both ways.
 
-    No task or timer is made per read: a waiter future is settled by new
-    bytes, by the end of the connection, or by one timer at the deadline.
+    No task is made per read: a waiter future is settled by new bytes, by
+    the end of the connection, or by a timer at the deadline.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, *, over_tls: bool, registry: set[_Peer]) -> None:
@@ -277,7 +279,7 @@ class FakeServer:
         self.write_timeout = _WRITE_TIMEOUT
         self.unanswered = _UNANSWERED
         self.linger = _LINGER
-        # socketserver's backlog of 5 drops connections when a test opens a
+        # A short backlog (socketserver's is 5) drops connections when a test opens a
         # hundred at once; the kernel then retries them a second later.
         self.socket = socket.create_server(("127.0.0.1", port), backlog=1024)
         self.socket.setblocking(False)
@@ -363,7 +365,8 @@ class FakeServer:
             for peer in list(self._peers):  # closing ones with answers still unsent too
                 if peer.transport is not None:
                     peer.transport.abort()
-            await asyncio.sleep(0)  # their connection_lost callbacks
+            for _ in range(3):  # their connection_lost callbacks (a TLS one takes a step more)
+                await asyncio.sleep(0)
 
     def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         # Connections end in every way a network allows; none of that is worth a traceback.
