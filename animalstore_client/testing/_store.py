@@ -14,7 +14,7 @@ import threading
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -405,12 +405,7 @@ class FakeAnimalStore:
         }
         key = self.api_key if api_key is None else api_key
         if _over_socket(backend, "httpx", "urllib3", "client"):
-            server = ExitStack()
-            url = server.enter_context(self.serve())
-            client = AnimalStoreClient(key, base_url=url, backend=backend, **options)
-            weakref.finalize(client, server.close)  # a client never closed still stops its server
-            client._wire(Wiring(None, self._slept, self.clock, server.close))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
-            return client
+            return self._over_loopback(AnimalStoreClient, key, backend, options, self._slept)
         client = AnimalStoreClient(
             key, base_url=FAKE_BASE_URL, http_client=httpx.Client(transport=FakeTransport(self)), **options
         )
@@ -462,12 +457,7 @@ class FakeAnimalStore:
         }
         key = self.api_key if api_key is None else api_key
         if _over_socket(backend, "httpx", "aiohttp", "async_client"):
-            server = ExitStack()
-            url = server.enter_context(self.serve())
-            client = AsyncAnimalStoreClient(key, base_url=url, backend=backend, **options)
-            weakref.finalize(client, server.close)
-            client._wire(Wiring(None, slept, self.clock, server.close))  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
-            return client
+            return self._over_loopback(AsyncAnimalStoreClient, key, backend, options, slept)
         client = AsyncAnimalStoreClient(
             key, base_url=FAKE_BASE_URL, http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)), **options
         )
@@ -475,6 +465,17 @@ class FakeAnimalStore:
             lambda: AsyncHttpxTransport(httpx.AsyncClient(transport=AsyncFakeTransport(self))), slept, self.clock
         )
         client._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
+        return client
+
+    def _over_loopback(
+        self, cls: type[ClientT], key: str, backend: Any, options: dict[str, Any], sleep: Callable[[float], Any]
+    ) -> ClientT:
+        """A kit client on a library that needs a socket: over a server this store runs for it alone."""
+        server = ExitStack()
+        url = server.enter_context(self.serve())
+        client = cls(key, base_url=url, backend=backend, **options)
+        weakref.finalize(client, server.close)  # a client never closed still stops its server
+        client._wire(Wiring(None, sleep, self.clock, server.close))  # pyright: ignore[reportPrivateUsage]
         return client
 
     def adopt(self, client: ClientT) -> ClientT:
