@@ -561,12 +561,13 @@ class _BaseClient:
             raise AnimalStoreError(
                 f"This {name} is bound to an in-memory FakeAnimalStore, which stays in this process: to ship a "
                 "client to other processes, serve the store (with store.serve() as url: ...) and pickle "
-                f"{name}(store.api_key, base_url=url)."
+                f"{name}(store.api_key, base_url=url) (loaded, it sleeps between retries "
+                "as any client does: the kit's instant retries stay with the store)."
             )
         if not self._pool.owned:
             raise AnimalStoreError(
                 f"This {name} sends through your http_client, whose connections belong to this process: "
-                f"pickle a {name} made without http_client (it opens its own pool where it is loaded), or make "
+                f"pickle an {name} made without http_client (it opens its own pool where it is loaded), or make "
                 "the client and its http client in the process that uses them."
             )
         if self.is_closed:

@@ -30,7 +30,7 @@ _SLICES = 10
 _all_budgets: weakref.WeakSet[RetryBudget] = weakref.WeakSet()
 
 
-def _check_number(value: object, argument: str, low: float, high: float) -> float:
+def _check_number(value: object, argument: str, low: float, high: float, note: str = "") -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -38,7 +38,7 @@ def _check_number(value: object, argument: str, low: float, high: float) -> floa
         or not low <= value <= high
     ):
         raise ClientValidationError(
-            f"{argument} must be a number from {low:g} to {high:g}, got {value!r}",
+            f"{argument} must be a number from {low:g} to {high:g}{note}, got {value!r}",
             argument=argument,
             rule=f"a number from {low:g} to {high:g}",
             value=value,
@@ -92,7 +92,7 @@ class RetryBudget:
     )
 
     def __init__(self, percent: float = 0.2, min_per_second: float = 10, window: float = 10.0) -> None:
-        self._percent = _check_number(percent, "percent", 0, 10)
+        self._percent = _check_number(percent, "percent", 0, 10, " (a share of the calls: 0.2 is 20 %)")
         self._min_per_second = _check_number(min_per_second, "min_per_second", 0, 10_000)
         self._window = _check_number(window, "window", 1, 600)
         self._reset()

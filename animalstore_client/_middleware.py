@@ -10,8 +10,9 @@ The rules a middleware cannot break, checked here:
 - the ``Authorization`` header, the method and the origin (scheme, host,
   port) stay as the SDK built them: the key goes only where the client
   sends it (a `ClientValidationError`, like ``extra_headers``);
-- ``call_next`` runs at most once per attempt: the client retries, within
-  its budget and never repeating a POST that may have been stored;
+- ``call_next`` runs at most once per attempt (a second call is a
+  `MiddlewareError`): the client retries, within its budget and never
+  repeating a POST that may have been stored;
 - an exception a middleware raises that is not an `AnimalStoreError` ends
   the call as a `MiddlewareError` (the original as ``__cause__``), not
   retried. What ``call_next`` raised passes through a middleware unchanged
@@ -160,6 +161,14 @@ def check_middleware(value: object, *, is_async: bool, argument: str = "middlewa
                 rule="a list or tuple of callables",
                 value=item,
             )
+        if is_async and inspect.isfunction(item) and not _is_async(item):
+            raise ClientValidationError(
+                f"{argument}[{index}] ({_name(item)}) is a plain function, but AsyncAnimalStoreClient needs "
+                "async middleware: async def ...(request, call_next): return await call_next(request)",
+                argument=argument,
+                rule="coroutine functions for AsyncAnimalStoreClient",
+                value=item,
+            )
         if not is_async and _is_async(item):
             raise ClientValidationError(
                 f"{argument}[{index}] ({_name(item)}) is a coroutine function, but AnimalStoreClient is sync: "
@@ -189,17 +198,24 @@ def _origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
-def _checked(state: _State, request: object, middleware: object, *, called: bool) -> httpx.Request:
-    """The request a middleware passed to ``call_next``, once it keeps the rules."""
+def _checked(state: _State, request: object, middleware: object, attempts: Attempts, *, called: bool) -> httpx.Request:
+    """The request a middleware passed to ``call_next``, once it keeps the rules.
+
+    Breaking one is a `ClientValidationError` before this request is sent, as
+    for a bad argument; on a retry, earlier attempts were sent (the message
+    says so). Calling ``call_next`` twice is a `MiddlewareError`: the first
+    call's request was sent already.
+    """
     who = f"middleware {_name(middleware)}"
     if called:
-        raise ClientValidationError(
-            f"{who} called call_next twice in one attempt: the client retries itself (within its retry "
-            "budget, and never repeating a request the service may have acted on); call it once",
-            argument="middleware",
-            rule="call_next at most once per attempt",
-            value=middleware,
+        raise MiddlewareError(
+            f"{who} called call_next twice in attempt {attempts.count}: the first request was sent, the "
+            "second was not. The client retries itself (within its retry budget, and never repeating a "
+            "request the service may have acted on): call it once",
+            request=attempts.request,
+            attempts=attempts.count,
         )
+    earlier = f" (attempt {attempts.count}: the {attempts.count - 1} before it were sent)" if attempts.count > 1 else ""
     if not isinstance(request, httpx.Request):
         raise ClientValidationError(
             f"{who} passed {type(request).__name__} to call_next, not an httpx.Request",
@@ -209,7 +225,7 @@ def _checked(state: _State, request: object, middleware: object, *, called: bool
         )
     if request.headers.get_list("authorization") != state.authorization:
         raise ClientValidationError(
-            f"{who} changed the Authorization header: the client sets it from its API key; use "
+            f"{who} changed the Authorization header{earlier}: the client sets it from its API key; use "
             "client.with_options(api_key=...) for another key",
             argument="middleware",
             rule="the Authorization header left as the client set it",
@@ -217,7 +233,7 @@ def _checked(state: _State, request: object, middleware: object, *, called: bool
         )
     if request.method != state.method or _origin(request.url) != state.origin:
         raise ClientValidationError(
-            f"{who} changed the request to {request.method} {_origin(request.url)}; a middleware may change "
+            f"{who} changed the request to {request.method} {_origin(request.url)}{earlier}; a middleware may change "
             "headers, the path and the query, but not the method or where the API key is sent "
             f"({state.method} {state.origin})",
             argument="middleware",
@@ -282,7 +298,7 @@ def run_middleware_sync(
 
         def call_next(given: httpx.Request, /) -> httpx.Response:
             nonlocal called
-            given = _checked(state, given, handler, called=called)
+            given = _checked(state, given, handler, attempts, called=called)
             called = True
             return step(index + 1, given)
 
@@ -321,7 +337,7 @@ async def run_middleware_async(
 
         async def call_next(given: httpx.Request, /) -> httpx.Response:
             nonlocal called
-            given = _checked(state, given, handler, called=called)
+            given = _checked(state, given, handler, attempts, called=called)
             called = True
             return await step(index + 1, given)
 

@@ -82,22 +82,29 @@ def test_example_runs_offline(name: str) -> None:
         assert expected in result.stdout, f"{expected!r} missing from:\n{result.stdout}"
 
 
-@pytest.mark.parametrize("engine", ["spawn", "fork", "async"])
-def test_the_import_example_on_every_engine(engine: str) -> None:
-    """examples/dask_import.py on ProcessPoolExecutor (spawn, fork) and in one process: every pet exactly once."""
+def _import_example(*arguments: str, timeout: float = 120, strict: bool = True) -> str:
+    """examples/dask_import.py run offline with ``arguments`` (warnings as errors if ``strict``); its output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    warnings = ["-W", "error"] if strict else []
     result = subprocess.run(
-        [sys.executable, "-W", "error", str(EXAMPLES / "dask_import.py"), "--engine", engine, "--pets", "1000"],
+        [sys.executable, *warnings, str(EXAMPLES / "dask_import.py"), *arguments],
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout,
         check=False,
         cwd=EXAMPLES.parent,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"{engine}: 1000 pets in" in result.stdout
-    assert "Every pet was created exactly once" in result.stdout
+    return result.stdout
+
+
+@pytest.mark.parametrize("engine", ["spawn", "fork", "async"])
+def test_the_import_example_on_every_engine(engine: str) -> None:
+    """examples/dask_import.py on ProcessPoolExecutor (spawn, fork) and in one process: every pet exactly once."""
+    stdout = _import_example("--engine", engine, "--pets", "1000")
+    assert f"{engine}: 1000 pets in" in stdout
+    assert "Every pet was created exactly once" in stdout
 
 
 def test_the_fastapi_tests_reach_no_service_with_a_key_set() -> None:
@@ -137,17 +144,8 @@ def test_the_import_example_on_ray() -> None:
 
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray is not installed (tests/requirements.txt installs it for Python 3.11, where this tier runs)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "dask_import.py"), "--engine", "ray", "--pets", "2000"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-        cwd=EXAMPLES.parent,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "ray: 2000 pets in" in result.stdout
-    assert "by 2 process(es)" in result.stdout
-    assert "Every pet was created exactly once" in result.stdout
+    # Not strict: Ray's own modules warn as they load, which is not the example's doing.
+    stdout = _import_example("--engine", "ray", "--pets", "2000", timeout=180, strict=False)
+    assert "ray: 2000 pets in" in stdout
+    assert "by 2 process(es)" in stdout
+    assert "Every pet was created exactly once" in stdout

@@ -281,10 +281,11 @@ def _pick(variant: str, sync: Callable[..., Any], async_: Callable[..., Awaitabl
 def test_call_next_runs_at_most_once_per_attempt(
     make_client: ClientFactory, variant: str, store: FakeAnimalStore, url: str
 ) -> None:
-    """A second call_next in one attempt is refused: only the client retries, so a POST is never sent twice."""
+    """A second call_next in one attempt is a MiddlewareError: only the client retries, so no POST is sent twice."""
     client = make_client(base_url=url, middleware=[_pick(variant, _twice_sync, _twice_async)])
-    with pytest.raises(ClientValidationError, match="call_next twice"):
+    with pytest.raises(MiddlewareError, match="call_next twice in attempt 1: the first request was sent") as caught:
         client.create_pet(name="Rex", category_id=1)
+    assert caught.value.attempts == 1
     assert len(store.pets) == 1
 
 
@@ -309,14 +310,22 @@ def test_a_result_that_is_not_a_response_is_a_middleware_error(
 
 
 def test_an_async_client_given_a_sync_function_says_what_it_needs(store: FakeAnimalStore) -> None:
-    """A plain function returning a response to the async client: a MiddlewareError asking for async middleware."""
+    """A plain function is refused by the async client when it is made; a callable returning no awaitable, per call."""
     import asyncio
 
     def plain(request: httpx.Request, call_next: Any) -> httpx.Response:
         return httpx.Response(200, json=[])
 
+    with pytest.raises(ClientValidationError, match="needs async middleware") as caught:
+        store.async_client(middleware=[plain])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # the mistake tested
+    assert caught.value.argument == "middleware"
+
+    class Plain:
+        def __call__(self, request: httpx.Request, call_next: Any) -> httpx.Response:
+            return httpx.Response(200, json=[])
+
     async def main() -> None:
-        async with store.async_client(middleware=[plain]) as client:  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # the mistake tested
+        async with store.async_client(middleware=[Plain()]) as client:  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # the mistake tested
             with pytest.raises(MiddlewareError, match="needs async middleware"):
                 await client.list_pets()
 
