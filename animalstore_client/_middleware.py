@@ -215,7 +215,10 @@ def _checked(state: _State, request: object, middleware: object, attempts: Attem
             request=attempts.request,
             attempts=attempts.count,
         )
-    earlier = f" (attempt {attempts.count}: the {attempts.count - 1} before it were sent)" if attempts.count > 1 else ""
+    sent = attempts.count - 1
+    earlier = (
+        f" on attempt {attempts.count} ({sent} earlier {'one was' if sent == 1 else 'ones were'} sent)" if sent else ""
+    )
     if not isinstance(request, httpx.Request):
         raise ClientValidationError(
             f"{who} passed {type(request).__name__} to call_next, not an httpx.Request",
