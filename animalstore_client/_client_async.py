@@ -34,7 +34,8 @@ from ._budget import RetryBudget
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._exceptions import AnimalStoreError
-from ._middleware import AsyncMiddleware, run_middleware_async
+from ._middleware import AsyncMiddleware
+from ._middleware_async import run_middleware_async
 from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,

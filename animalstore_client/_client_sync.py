@@ -35,7 +35,8 @@ from ._budget import RetryBudget
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._exceptions import AnimalStoreError
-from ._middleware import Middleware, run_middleware_sync
+from ._middleware import Middleware
+from ._middleware_sync import run_middleware_sync
 from ._models import Pet, PetStatus, PetStatusLiteral
 from ._operations import (
     RequestConfig,

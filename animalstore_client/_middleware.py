@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 
-from ._exceptions import AnimalStoreError, ClientValidationError, MiddlewareError
+from ._exceptions import ClientValidationError, MiddlewareError
 
 if TYPE_CHECKING:
     from ._sending import Attempts
@@ -35,12 +35,23 @@ if TYPE_CHECKING:
 __all__ = [
     "AsyncCallNext",
     "AsyncMiddleware",
+    "AsyncSend",
+    "AttemptState",
     "CallNext",
     "Middleware",
+    "Send",
+    "awaited_async",
+    "awaited_sync",
     "check_middleware",
-    "run_middleware_async",
-    "run_middleware_sync",
+    "checked_request",
+    "checked_response",
+    "wrapped_error",
 ]
+
+Send = Callable[[httpx.Request], httpx.Response]
+"""The innermost step of a sync attempt: send, read the body, return the finished response."""
+AsyncSend = Callable[[httpx.Request], Awaitable[httpx.Response]]
+"""The innermost step of an async attempt."""
 
 MAX_MIDDLEWARE = 100
 """The most middleware one client takes: a longer list is a mistake (a list grown in a loop), not a design."""
@@ -180,7 +191,7 @@ def check_middleware(value: object, *, is_async: bool, argument: str = "middlewa
     return items
 
 
-class _State:
+class AttemptState:
     """One attempt's bookkeeping for the chain: what the SDK built (kept apart: a middleware may
     change the request object in place), and what the send raised."""
 
@@ -198,7 +209,9 @@ def _origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
-def _checked(state: _State, request: object, middleware: object, attempts: Attempts, *, called: bool) -> httpx.Request:
+def checked_request(
+    state: AttemptState, request: object, middleware: object, attempts: Attempts, *, called: bool
+) -> httpx.Request:
     """The request a middleware passed to ``call_next``, once it keeps the rules.
 
     Breaking one is a `ClientValidationError` before this request is sent, as
@@ -246,7 +259,7 @@ def _checked(state: _State, request: object, middleware: object, attempts: Attem
     return request
 
 
-def _wrapped(exc: Exception, middleware: object, attempts: Attempts) -> MiddlewareError:
+def wrapped_error(exc: Exception, middleware: object, attempts: Attempts) -> MiddlewareError:
     error = MiddlewareError(
         f"middleware {_name(middleware)} raised {type(exc).__name__}: {exc}",
         request=attempts.request,
@@ -256,7 +269,7 @@ def _wrapped(exc: Exception, middleware: object, attempts: Attempts) -> Middlewa
     return error
 
 
-def _response(result: object, middleware: object, attempts: Attempts, request: httpx.Request) -> httpx.Response:
+def checked_response(result: object, middleware: object, attempts: Attempts, request: httpx.Request) -> httpx.Response:
     """The middleware's result, once it is a response the SDK can parse."""
     if not isinstance(result, httpx.Response):
         raise MiddlewareError(
@@ -279,87 +292,18 @@ def _response(result: object, middleware: object, attempts: Attempts, request: h
     return result
 
 
-def run_middleware_sync(
-    middleware: tuple[Middleware, ...],
-    request: httpx.Request,
-    send: Callable[[httpx.Request], httpx.Response],
-    attempts: Attempts,
-) -> httpx.Response:
-    """One attempt through the sync middleware, ``send`` innermost."""
-    state = _State(request)
-
-    def step(index: int, current: httpx.Request) -> httpx.Response:
-        if index == len(middleware):
-            try:
-                return send(current)
-            except BaseException as exc:
-                state.error = exc
-                raise
-        handler = middleware[index]
-
-        called = False
-
-        def call_next(given: httpx.Request, /) -> httpx.Response:
-            nonlocal called
-            given = _checked(state, given, handler, attempts, called=called)
-            called = True
-            return step(index + 1, given)
-
-        try:
-            result = handler(current, call_next)
-        except AnimalStoreError:
-            raise
-        except Exception as exc:
-            if exc is state.error:
-                raise  # the send's own failure, passed on: the retry policy decides
-            raise _wrapped(exc, handler, attempts) from exc
-        return _response(result, handler, attempts, current)
-
-    return step(0, request)
+def awaited_sync(result: object, handler: object, attempts: Attempts) -> object:
+    """What a sync middleware returned, as it is (`checked_response` looks at it next)."""
+    return result
 
 
-async def run_middleware_async(
-    middleware: tuple[AsyncMiddleware, ...],
-    request: httpx.Request,
-    send: Callable[[httpx.Request], Awaitable[httpx.Response]],
-    attempts: Attempts,
-) -> httpx.Response:
-    """One attempt through the async middleware, ``send`` innermost."""
-    state = _State(request)
-
-    async def step(index: int, current: httpx.Request) -> httpx.Response:
-        if index == len(middleware):
-            try:
-                return await send(current)
-            except BaseException as exc:
-                state.error = exc
-                raise
-        handler = middleware[index]
-
-        called = False
-
-        async def call_next(given: httpx.Request, /) -> httpx.Response:
-            nonlocal called
-            given = _checked(state, given, handler, attempts, called=called)
-            called = True
-            return await step(index + 1, given)
-
-        try:
-            awaitable = handler(current, call_next)
-            if not inspect.isawaitable(awaitable):
-                raise MiddlewareError(
-                    f"middleware {_name(handler)} returned {type(awaitable).__name__}, not an awaitable: "
-                    "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))",
-                    request=attempts.request,
-                    attempts=attempts.count,
-                )
-            result = await awaitable
-        except AnimalStoreError:
-            raise
-        except Exception as exc:
-            if exc is state.error:
-                raise
-            raise _wrapped(exc, handler, attempts) from exc
-        return _response(result, handler, attempts, current)
-
-    return await step(0, request)
+async def awaited_async(result: object, handler: object, attempts: Attempts) -> object:
+    """What an async middleware's call gave, awaited; a `MiddlewareError` if it gave no awaitable."""
+    if not inspect.isawaitable(result):
+        raise MiddlewareError(
+            f"middleware {_name(handler)} returned {type(result).__name__}, not an awaitable: "
+            "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))",
+            request=attempts.request,
+            attempts=attempts.count,
+        )
+    return await result
