@@ -60,34 +60,11 @@ def test_every_example_is_covered() -> None:
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_example_runs_offline(name: str) -> None:
-    """With no API key the example says it is offline on its first line, succeeds, and prints its results."""
+def _run_example(name: str, *arguments: str, warnings: list[str], timeout: float = 120) -> str:
+    """examples/``name`` run offline (no ANIMALSTORE_* variables) with ``arguments``; its output, once it exited 0."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
     result = subprocess.run(
-        # Warnings as errors, except the DeprecationWarnings the examples show on purpose.
-        [sys.executable, "-W", "error", "-W", "always::DeprecationWarning", str(EXAMPLES / name)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-        cwd=EXAMPLES.parent,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    first_line = result.stdout.splitlines()[0]
-    assert "No ANIMALSTORE_API_KEY" in first_line
-    assert "offline" in first_line
-    for expected in EXPECTED[name]:
-        assert expected in result.stdout, f"{expected!r} missing from:\n{result.stdout}"
-
-
-def _import_example(*arguments: str, timeout: float = 120, strict: bool = True) -> str:
-    """examples/dask_import.py run offline with ``arguments`` (warnings as errors if ``strict``); its output."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
-    warnings = ["-W", "error"] if strict else []
-    result = subprocess.run(
-        [sys.executable, *warnings, str(EXAMPLES / "dask_import.py"), *arguments],
+        [sys.executable, *warnings, str(EXAMPLES / name), *arguments],
         capture_output=True,
         text=True,
         env=env,
@@ -99,10 +76,22 @@ def _import_example(*arguments: str, timeout: float = 120, strict: bool = True) 
     return result.stdout
 
 
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs_offline(name: str) -> None:
+    """With no API key the example says it is offline on its first line, succeeds, and prints its results."""
+    # Warnings as errors, except the DeprecationWarnings the examples show on purpose.
+    stdout = _run_example(name, warnings=["-W", "error", "-W", "always::DeprecationWarning"])
+    first_line = stdout.splitlines()[0]
+    assert "No ANIMALSTORE_API_KEY" in first_line
+    assert "offline" in first_line
+    for expected in EXPECTED[name]:
+        assert expected in stdout, f"{expected!r} missing from:\n{stdout}"
+
+
 @pytest.mark.parametrize("engine", ["spawn", "fork", "async"])
 def test_the_import_example_on_every_engine(engine: str) -> None:
     """examples/dask_import.py on ProcessPoolExecutor (spawn, fork) and in one process: every pet exactly once."""
-    stdout = _import_example("--engine", engine, "--pets", "1000")
+    stdout = _run_example("dask_import.py", "--engine", engine, "--pets", "1000", warnings=["-W", "error"])
     assert f"{engine}: 1000 pets in" in stdout
     assert "Every pet was created exactly once" in stdout
 
@@ -145,7 +134,7 @@ def test_the_import_example_on_ray() -> None:
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray is not installed (tests/requirements.txt installs it for Python 3.11, where this tier runs)")
     # Not strict: Ray's own modules warn as they load, which is not the example's doing.
-    stdout = _import_example("--engine", "ray", "--pets", "2000", timeout=180, strict=False)
+    stdout = _run_example("dask_import.py", "--engine", "ray", "--pets", "2000", warnings=[], timeout=180)
     assert "ray: 2000 pets in" in stdout
     assert "by 2 process(es)" in stdout
     assert "Every pet was created exactly once" in stdout
