@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import os
 import ssl
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -26,8 +25,6 @@ from ._base_client import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TOTAL_TIMEOUT,
-    OTEL_METRICS,
-    OTEL_TRACE,
     IOSync,
     Pool,
 )
@@ -162,10 +159,6 @@ class AnimalStoreClient(IOSync):
 
     def _call(self, operation: str, request: httpx.Request, parse: Callable[[httpx.Response, int], T]) -> T:
         """Send ``request`` and parse the final response: one call, one span when tracing."""
-        modules = sys.modules
-        if self._telemetry is None and OTEL_TRACE not in modules and OTEL_METRICS not in modules:
-            # Nobody imported OpenTelemetry, so no provider can be set: the plain path.
-            return parse(*self._send(request, operation, None))
         observer = self._observe(operation, request)
         if observer is None:
             return parse(*self._send(request, operation, None))
