@@ -36,9 +36,15 @@ class PoolsByProxy(Generic[P]):
 
     @property
     def closed(self) -> bool:
-        """Whether `close` was called."""
-        with self._lock:
-            return self._closed
+        """Whether `close` was called.
+
+        Read without the lock, on purpose: a forked child asks this of its
+        parent's pools before replacing them, and the lock may have been held
+        by a parent thread at the fork, for ever in the child
+        (tests/test_fork.py caught a child hung here). One attribute read is
+        atomic, and the flag only ever goes from False to True.
+        """
+        return self._closed
 
     def for_url(self, url: httpx.URL) -> P:
         """The pool for the proxy ``url`` goes through; none is made once the transport is closed."""

@@ -218,3 +218,45 @@ def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "hung: 0 failed: 0 errors: 0 []"
+
+
+HELD = """
+import os, sys, time
+import animalstore_client as a
+
+url, backend = sys.argv[1], sys.argv[2]
+client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=10)
+client.list_pets(limit=1)
+# As if another thread were inside the pool table at the fork: its lock is held, for ever in the child.
+tables = client._pool.transport._pools if backend == "httpx" else client._pool.transport._managers
+tables._lock.acquire()
+pid = os.fork()
+if pid == 0:
+    try:
+        os._exit(0 if client.list_pets(limit=3)[0].id == 3 else 1)
+    except BaseException:
+        os._exit(2)
+tables._lock.release()
+deadline = time.monotonic() + 15
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("exit", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.01)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("hung")
+"""
+
+
+@pytest.mark.parametrize("echo_url", ["http"], indirect=True)
+@pytest.mark.parametrize("backend", ["httpx", "urllib3"])
+def test_a_pool_lock_held_at_the_fork_does_not_hang_the_child(echo_url: str, backend: str) -> None:
+    """The child never waits on its parent's pool table (its lock may be held for ever there): it makes its own."""
+    result = subprocess.run(
+        [sys.executable, "-c", HELD, echo_url, backend], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "exit 0"
