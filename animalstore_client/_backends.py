@@ -1,8 +1,9 @@
 """Which HTTP library a client sends through: choosing it, and importing it only when chosen.
 
-httpx is the default for both clients. aiohttp (async) and urllib3 (sync) are
-optional extras; their modules are imported only when a client asks for them,
-so ``import animalstore_client`` never loads them.
+httpx is the default for both clients. aiohttp (async), urllib3 (sync) and
+pyreqwest (both, Python 3.11+) are optional extras; their modules are imported
+only when a client asks for them, so ``import animalstore_client`` never loads
+them.
 """
 
 from __future__ import annotations
@@ -32,22 +33,35 @@ __all__ = [
     "new_transport_sync",
 ]
 
-AsyncBackendName = Literal["httpx", "aiohttp"]
+AsyncBackendName = Literal["httpx", "aiohttp", "pyreqwest"]
 """The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type."""
-BackendName = Literal["httpx", "urllib3"]
+BackendName = Literal["httpx", "urllib3", "pyreqwest"]
 """The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type."""
 
-# The one class of each library a caller may pass as http_client.
-_CLIENT_CLASSES = {"aiohttp": "ClientSession", "urllib3": "PoolManager"}
+# The one class of each library a caller may pass as http_client, by client: (module, class).
+_ASYNC_CLASSES = {"aiohttp": ("aiohttp", "ClientSession"), "pyreqwest": ("pyreqwest.client", "Client")}
+_SYNC_CLASSES = {"urllib3": ("urllib3", "PoolManager"), "pyreqwest": ("pyreqwest.client", "SyncClient")}
+PYREQWEST_PYTHON = (3, 11)
+"""The oldest Python pyreqwest runs on."""
 # What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
 # error names the library's own requirement: "animalstore-client[x]" works only from an index
 # that has this package, and reinstalls it.
-REQUIREMENTS = {"aiohttp": "aiohttp>=3.12.4", "urllib3": "urllib3>=2.2", "opentelemetry-api": "opentelemetry-api>=1.30"}
+REQUIREMENTS = {
+    "aiohttp": "aiohttp>=3.12.4",
+    "urllib3": "urllib3>=2.2",
+    "pyreqwest": "pyreqwest>=0.15",
+    "opentelemetry-api": "opentelemetry-api>=1.30",
+}
 """What each extra installs, by distribution: the install advice of a missing library quotes it."""
 
 
 def require(library: str) -> ModuleType:
-    """Import an optional library, or say exactly how to install it."""
+    """Import an optional library, or say exactly how to install it (or which Python it needs)."""
+    if library == "pyreqwest" and sys.version_info < PYREQWEST_PYTHON:
+        raise AnimalStoreError(
+            'backend="pyreqwest" needs Python 3.11 or later (pyreqwest supports no older one); this is Python '
+            f'{sys.version_info[0]}.{sys.version_info[1]}: use backend="httpx", "aiohttp" or "urllib3" here'
+        )
     try:
         return importlib.import_module(library)
     except ImportError:
@@ -57,31 +71,31 @@ def require(library: str) -> ModuleType:
         ) from None
 
 
-def _is_instance_of(http_client: object, library: str) -> bool:
+def _is_instance_of(http_client: object, module_name: str, class_name: str) -> bool:
     # Only a library already imported can have made this object: no import here.
-    module = sys.modules.get(library)
-    cls = getattr(module, _CLIENT_CLASSES[library], None)
+    cls = getattr(sys.modules.get(module_name), class_name, None)
     return isinstance(cls, type) and isinstance(http_client, cls)
 
 
-def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_class: type) -> str:
-    other = names[1]
+def _choose(backend: object, http_client: object, others: dict[str, tuple[str, str]], httpx_class: type) -> str:
+    names = ("httpx", *others)
     # isinstance first: `in` would call a foreign object's __eq__, which may raise.
     if backend is not None and (not isinstance(backend, str) or backend not in names):
+        allowed = ", ".join(repr(name) for name in names[:-1]) + f" or {names[-1]!r}"
         raise ClientValidationError(
-            f"backend must be {names[0]!r} or {other!r}, got {show(backend)}",
-            argument="backend",
-            rule=f"{names[0]!r} or {other!r}",
-            value=backend,
+            f"backend must be {allowed}, got {show(backend)}", argument="backend", rule=allowed, value=backend
         )
     if http_client is None:
         return str(backend or "httpx")
-    if isinstance(http_client, httpx_class):
-        detected = "httpx"
-    elif _is_instance_of(http_client, other):
-        detected = other
-    else:
-        accepted = f"an httpx.{httpx_class.__name__} or an {other}.{_CLIENT_CLASSES[other]}"
+    detected = "httpx" if isinstance(http_client, httpx_class) else None
+    for library, (module_name, class_name) in others.items():
+        if detected is None and _is_instance_of(http_client, module_name, class_name):
+            detected = library
+    if detected is None:
+        kinds = [f"an httpx.{httpx_class.__name__}"] + [
+            f"a {module_name}.{class_name}" for module_name, class_name in others.values()
+        ]
+        accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
         raise ClientValidationError(
             f"http_client must be {accepted}, got {type(http_client).__name__}",
             argument="http_client",
@@ -101,12 +115,27 @@ def _choose(backend: object, http_client: object, names: tuple[str, str], httpx_
 
 def choose_backend_async(backend: object, http_client: object) -> AsyncBackendName:
     """The async client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, ("httpx", "aiohttp"), httpx.AsyncClient)  # type: ignore[return-value]
+    return _choose(backend, http_client, _ASYNC_CLASSES, httpx.AsyncClient)  # type: ignore[return-value]
 
 
 def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     """The sync client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, ("httpx", "urllib3"), httpx.Client)  # type: ignore[return-value]
+    return _choose(backend, http_client, _SYNC_CLASSES, httpx.Client)  # type: ignore[return-value]
+
+
+def _rustls_verify(verify: bool | str | ssl.SSLContext, http_client: object) -> bool | str:
+    """``verify`` as pyreqwest can take it: rustls trusts CA files, and has no `ssl.SSLContext`."""
+    if isinstance(verify, ssl.SSLContext):
+        if http_client is not None:
+            return True  # a caller's client keeps its own trust settings
+        raise ClientValidationError(
+            'backend="pyreqwest" cannot use verify=<ssl.SSLContext>: its TLS (rustls) has no ssl module context. '
+            "Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use another backend",
+            argument="verify",
+            rule="True, False or a CA bundle path with pyreqwest",
+            value=verify,
+        )
+    return verify
 
 
 def new_transport_async(
@@ -118,6 +147,11 @@ def new_transport_async(
         from ._transport_aiohttp import AiohttpTransport
 
         return AiohttpTransport(http_client, verify=verify)
+    if backend == "pyreqwest":
+        require("pyreqwest")
+        from ._transport_pyreqwest import AsyncPyreqwestTransport
+
+        return AsyncPyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client))
     if http_client is None:
         from ._httpcore_async import AsyncHttpcoreTransport
 
@@ -137,6 +171,11 @@ def new_transport_sync(
         from ._transport_urllib3 import Urllib3Transport
 
         return Urllib3Transport(http_client, verify=verify)
+    if backend == "pyreqwest":
+        require("pyreqwest")
+        from ._transport_pyreqwest import PyreqwestTransport
+
+        return PyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client))
     if http_client is None:
         from ._httpcore_sync import HttpcoreTransport
 

@@ -609,6 +609,13 @@ class _BaseClient:
     def _new_transport(self) -> Any:
         raise NotImplementedError  # defined by each client
 
+    def _transport_verify(self) -> bool | str | ssl.SSLContext:
+        """The trust a new transport of the SDK's gets: the context made when the client was, or for
+        pyreqwest (rustls, which takes no `ssl.SSLContext`) ``verify`` itself."""
+        if getattr(self, "_backend", None) == "pyreqwest":
+            return self._verify
+        return self._ssl_context or True
+
     def _wire(self, wiring: Wiring) -> None:
         """Hand this client (and the `with_options` copies made from it) to the testing kit.
 

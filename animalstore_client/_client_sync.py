@@ -52,6 +52,7 @@ from ._transport_sync import ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
+    import pyreqwest.client
     import urllib3
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
@@ -81,15 +82,16 @@ class AnimalStoreClient(IOSync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.Client` or `urllib3.PoolManager` to send through;
-            the SDK does not close it.
+        http_client: An `httpx.Client`, `urllib3.PoolManager` or
+            `pyreqwest.client.SyncClient` to send through; the SDK does not close it.
         total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
             ``None`` for no deadline.
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
-        backend: The HTTP library to send through: ``"httpx"`` (the default) or
-            ``"urllib3"`` (installed by the ``[urllib3]`` extra). Left
-            out, it follows from ``http_client``.
+        backend: The HTTP library to send through: ``"httpx"`` (the default),
+            ``"urllib3"`` (installed by the ``[urllib3]`` extra) or ``"pyreqwest"``
+            (the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it
+            follows from ``http_client``.
         verify: Which TLS certificates the SDK's own connection pool trusts: ``True``
             (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
             bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
@@ -115,7 +117,7 @@ class AnimalStoreClient(IOSync):
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | urllib3.PoolManager | None = None,
+        http_client: httpx.Client | urllib3.PoolManager | pyreqwest.client.SyncClient | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: BackendName | None = None,
@@ -143,14 +145,14 @@ class AnimalStoreClient(IOSync):
             meter_provider=meter_provider,
         )
         self._owns_pool = http_client is None
-        transport = new_transport_sync(self._backend, http_client, verify=self._ssl_context or True)
+        transport = new_transport_sync(self._backend, http_client, verify=self._transport_verify())
         self._pool = Pool(transport, owned=self._owns_pool)
         self._config = self._request_config()
 
     def _new_transport(self) -> Transport:
         if self._wiring is not None and self._wiring.new_transport is not None:
             return self._wiring.new_transport()  # type: ignore[no-any-return]
-        return new_transport_sync(self._backend, None, verify=self._ssl_context or True)
+        return new_transport_sync(self._backend, None, verify=self._transport_verify())
 
     @property
     def backend(self) -> BackendName:

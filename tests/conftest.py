@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import ssl
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
@@ -130,8 +131,27 @@ class ClientFactory(Protocol):
     ) -> AnimalStoreClient: ...
 
 
+def _has_pyreqwest() -> bool:
+    try:
+        import pyreqwest  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+HAS_PYREQWEST = _has_pyreqwest()
+needs_pyreqwest = pytest.mark.skipif(
+    not HAS_PYREQWEST,
+    reason=f"pyreqwest is not installed: it needs Python 3.11+ (this is {sys.version_info[0]}.{sys.version_info[1]})"
+    if sys.version_info < (3, 11)
+    else "pyreqwest is not installed (pip install -r tests/requirements.txt)",
+)
+"""Marks a test that needs pyreqwest: skipped, with the reason printed, where it cannot be installed."""
+PYREQWEST_VARIANTS = [pytest.param(name, marks=needs_pyreqwest) for name in ("sync-pyreqwest", "async-pyreqwest")]
+
 HTTPX_VARIANTS = ["sync", "async"]
-ALL_VARIANTS = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp"]
+ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp", *PYREQWEST_VARIANTS]
+"""Every client/library pair: sync and async on httpx, urllib3 (sync), aiohttp (async) and pyreqwest (both)."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

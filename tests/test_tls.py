@@ -36,7 +36,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, ClientFactory
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
@@ -73,8 +73,13 @@ def test_the_three_operations_over_https(make_client: ClientFactory, tls_url: st
         assert client.get_pet(created.id) == created  # type: ignore[deprecated]  # pyright: ignore[reportDeprecated]
 
 
-def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, tls_url: str) -> None:
-    """verify= an ssl.SSLContext trusting the CA works on every library."""
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: str, tls_url: str) -> None:
+    """verify= an ssl.SSLContext trusting the CA works on every library but pyreqwest, which refuses it, saying why."""
+    if variant.endswith("pyreqwest"):
+        with pytest.raises(ClientValidationError, match=r"cannot use verify=<ssl.SSLContext>.*verify='/path/to/ca.pem'"):
+            make_client(base_url=tls_url, verify=client_context())
+        return
     client = make_client(base_url=tls_url, verify=client_context())
     assert client.list_pets() == []
 

@@ -1,0 +1,461 @@
+"""The transport seam over pyreqwest (``backend="pyreqwest"``), for both clients.
+
+Imported only when that backend is chosen, and only on Python 3.11 or later
+(pyreqwest's own floor). pyreqwest is Rust (reqwest, hyper, rustls) behind a
+Python API; everything here goes through that public API:
+
+- bodies arrive raw (the client is built with every decoder off), so the send
+  loop decodes and caps them itself, reading chunk by chunk;
+- redirects are never followed, no cookie store is kept, and no proxy is
+  taken from anywhere but the SDK's own reading of the environment;
+- the call's deadline becomes the request's own total timeout, which covers
+  connecting, every interim (1xx) answer and the whole body; the per-phase
+  ``connect``, ``read`` and ``pool`` timeouts are the library client's, so the
+  SDK keeps one library client per proxy and set of timeouts;
+- the library's exceptions are mapped to the httpx classes the retry policy
+  tells apart.
+
+pyreqwest runs a Tokio runtime of its own, which cannot be used again in a
+process forked after it started. The SDK builds its library client on the
+first call, so a client made before a fork and first used after it works;
+a child forked after its parent called through pyreqwest gets an
+`AnimalStoreError` saying so, never a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pyreqwest.exceptions as errors
+from pyreqwest.client import BaseClientBuilder, Client, ClientBuilder, SyncClient, SyncClientBuilder
+from pyreqwest.proxy import ProxyBuilder
+
+from ._exceptions import AnimalStoreError
+from ._logging import logger
+from ._sending import Timeouts, headers_from_library, response_from_library
+
+if TYPE_CHECKING:
+    from pyreqwest.request import StreamRequest, SyncStreamRequest
+    from pyreqwest.response import Response, SyncResponse
+
+__all__ = ["AsyncPyreqwestTransport", "PyreqwestTransport"]
+
+# Headers the library writes itself from the URL and the body.
+_LEFT_TO_LIBRARY = frozenset({"host", "content-length", "transfer-encoding"})
+_ONE_DAY = 86_400.0
+_MOST_CLIENTS = 16
+"""Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
+
+_FAILURES = (errors.PyreqwestError,)
+# pyreqwest's classes do not say whether the request left: its ConnectError also covers a
+# connection reset after the request was written, and its ConnectTimeoutError a wait for the
+# answer. reqwest's own chain does: the connector's failures carry this cause, and nothing else
+# does. Without it (should a release word it otherwise) a failure counts as "sent", so a POST is
+# never repeated; tests/test_pyreqwest.py pins the wording.
+CONNECT_CAUSE = "client error (Connect)"
+
+
+def _cause_messages(exc: BaseException) -> list[str]:
+    details = getattr(exc, "details", None)
+    causes = details.get("causes") if isinstance(details, dict) else None
+    if not isinstance(causes, list):
+        return []
+    return [str(cause.get("message", "")) for cause in causes if isinstance(cause, dict)]
+
+
+def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
+    """The library's failure as the httpx class the retry policy knows (nothing sent, or maybe sent)."""
+    causes = _cause_messages(exc)
+    # str() of pyreqwest's exceptions is the tuple of their arguments; .message is the text. A cause
+    # naming the URL is left out: the SDK's own message has the URL, without any credentials.
+    text = str(getattr(exc, "message", "") or type(exc).__name__)
+    shown = "; ".join(cause for cause in causes if "://" not in cause and cause != CONNECT_CAUSE)
+    message = f"{text}: {shown}" if shown else text
+    connecting = CONNECT_CAUSE in causes
+    kind: type[httpx.TransportError]
+    if isinstance(exc, errors.PoolTimeoutError):
+        kind = httpx.PoolTimeout  # no connection slot came free: nothing was sent
+    elif isinstance(exc, errors.RequestTimeoutError):
+        # A connect timeout, or the request's total timeout (the call's deadline) while connecting;
+        # else waiting for the answer, or reading it.
+        kind = httpx.ConnectTimeout if connecting else httpx.ReadTimeout
+    elif isinstance(exc, errors.BodyDecodeError):
+        kind = httpx.ReadError  # the body was cut short, or its framing broken
+    elif isinstance(exc, errors.DecodeError):
+        kind = httpx.RemoteProtocolError  # a malformed answer
+    elif connecting:
+        kind = httpx.ConnectError  # refused, DNS, TLS, the proxy: nothing was sent
+    elif isinstance(exc, errors.WriteError):
+        kind = httpx.WriteError
+    elif isinstance(exc, errors.TransportError):
+        kind = httpx.ReadError  # the connection failed once the request had (maybe) left
+    else:
+        kind = httpx.RemoteProtocolError
+    failure = kind(message, request=request)
+    refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
+    if kind is httpx.ConnectError and refused is not None:
+        # Reported as the ssl module reports a refused certificate, whatever the library
+        # (_tls.certificate_failure finds it).
+        verification = ssl.SSLCertVerificationError(refused)
+        verification.verify_message = refused.split(": ", 1)[-1]
+        verification.__cause__ = exc
+        failure.__cause__ = verification
+    else:
+        failure.__cause__ = exc
+    return failure
+
+
+def _closed_while_sending() -> AnimalStoreError:
+    return AnimalStoreError("This client was closed while the call was under way; create a new client.")
+
+
+def _forked_error(exc: RuntimeError) -> AnimalStoreError:
+    """The SDK's error for pyreqwest's refusal to run in a forked child."""
+    return AnimalStoreError(
+        'backend="pyreqwest" cannot be used in this process: it was forked after pyreqwest had started '
+        "in its parent, and pyreqwest's runtime cannot be restarted in a forked child. Make the parent's "
+        "first pyreqwest call after forking (a client may be created before), start workers with the "
+        f"'spawn' method, or use another backend in forked workers. (pyreqwest: {exc})"
+    )
+
+
+def _timeout_key(request: httpx.Request) -> tuple[float | None, float | None, float | None]:
+    # The client's own per-phase timeouts (not this attempt's, shortened to the deadline).
+    timeouts = request.extensions.get("timeout") or {}
+    return (timeouts.get("connect"), timeouts.get("read"), timeouts.get("pool"))
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=min(max(value, 0.001), _ONE_DAY))
+
+
+def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
+    """Apply ``verify`` to a library client: rustls has no `ssl.SSLContext`, so CA files are handed over."""
+    if verify is False:
+        builder.danger_accept_invalid_certs(True)
+        return
+    paths: list[str] = []
+    if verify is True:
+        for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+            value = os.environ.get(variable)
+            if value:
+                paths.append(value)
+        if not paths:
+            import certifi  # the bundle the other backends trust by default
+
+            paths.append(certifi.where())
+    else:
+        paths.append(verify)
+    for path in paths:
+        files = [os.path.join(path, name) for name in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
+        for name in files:
+            try:
+                with open(name, "rb") as file:
+                    pem = file.read()
+            except OSError:
+                continue  # a directory's unreadable entry; the file itself was checked when the client was made
+            if b"-----BEGIN CERTIFICATE-----" in pem:
+                builder.add_root_certificate_pem(pem)
+
+
+class _Settings:
+    """How the SDK builds its library clients: trust, and one client per proxy and set of timeouts."""
+
+    __slots__ = ("_clients", "_closed", "_lock", "_proxies", "_verify")
+
+    def __init__(self, verify: bool | str) -> None:
+        self._verify = verify
+        self._lock = threading.Lock()
+        self._proxies: dict[tuple[bytes, bytes, int | None], str | None] = {}
+        self._clients: dict[tuple[object, ...], Any] = {}
+        self._closed = False
+
+    def configure(self, builder: BaseClientBuilder, proxy: str | None, key: tuple[float | None, ...]) -> None:
+        connect, read, pool = key
+        builder.gzip(False).deflate(False).brotli(False).zstd(False)  # the SDK decodes, under its cap
+        builder.follow_redirects(False).default_cookie_store(False).referer(False)
+        builder.no_proxy()  # the library would read the environment by its own rules: the SDK's apply
+        if proxy is not None:
+            builder.proxy(ProxyBuilder.all(proxy))
+        # As httpx's default pool: a hundred connections; `pool` is the wait for one.
+        builder.max_connections(100)
+        builder.pool_idle_timeout(timedelta(seconds=15))
+        if connect is not None:
+            builder.connect_timeout(_seconds(connect))
+        if read is not None:
+            builder.read_timeout(_seconds(read))
+        if pool is not None:
+            builder.pool_timeout(_seconds(pool))
+        _trust(builder, self._verify)
+
+    def client(self, request: httpx.Request, new: Any) -> Any:
+        """The library client for this request's proxy and timeouts, built by ``new(proxy, key)`` on first use."""
+        url = request.url
+        origin = (url.raw_scheme, url.raw_host, url.port)
+        key = _timeout_key(request)
+        with self._lock:
+            if self._closed:
+                raise _closed_while_sending()
+            proxy = self._proxies.get(origin, False)
+            if proxy is False:
+                from ._base_client import environment_proxy
+
+                found = environment_proxy(url)
+                proxy = self._proxies[origin] = None if found is None else str(found)
+            entry = (proxy, *key)
+            client = self._clients.get(entry)
+            if client is None:
+                if len(self._clients) >= _MOST_CLIENTS:
+                    # Many timeout settings in one client family: the oldest library client is
+                    # dropped from the table (calls under way keep it; it closes when collected).
+                    del self._clients[next(iter(self._clients))]
+                try:
+                    client = self._clients[entry] = new(proxy, key)
+                except RuntimeError as exc:
+                    if "fork" not in str(exc):
+                        raise
+                    raise _forked_error(exc) from exc
+            return client
+
+    def close(self) -> list[Any]:
+        with self._lock:
+            self._closed = True
+            clients = list(self._clients.values())
+            self._clients.clear()
+        return clients
+
+    @property
+    def closed(self) -> bool:
+        # Read without the lock, as `_proxies.PoolsByProxy.closed` is: a fork may have left it held.
+        return self._closed
+
+
+def _headers(request: httpx.Request) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in request.headers.multi_items() if name.lower() not in _LEFT_TO_LIBRARY]
+
+
+def _response_headers(response: Any) -> httpx.Headers:
+    """The response's headers as bytes pairs, as they came (pyreqwest gives them as text)."""
+    headers = response.headers
+    try:
+        pairs = [(name.encode(), value.encode()) for name, value in headers.items()]
+    except ValueError:
+        # A value that is not UTF-8 (Latin-1 from an old server): pyreqwest cannot hand it over
+        # at all, so such headers are left out, one by one, and the rest kept.
+        pairs = []
+        for name in headers:
+            try:
+                values = headers.getall(name)
+            except ValueError:
+                logger.debug("Left out the response header %r: pyreqwest cannot read its value", name)
+                continue
+            pairs.extend((name.encode(), value.encode()) for value in values)
+    return headers_from_library(pairs)
+
+
+def _reason(status: int) -> str | None:
+    # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
+
+
+def _total(deadline: float | None) -> timedelta | None:
+    return None if deadline is None else _seconds(deadline - time.monotonic())
+
+
+class _AsyncStream:
+    __slots__ = ("_done", "_opened", "_request", "_response", "_started", "content", "headers", "status_code")
+
+    def __init__(self, opened: StreamRequest, response: Response, request: httpx.Request, started: float) -> None:
+        self._opened = opened
+        self._response = response
+        self._request = request
+        self._started = started
+        self._done = False
+        self.status_code = response.status
+        self.headers = _response_headers(response)
+        self.content: bytes | None = None
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        read = self._response.body_reader.read_chunk
+        try:
+            while (chunk := await read()) is not None:
+                yield bytes(chunk)
+        except _FAILURES as exc:
+            if isinstance(exc, errors.ClientClosedError):
+                raise _closed_while_sending() from exc
+            raise _translated(exc, self._request)  # its cause set by _translated
+        self._done = True
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def aclose(self) -> None:
+        # Read to the end, the connection goes back to the pool; cut short, hyper drops it.
+        await self._opened.__aexit__(None, None, None)
+
+    def complete(self, content: bytes) -> httpx.Response:
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
+        )
+
+
+class _SyncStream:
+    __slots__ = ("_opened", "_request", "_response", "_started", "content", "headers", "status_code")
+
+    def __init__(
+        self, opened: SyncStreamRequest, response: SyncResponse, request: httpx.Request, started: float
+    ) -> None:
+        self._opened = opened
+        self._response = response
+        self._request = request
+        self._started = started
+        self.status_code = response.status
+        self.headers = _response_headers(response)
+        self.content: bytes | None = None
+
+    def iter_raw(self) -> Iterator[bytes]:
+        read = self._response.body_reader.read_chunk
+        try:
+            while (chunk := read()) is not None:
+                yield bytes(chunk)
+        except _FAILURES as exc:
+            if isinstance(exc, errors.ClientClosedError):
+                raise _closed_while_sending() from exc
+            raise _translated(exc, self._request)  # its cause set by _translated
+
+    def close(self) -> None:
+        self._opened.__exit__(None, None, None)
+
+    def complete(self, content: bytes) -> httpx.Response:
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
+        )
+
+
+class AsyncPyreqwestTransport:
+    """The seam over a `pyreqwest.client.Client`: the caller's, or the SDK's own (built on first use, closed by it)."""
+
+    __slots__ = ("_client", "_settings")
+
+    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
+        assert client is None or isinstance(client, Client)
+        self._client: Client | None = client
+        self._settings = _Settings(verify)
+
+    def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> Client:
+        builder = ClientBuilder()
+        self._settings.configure(builder, proxy, key)
+        return builder.build()
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
+        return httpx.Headers()
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this transport."""
+        return self._settings.closed
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncStream:
+        """Send through the library client; return once the status and headers have arrived."""
+        client = self._client
+        if client is None:
+            client = self._settings.client(request, self._new)
+        builder = client.request(request.method, str(request.url)).headers(_headers(request))
+        content = request.content
+        if content:
+            builder.body_bytes(content)
+        total = _total(deadline)
+        if total is not None:
+            builder.timeout(total)
+        if self._client is not None:
+            builder.error_for_status(False)  # a caller's client may raise for statuses: the SDK reads them
+        opened = builder.build_streamed()
+        started = time.monotonic()
+        try:
+            response = await opened.__aenter__()
+        except _FAILURES as exc:
+            if isinstance(exc, errors.ClientClosedError):
+                raise _closed_while_sending() from exc
+            raise _translated(exc, request)  # its cause set by _translated
+        except RuntimeError as exc:
+            if "fork" not in str(exc):
+                raise
+            raise _forked_error(exc) from exc
+        return _AsyncStream(opened, response, request, started)
+
+    async def aclose(self) -> None:
+        """Close the library clients the SDK built (a caller's is left open)."""
+        for client in self._settings.close():
+            await client.close()
+
+
+class PyreqwestTransport:
+    """The seam over a `pyreqwest.client.SyncClient`: the caller's, or the SDK's own (built on first use)."""
+
+    __slots__ = ("_client", "_settings")
+
+    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
+        assert client is None or isinstance(client, SyncClient)
+        self._client: SyncClient | None = client
+        self._settings = _Settings(verify)
+
+    def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> SyncClient:
+        builder = SyncClientBuilder()
+        self._settings.configure(builder, proxy, key)
+        return builder.build()
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
+        return httpx.Headers()
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this transport."""
+        return self._settings.closed
+
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _SyncStream:
+        """Send through the library client; return once the status and headers have arrived."""
+        client = self._client
+        if client is None:
+            client = self._settings.client(request, self._new)
+        builder = client.request(request.method, str(request.url)).headers(_headers(request))
+        content = request.content
+        if content:
+            builder.body_bytes(content)
+        total = _total(deadline)
+        if total is not None:
+            builder.timeout(total)
+        if self._client is not None:
+            builder.error_for_status(False)
+        opened = builder.build_streamed()
+        started = time.monotonic()
+        try:
+            response = opened.__enter__()
+        except _FAILURES as exc:
+            if isinstance(exc, errors.ClientClosedError):
+                raise _closed_while_sending() from exc
+            raise _translated(exc, request)  # its cause set by _translated
+        except RuntimeError as exc:
+            if "fork" not in str(exc):
+                raise
+            raise _forked_error(exc) from exc
+        return _SyncStream(opened, response, request, started)
+
+    def close(self) -> None:
+        """Close the library clients the SDK built (a caller's is left open)."""
+        for client in self._settings.close():
+            client.close()
