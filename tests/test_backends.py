@@ -15,7 +15,7 @@ import urllib3
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, ClientValidationError
 from animalstore_client._backends import REQUIREMENTS
 
-from .conftest import API_KEY
+from .conftest import API_KEY, needs_pyreqwest
 from .servers import LoopbackServer, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -34,15 +34,15 @@ def test_httpx_is_the_default_and_backend_is_visible() -> None:
     [
         (
             lambda: AnimalStoreClient(API_KEY, backend="aiohttp"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx' or 'urllib3', got 'aiohttp'",
+            r"backend must be 'httpx', 'urllib3' or 'pyreqwest', got 'aiohttp'",
         ),
         (
             lambda: AsyncAnimalStoreClient(API_KEY, backend="urllib3"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx' or 'aiohttp'",
+            r"backend must be 'httpx', 'aiohttp' or 'pyreqwest', got 'urllib3'",
         ),
         (
             lambda: AnimalStoreClient(API_KEY, backend="requests"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx' or 'urllib3'",
+            r"backend must be 'httpx', 'urllib3' or 'pyreqwest', got 'requests'",
         ),
         (
             lambda: AnimalStoreClient(API_KEY, http_client=urllib3.PoolManager(), backend="httpx"),
@@ -74,6 +74,49 @@ def test_a_callers_pool_manager_is_used_and_left_open() -> None:
         assert len(server.received) == 2
 
 
+@needs_pyreqwest
+def test_pyreqwest_serves_both_clients_and_a_contradiction_is_refused() -> None:
+    """backend="pyreqwest" is accepted by both clients; a pyreqwest client as http_client is detected, and
+    backend= naming another library beside it is refused."""
+    from pyreqwest.client import SyncClientBuilder
+
+    assert AnimalStoreClient(API_KEY, backend="pyreqwest").backend == "pyreqwest"
+    assert AsyncAnimalStoreClient(API_KEY, backend="pyreqwest").backend == "pyreqwest"
+    library_client = SyncClientBuilder().build()
+    with pytest.raises(ClientValidationError, match="backend='urllib3' contradicts http_client, which is a pyreqwest"):
+        AnimalStoreClient(API_KEY, http_client=library_client, backend="urllib3")
+    with pytest.raises(ClientValidationError, match=r"a urllib3\.PoolManager or a pyreqwest\.client\.SyncClient, got"):
+        AnimalStoreClient(API_KEY, http_client=object())  # type: ignore[arg-type]  # the point
+    library_client.close()
+
+
+@needs_pyreqwest
+def test_a_callers_pyreqwest_clients_are_used_and_left_open() -> None:
+    """A caller's pyreqwest SyncClient / Client carries the calls; closing the SDK client leaves it usable."""
+    from pyreqwest.client import ClientBuilder, SyncClientBuilder
+
+    with LoopbackServer([respond(200, [PET])] * 4) as server:
+        library_client = SyncClientBuilder().build()
+        client = AnimalStoreClient(API_KEY, base_url=server.base_url, http_client=library_client)
+        assert client.backend == "pyreqwest"
+        assert client.list_pets()[0].id == 7
+        client.close()
+        assert library_client.get(f"{server.base_url}/pets").build().send().status == 200
+        library_client.close()
+
+        async def main() -> None:
+            async_library_client = ClientBuilder().build()
+            async_client = AsyncAnimalStoreClient(API_KEY, base_url=server.base_url, http_client=async_library_client)
+            assert async_client.backend == "pyreqwest"
+            assert (await async_client.list_pets())[0].id == 7
+            await async_client.aclose()
+            assert (await async_library_client.get(f"{server.base_url}/pets").build().send()).status == 200
+            await async_library_client.close()
+
+        asyncio.run(main())
+        assert len(server.received) == 4
+
+
 def test_a_callers_aiohttp_session_is_used_and_left_open() -> None:
     """An aiohttp.ClientSession passed as http_client carries the calls; closing the client leaves it open."""
 
@@ -89,7 +132,7 @@ def test_a_callers_aiohttp_session_is_used_and_left_open() -> None:
         asyncio.run(main(server.base_url))
 
 
-@pytest.mark.parametrize("library", ["aiohttp", "urllib3"])
+@pytest.mark.parametrize("library", ["aiohttp", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
 def test_a_missing_library_says_how_to_install_it(library: str) -> None:
     """Without the library installed, asking for it raises AnimalStoreError with the exact pip command."""
     client = "AsyncAnimalStoreClient" if library == "aiohttp" else "AnimalStoreClient"
@@ -116,8 +159,8 @@ def test_the_install_advice_matches_the_extras() -> None:
     assert extras == REQUIREMENTS
 
 
-def test_importing_the_package_loads_neither_optional_library() -> None:
-    """import animalstore_client leaves aiohttp and urllib3 unimported."""
-    code = "import sys, animalstore_client\nprint([m for m in ('aiohttp', 'urllib3') if m in sys.modules])"
+def test_importing_the_package_loads_no_optional_library() -> None:
+    """import animalstore_client leaves aiohttp, urllib3 and pyreqwest unimported."""
+    code = "import sys, animalstore_client\nprint([m for m in ('aiohttp', 'urllib3', 'pyreqwest') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
