@@ -22,6 +22,10 @@ a child forked after its parent called through pyreqwest gets an
 `AnimalStoreError` saying so, never a hang.
 """
 
+# pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
+# unknown; mypy reads them, and checks every pyreqwest call here strictly.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import os
@@ -115,6 +119,15 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
 
 def _closed_while_sending() -> AnimalStoreError:
     return AnimalStoreError("This client was closed while the call was under way; create a new client.")
+
+
+def _failure(exc: BaseException, request: httpx.Request) -> Exception:
+    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`."""
+    if isinstance(exc, errors.ClientClosedError):
+        closed = _closed_while_sending()
+        closed.__cause__ = exc
+        return closed
+    return _translated(exc, request)
 
 
 def _forked_error(exc: RuntimeError) -> AnimalStoreError:
@@ -292,9 +305,8 @@ class _AsyncStream:
             while (chunk := await read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:
-            if isinstance(exc, errors.ClientClosedError):
-                raise _closed_while_sending() from exc
-            raise _translated(exc, self._request)  # its cause set by _translated
+            failure = _failure(exc, self._request)
+            raise failure from failure.__cause__
         self._done = True
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
@@ -330,9 +342,8 @@ class _SyncStream:
             while (chunk := read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:
-            if isinstance(exc, errors.ClientClosedError):
-                raise _closed_while_sending() from exc
-            raise _translated(exc, self._request)  # its cause set by _translated
+            failure = _failure(exc, self._request)
+            raise failure from failure.__cause__
 
     def close(self) -> None:
         self._opened.__exit__(None, None, None)
@@ -387,9 +398,8 @@ class AsyncPyreqwestTransport:
         try:
             response = await opened.__aenter__()
         except _FAILURES as exc:
-            if isinstance(exc, errors.ClientClosedError):
-                raise _closed_while_sending() from exc
-            raise _translated(exc, request)  # its cause set by _translated
+            failure = _failure(exc, request)
+            raise failure from failure.__cause__
         except RuntimeError as exc:
             if "fork" not in str(exc):
                 raise
@@ -446,9 +456,8 @@ class PyreqwestTransport:
         try:
             response = opened.__enter__()
         except _FAILURES as exc:
-            if isinstance(exc, errors.ClientClosedError):
-                raise _closed_while_sending() from exc
-            raise _translated(exc, request)  # its cause set by _translated
+            failure = _failure(exc, request)
+            raise failure from failure.__cause__
         except RuntimeError as exc:
             if "fork" not in str(exc):
                 raise

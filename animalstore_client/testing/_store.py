@@ -77,17 +77,18 @@ def _check_method(method: object) -> str | None:
     )
 
 
-def _over_socket(backend: object, in_process: str, over_socket: str, method: str) -> bool:
-    """Whether a kit client on ``backend`` needs a real socket; a name neither library has is refused."""
+def _over_socket(backend: object, in_process: str, over_socket: tuple[str, ...], method: str) -> bool:
+    """Whether a kit client on ``backend`` needs a real socket; a name no library of the client has is refused."""
     if backend is None or backend == in_process:
         return False
-    if backend == over_socket:
+    if isinstance(backend, str) and backend in over_socket:
         return True
+    others = " or ".join(repr(name) for name in over_socket)
     raise ClientValidationError(
-        f"backend for store.{method}() must be {in_process!r} (in-process, the default) or {over_socket!r} "
+        f"backend for store.{method}() must be {in_process!r} (in-process, the default) or {others} "
         f"(over a loopback server the store starts), got {backend!r}",
         argument="backend",
-        rule=f"{in_process!r} or {over_socket!r}",
+        rule=f"{in_process!r} or {others}",
         value=backend,
     )
 
@@ -383,9 +384,10 @@ class FakeAnimalStore:
 
         ``backend`` left out or ``"httpx"``: the client talks to the store
         in-process; it owns that transport (closing the client closes it, and
-        a forked child gets a fresh one). ``backend="urllib3"``: the library
-        needs a real socket, so the store serves itself on 127.0.0.1 for this
-        client and stops when the client is closed (or collected).
+        a forked child gets a fresh one). ``backend="urllib3"`` or
+        ``"pyreqwest"``: the library needs a real socket, so the store serves
+        itself on 127.0.0.1 for this client and stops when the client is
+        closed (or collected).
         """
         import httpx
 
@@ -404,7 +406,7 @@ class FakeAnimalStore:
             "meter_provider": meter_provider,
         }
         key = self.api_key if api_key is None else api_key
-        if _over_socket(backend, "httpx", "urllib3", "client"):
+        if _over_socket(backend, "httpx", ("urllib3", "pyreqwest"), "client"):
             return self._over_loopback(AnimalStoreClient, key, backend, options, self._slept)
         client = AnimalStoreClient(
             key, base_url=FAKE_BASE_URL, http_client=httpx.Client(transport=FakeTransport(self)), **options
@@ -430,8 +432,8 @@ class FakeAnimalStore:
     ) -> AsyncAnimalStoreClient:
         """An `AsyncAnimalStoreClient` wired to this store; options and ``backend`` as for `client`.
 
-        ``backend="aiohttp"`` serves the store on 127.0.0.1 for the client,
-        as ``"urllib3"`` does for `client`. Like a client with an SDK-owned
+        ``backend="aiohttp"`` or ``"pyreqwest"`` serves the store on
+        127.0.0.1 for the client, as ``"urllib3"`` does for `client`. Like a client with an SDK-owned
         pool, it works from any event loop: the first call in a new loop
         starts a fresh transport there, so a client made once (a
         module-scoped fixture) serves tests that each run their own loop.
@@ -456,7 +458,7 @@ class FakeAnimalStore:
             "meter_provider": meter_provider,
         }
         key = self.api_key if api_key is None else api_key
-        if _over_socket(backend, "httpx", "aiohttp", "async_client"):
+        if _over_socket(backend, "httpx", ("aiohttp", "pyreqwest"), "async_client"):
             return self._over_loopback(AsyncAnimalStoreClient, key, backend, options, slept)
         client = AsyncAnimalStoreClient(
             key, base_url=FAKE_BASE_URL, http_client=httpx.AsyncClient(transport=AsyncFakeTransport(self)), **options
