@@ -93,7 +93,8 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
             detected = library
     if detected is None:
         kinds = [f"an httpx.{httpx_class.__name__}"] + [
-            f"a {module_name}.{class_name}" for module_name, class_name in others.values()
+            f"{'an' if module_name[0] in 'aeio' else 'a'} {module_name}.{class_name}"
+            for module_name, class_name in others.values()
         ]
         accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
         raise ClientValidationError(

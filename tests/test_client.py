@@ -649,10 +649,16 @@ def test_supplied_http_client_is_used_and_left_open(make_client: ClientFactory, 
 def test_wrong_kind_of_http_client_is_refused(variant: str) -> None:
     """The sync client refuses an AsyncClient and the async client refuses a Client."""
     if variant == "sync":
-        with pytest.raises(ClientValidationError, match=r"httpx\.Client or an urllib3\.PoolManager, got AsyncClient"):
+        with pytest.raises(
+            ClientValidationError,
+            match=r"an httpx\.Client, a urllib3\.PoolManager or a pyreqwest\.client\.SyncClient, got AsyncClient",
+        ):
             AnimalStoreClient(API_KEY, http_client=httpx.AsyncClient())  # type: ignore[arg-type]
     else:
-        with pytest.raises(ClientValidationError, match=r"httpx\.AsyncClient or an aiohttp\.ClientSession, got Client"):
+        with pytest.raises(
+            ClientValidationError,
+            match=r"an httpx\.AsyncClient, an aiohttp\.ClientSession or a pyreqwest\.client\.Client, got Client",
+        ):
             AsyncAnimalStoreClient(API_KEY, http_client=httpx.Client())  # type: ignore[arg-type]
 
 

@@ -118,6 +118,7 @@ def _to_sync(text: str) -> str:
     text = re.sub(r"\baclose\b", "close", text)
     # The optional library each client can send through instead of httpx.
     text = text.replace("aiohttp.ClientSession", "urllib3.PoolManager").replace("aiohttp", "urllib3")
+    text = text.replace("pyreqwest.client.Client", "pyreqwest.client.SyncClient")
     return text.replace("__aenter__", "__enter__").replace("__aexit__", "__exit__")
 
 
