@@ -28,6 +28,7 @@ MINIMUM = [
     "cattrs==24.1.0",
     "aiohttp==3.12.4",
     "urllib3==2.2.0",
+    "pyreqwest==0.15.0",
     "sniffio==1.3.0",
     "opentelemetry-api==1.30.0",
     "opentelemetry-sdk==1.30.0",
@@ -54,6 +55,6 @@ def minimum(session: nox.Session) -> None:
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
     session.install("-q", *MINIMUM)
     session.run(
-        "python", "-c", "import httpx, httpcore, aiohttp, urllib3; print(httpx.__version__, httpcore.__version__)"
+        "python", "-c", "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
     )
     session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
