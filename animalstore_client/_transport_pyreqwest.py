@@ -44,7 +44,7 @@ from pyreqwest.proxy import ProxyBuilder
 
 from ._exceptions import AnimalStoreError
 from ._logging import logger
-from ._sending import Timeouts, headers_from_library, response_from_library
+from ._sending import Timeouts, headers_from_lowercase, response_from_library
 
 if TYPE_CHECKING:
     from pyreqwest.request import StreamRequest, SyncStreamRequest
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncPyreqwestTransport", "PyreqwestTransport"]
 
 # Headers the library writes itself from the URL and the body.
-_LEFT_TO_LIBRARY = frozenset({"host", "content-length", "transfer-encoding"})
+_LEFT_TO_LIBRARY_BYTES = frozenset({b"host", b"content-length", b"transfer-encoding"})
 _ONE_DAY = 86_400.0
 _MOST_CLIENTS = 16
 """Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
@@ -182,13 +182,18 @@ def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
 class _Settings:
     """How the SDK builds its library clients: trust, and one client per proxy and set of timeouts."""
 
-    __slots__ = ("_clients", "_closed", "_lock", "_proxies", "_verify")
+    __slots__ = ("_clients", "_closed", "_headers", "_lock", "_proxies", "_urls", "_verify")
 
     def __init__(self, verify: bool | str) -> None:
         self._verify = verify
         self._lock = threading.Lock()
         self._proxies: dict[tuple[bytes, bytes, int | None], str | None] = {}
         self._clients: dict[tuple[object, ...], Any] = {}
+        # The SDK's requests repeat their URLs and header sets: each is turned into the library's
+        # form once. Keyed by the URL object (shared by the requests built from one template) and
+        # by the headers' raw pairs.
+        self._urls: dict[int, tuple[httpx.URL, str, tuple[bytes, bytes, int | None]]] = {}
+        self._headers: dict[tuple[tuple[bytes, bytes], ...], list[tuple[str, str]]] = {}
         self._closed = False
 
     def configure(self, builder: BaseClientBuilder, proxy: str | None, key: tuple[float | None, ...]) -> None:
@@ -209,34 +214,54 @@ class _Settings:
             builder.pool_timeout(_seconds(pool))
         _trust(builder, self._verify)
 
-    def client(self, request: httpx.Request, new: Any) -> Any:
-        """The library client for this request's proxy and timeouts, built by ``new(proxy, key)`` on first use."""
+    def prepare(self, request: httpx.Request, new: Any) -> tuple[Any, str, list[tuple[str, str]]]:
+        """The library client for this request, its URL and its headers in the library's form.
+
+        The client is the one for the request's proxy and timeouts, built by
+        ``new(proxy, key)`` on first use; ``None`` when ``new`` is (a caller's client is used).
+        """
         url = request.url
-        origin = (url.raw_scheme, url.raw_host, url.port)
-        key = _timeout_key(request)
+        raw = tuple(request.headers.raw)
         with self._lock:
             if self._closed:
                 raise _closed_while_sending()
-            proxy = self._proxies.get(origin, False)
-            if proxy is False:
-                from ._base_client import environment_proxy
+            known = self._urls.get(id(url))
+            if known is None or known[0] is not url:
+                if len(self._urls) >= _REMEMBERED:
+                    self._urls.clear()
+                known = self._urls[id(url)] = (url, str(url), (url.raw_scheme, url.raw_host, url.port))
+            headers = self._headers.get(raw)
+            if headers is None:
+                if len(self._headers) >= _REMEMBERED:
+                    self._headers.clear()
+                headers = self._headers[raw] = _library_headers(raw)
+            client = None if new is None else self._client(url, known[2], _timeout_key(request), new)
+        return client, known[1], headers
 
-                found = environment_proxy(url)
-                proxy = self._proxies[origin] = None if found is None else str(found)
-            entry = (proxy, *key)
-            client = self._clients.get(entry)
-            if client is None:
-                if len(self._clients) >= _MOST_CLIENTS:
-                    # Many timeout settings in one client family: the oldest library client is
-                    # dropped from the table (calls under way keep it; it closes when collected).
-                    del self._clients[next(iter(self._clients))]
-                try:
-                    client = self._clients[entry] = new(proxy, key)
-                except RuntimeError as exc:
-                    if "fork" not in str(exc):
-                        raise
-                    raise _forked_error(exc) from exc
-            return client
+    def _client(
+        self, url: httpx.URL, origin: tuple[bytes, bytes, int | None], key: tuple[float | None, ...], new: Any
+    ) -> Any:
+        """`prepare`'s library client; called under the lock."""
+        proxy = self._proxies.get(origin, False)
+        if proxy is False:
+            from ._base_client import environment_proxy
+
+            found = environment_proxy(url)
+            proxy = self._proxies[origin] = None if found is None else str(found)
+        entry = (proxy, *key)
+        client = self._clients.get(entry)
+        if client is None:
+            if len(self._clients) >= _MOST_CLIENTS:
+                # Many timeout settings in one client family: the oldest library client is
+                # dropped from the table (calls under way keep it; it closes when collected).
+                del self._clients[next(iter(self._clients))]
+            try:
+                client = self._clients[entry] = new(proxy, key)
+            except RuntimeError as exc:
+                if "fork" not in str(exc):
+                    raise
+                raise _forked_error(exc) from exc
+        return client
 
     def close(self) -> list[Any]:
         with self._lock:
@@ -251,27 +276,28 @@ class _Settings:
         return self._closed
 
 
-def _headers(request: httpx.Request) -> list[tuple[str, str]]:
-    return [(name, value) for name, value in request.headers.multi_items() if name.lower() not in _LEFT_TO_LIBRARY]
+_REMEMBERED = 64
+"""Distinct request header sets (and URLs) whose library form a transport keeps: the SDK's repeat."""
 
 
 def _response_headers(response: Any) -> httpx.Headers:
-    """The response's headers as bytes pairs, as they came (pyreqwest gives them as text)."""
+    """The response's headers as bytes, as they came (pyreqwest gives them as text, names lowercase)."""
     headers = response.headers
     try:
-        pairs = [(name.encode(), value.encode()) for name, value in headers.items()]
+        triples = [(raw := name.encode(), raw, value.encode()) for name, value in headers.items()]
     except ValueError:
         # A value that is not UTF-8 (Latin-1 from an old server): pyreqwest cannot hand it over
         # at all, so such headers are left out, one by one, and the rest kept.
-        pairs = []
+        triples = []
         for name in headers:
             try:
                 values = headers.getall(name)
             except ValueError:
                 logger.debug("Left out the response header %r: pyreqwest cannot read its value", name)
                 continue
-            pairs.extend((name.encode(), value.encode()) for value in values)
-    return headers_from_library(pairs)
+            raw = name.encode()
+            triples.extend((raw, raw, value.encode()) for value in values)
+    return headers_from_lowercase(triples)
 
 
 def _reason(status: int) -> str | None:
@@ -280,6 +306,19 @@ def _reason(status: int) -> str | None:
         return HTTPStatus(status).phrase
     except ValueError:
         return None
+
+
+def _text(value: bytes) -> str:
+    # pyreqwest sends a text value as its UTF-8 bytes: those are the bytes the request holds.
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
+
+
+def _library_headers(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    # The ones the library writes itself, from the URL and the body, are left to it.
+    return [(_text(name), _text(value)) for name, value in raw if name.lower() not in _LEFT_TO_LIBRARY_BYTES]
 
 
 def _total(deadline: float | None) -> timedelta | None:
@@ -381,10 +420,11 @@ class AsyncPyreqwestTransport:
 
     async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncStream:
         """Send through the library client; return once the status and headers have arrived."""
-        client = self._client
-        if client is None:
-            client = self._settings.client(request, self._new)
-        builder = client.request(request.method, str(request.url)).headers(_headers(request))
+        own = self._client
+        client, url, headers = self._settings.prepare(request, self._new if own is None else None)
+        if own is not None:
+            client = own
+        builder = client.request(request.method, url).headers(headers)
         content = request.content
         if content:
             builder.body_bytes(content)
@@ -393,6 +433,10 @@ class AsyncPyreqwestTransport:
             builder.timeout(total)
         if self._client is not None:
             builder.error_for_status(False)  # a caller's client may raise for statuses: the SDK reads them
+        # pyreqwest's default reads up to 64 KiB of the body before handing the response over; a
+        # task cancelled while that wait lasts leaves the request running in the library until its
+        # deadline. With no read-ahead a cancellation during the body closes the connection at once.
+        builder.streamed_read_buffer_limit(0)
         opened = builder.build_streamed()
         started = time.monotonic()
         try:
@@ -439,10 +483,11 @@ class PyreqwestTransport:
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _SyncStream:
         """Send through the library client; return once the status and headers have arrived."""
-        client = self._client
-        if client is None:
-            client = self._settings.client(request, self._new)
-        builder = client.request(request.method, str(request.url)).headers(_headers(request))
+        own = self._client
+        client, url, headers = self._settings.prepare(request, self._new if own is None else None)
+        if own is not None:
+            client = own
+        builder = client.request(request.method, url).headers(headers)
         content = request.content
         if content:
             builder.body_bytes(content)

@@ -21,7 +21,7 @@ import pytest
 
 from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient
 
-from .conftest import API_KEY, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, HAS_PYREQWEST, ClientFactory
 from .servers import Action, LoopbackServer, respond
 
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
@@ -35,6 +35,11 @@ def _stalled(conn: socket.socket) -> bool:
     """Promise a body, send a byte of it, then nothing (until the client gives up)."""
     conn.sendall(_head("", 100) + b"[")
     return True  # the client's close, once it gives up, ends this connection
+
+
+def _silent(conn: socket.socket) -> bool:
+    """Read the request and answer nothing (until the client gives up)."""
+    return True
 
 
 FAILURES: dict[str, Action] = {
@@ -52,7 +57,8 @@ def _fail_many(client: object, calls: int) -> None:
             client.list_pets()  # type: ignore[attr-defined]
 
 
-def test_no_failure_after_the_stream_opened_loses_a_connection(make_client: ClientFactory) -> None:
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_no_failure_after_the_stream_opened_loses_a_connection(make_client: ClientFactory, variant: str) -> None:
     """300 calls failing in five ways, then a normal one: it succeeds and no connection is left held."""
     script = [action for _, action in zip(range(300), itertools.cycle(FAILURES.values()), strict=False)]
     with LoopbackServer([*script, respond(200, PETS)]) as server:
@@ -61,8 +67,11 @@ def test_no_failure_after_the_stream_opened_loses_a_connection(make_client: Clie
         began = time.monotonic()
         assert [pet.id for pet in client.list_pets()] == [1]
         assert time.monotonic() - began < 1.0
-        # One idle keep-alive connection (the last call's) may stay open; nothing else.
-        assert server.wait_for_open_connections(1) <= 1
+        # One idle keep-alive connection (the last call's) may stay open; nothing else. hyper
+        # (pyreqwest) hands a connection whose answer had arrived whole back to its pool from its
+        # own thread, so the next call may have opened a second one meanwhile: two idle, not lost.
+        idle = 2 if variant.endswith("pyreqwest") else 1
+        assert server.wait_for_open_connections(idle) <= idle
 
 
 def test_a_deadline_in_the_body_closes_the_connection(make_client: ClientFactory) -> None:
@@ -75,7 +84,7 @@ def test_a_deadline_in_the_body_closes_the_connection(make_client: ClientFactory
 
 
 def test_a_cancelled_call_closes_its_connection() -> None:
-    """An asyncio task cancelled while the body arrives leaves no connection held, on both async libraries."""
+    """An asyncio task cancelled while the body arrives leaves no connection held, on every async library."""
 
     async def main(backend: str, url: str) -> int:
         async with AsyncAnimalStoreClient(API_KEY, base_url=url, backend=backend, max_retries=0) as client:  # type: ignore[arg-type]
@@ -87,7 +96,37 @@ def test_a_cancelled_call_closes_its_connection() -> None:
                     await task
             return len(await client.list_pets())
 
-    for backend in ("httpx", "aiohttp"):
+    for backend in ("httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])):
         with LoopbackServer([_stalled] * 20 + [respond(200, PETS)]) as server:
             assert asyncio.run(main(backend, server.base_url)) == 1
             assert server.wait_for_open_connections(0) == 0, backend
+
+
+def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadline() -> None:
+    """Tasks cancelled while the server has not answered leave no connection held past the call's deadline.
+
+    httpx and aiohttp close it at once. pyreqwest keeps a request it already sent running in its own
+    runtime until the answer or the request's timeout, which the SDK always sets to the call's deadline
+    (docs/usage.md): the connection goes then, never later.
+    """
+
+    async def main(backend: str, url: str) -> None:
+        async with AsyncAnimalStoreClient(
+            API_KEY, base_url=url, backend=backend, max_retries=0, total_timeout=1.0
+        ) as client:  # type: ignore[arg-type]
+            tasks = [asyncio.create_task(client.list_pets()) for _ in range(5)]
+            await asyncio.sleep(0.2)
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+
+    for backend in ("httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])):
+        with LoopbackServer() as server:
+            server.script = [_silent] * 5
+            began = time.monotonic()
+            asyncio.run(main(backend, server.base_url))
+            assert server.connections == 5, backend
+            assert server.wait_for_open_connections(0, within=5.0) == 0, backend
+            assert time.monotonic() - began < 3.0, backend
