@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient
+from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient, AsyncBackendName
 
 from .conftest import ALL_VARIANTS, API_KEY, HAS_PYREQWEST, ClientFactory
 from .servers import Action, LoopbackServer, respond
@@ -110,10 +110,10 @@ def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadl
     (docs/usage.md): the connection goes then, never later.
     """
 
-    async def main(backend: str, url: str) -> None:
+    async def main(backend: AsyncBackendName, url: str) -> None:
         async with AsyncAnimalStoreClient(
             API_KEY, base_url=url, backend=backend, max_retries=0, total_timeout=1.0
-        ) as client:  # type: ignore[arg-type]
+        ) as client:
             tasks = [asyncio.create_task(client.list_pets()) for _ in range(5)]
             await asyncio.sleep(0.2)
             for task in tasks:
@@ -122,7 +122,8 @@ def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadl
                 with pytest.raises(asyncio.CancelledError):
                     await task
 
-    for backend in ("httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])):
+    backends: list[AsyncBackendName] = ["httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])]  # type: ignore[list-item]
+    for backend in backends:
         with LoopbackServer() as server:
             server.script = [_silent] * 5
             began = time.monotonic()
