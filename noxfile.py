@@ -54,7 +54,6 @@ def minimum(session: nox.Session) -> None:
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
     session.install("-q", *MINIMUM)
-    session.run(
-        "python", "-c", "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
-    )
+    versions = "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
+    session.run("python", "-c", versions)
     session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)

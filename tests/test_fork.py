@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from .conftest import HAS_PYREQWEST, needs_pyreqwest
 from .tls import ca_file, server_context
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
@@ -177,13 +178,15 @@ def hammer():
 threads = [threading.Thread(target=hammer) for _ in range(16)]
 for thread in threads:
     thread.start()
-hung = failed = 0
+hung = failed = refused = 0
 for _ in range(40):
     time.sleep(0.002)
     pid = os.fork()
     if pid == 0:
         try:
             code = 0 if client.list_pets(limit=3)[0].id == 3 else 1
+        except a.AnimalStoreError as exc:
+            code = 3 if "forked after pyreqwest had started" in str(exc) else 2
         except BaseException:
             code = 2
         os._exit(code)
@@ -191,7 +194,9 @@ for _ in range(40):
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            failed += os.waitstatus_to_exitcode(status) != 0
+            code = os.waitstatus_to_exitcode(status)
+            refused += code == 3
+            failed += code not in (0, 3)
             break
         time.sleep(0.01)
     else:
@@ -202,13 +207,18 @@ stop.set()
 for thread in threads:
     thread.join(timeout=30)
 print("hung:", hung, "failed:", failed, "errors:", len(errors), errors[:3])
+print("refused:", refused)
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["httpx", "urllib3"])
+@pytest.mark.parametrize("backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
-    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs."""
+    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs.
+
+    On pyreqwest a child forked once the parent's threads had started its runtime is refused instead
+    (AnimalStoreError, at once): none hangs, and none gets a wrong answer.
+    """
     result = subprocess.run(
         [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend],
         capture_output=True,
@@ -217,7 +227,10 @@ def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "hung: 0 failed: 0 errors: 0 []"
+    outcome, refusals = result.stdout.strip().splitlines()
+    assert outcome == "hung: 0 failed: 0 errors: 0 []"
+    if backend != "pyreqwest":
+        assert refusals == "refused: 0"
 
 
 HELD = """
@@ -260,3 +273,70 @@ def test_a_pool_lock_held_at_the_fork_does_not_hang_the_child(echo_url: str, bac
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "exit 0"
+
+
+def test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs(echo_url: str) -> None:
+    """pyreqwest's runtime cannot be restarted in a forked child: after the parent called through it, the
+    child's first call raises AnimalStoreError saying so and what to do, at once; the parent goes on."""
+    if not HAS_PYREQWEST:
+        pytest.skip(str(needs_pyreqwest.kwargs["reason"]))
+    for variant in ("sync-pyreqwest", "async-pyreqwest"):
+        lines = _run(echo_url, variant, "own")
+        assert lines[0].startswith('child: AnimalStoreError backend="pyreqwest" cannot be used in this process'), lines
+        assert "start workers with the 'spawn' method" in lines[0]
+        assert lines[1:] == ["parent wrong: 0", "child exit: 100"], variant
+
+
+# Clients made (never used) before the fork, as a prefork server or a fork pool with an initializer
+# makes them: the library client is built on the first call, so each process builds its own.
+MADE_BEFORE = """
+import asyncio, os, signal, sys, time
+import animalstore_client as a
+
+url, kind = sys.argv[1], sys.argv[2]
+if kind == "sync":
+    client = a.AnimalStoreClient("k", base_url=url, backend="pyreqwest")
+    run = lambda offset: sum(client.list_pets(limit=offset + i % 50)[0].id != offset + i % 50 for i in range(100))
+else:
+    client = a.AsyncAnimalStoreClient("k", base_url=url, backend="pyreqwest")
+
+    async def calls(offset):
+        wrong = 0
+        for i in range(100):
+            wrong += (await client.list_pets(limit=offset + i % 50))[0].id != offset + i % 50
+        return wrong
+
+    run = lambda offset: asyncio.run(calls(offset))
+pid = os.fork()
+if pid == 0:
+    try:
+        os._exit(min(run(1), 99))
+    except BaseException as exc:
+        print("child:", repr(exc), flush=True)
+        os._exit(100)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    status = -1
+# The parent's own first call comes after its child's: pyreqwest starts here too.
+print("parent wrong:", run(51))
+print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "killed")
+"""
+
+
+@needs_pyreqwest
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_pyreqwest_client_made_before_the_fork_works_on_both_sides(echo_url: str, kind: str) -> None:
+    """A pyreqwest client created but not yet used before a fork serves the child and the parent, 100 calls
+    each, every answer its own."""
+    result = subprocess.run(
+        [sys.executable, "-c", MADE_BEFORE, echo_url, kind], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["parent wrong: 0", "child exit: 0"]
