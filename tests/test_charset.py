@@ -89,11 +89,18 @@ def check(exc):
     elif len(exc.response.text) > 2 * len(body) + 2:
         problems.append(f"{len(exc.response.text)} chars")
 
-for backend in ("httpx", "urllib3", "aiohttp"):
+backends = ["httpx", "urllib3", "aiohttp"]
+try:
+    import pyreqwest
+    backends += ["pyreqwest", "async-pyreqwest"]
+except ImportError:  # Python 3.10
+    pass
+for backend in backends:
     with LoopbackServer([respond(403, body, {"Content-Type": f"text/plain; charset={n}"}) for n in names]) as server:
-        if backend == "aiohttp":
+        if backend in ("aiohttp", "async-pyreqwest"):
             async def main():
-                async with AsyncAnimalStoreClient("k", base_url=server.base_url, backend="aiohttp") as client:
+                library = backend.removeprefix("async-")
+                async with AsyncAnimalStoreClient("k", base_url=server.base_url, backend=library) as client:
                     for _ in names:
                         try:
                             await client.list_pets()

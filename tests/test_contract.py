@@ -173,6 +173,24 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
     made: list[Any] = []
 
     def factory(base_url: str, *, api_key: str = "test-key") -> Any:
+        if variant.endswith("pyreqwest"):
+            # The SDK's own pyreqwest pool; Prism's reports are read by a middleware, on any library.
+            def read_reports(request: httpx.Request, call_next: Any) -> httpx.Response:
+                response: httpx.Response = call_next(request)
+                violations.sync_hook(response)
+                return response
+
+            async def read_reports_async(request: httpx.Request, call_next: Any) -> httpx.Response:
+                response: httpx.Response = await call_next(request)
+                violations.sync_hook(response)
+                return response
+
+            if variant.startswith("sync"):
+                return AnimalStoreClient(
+                    api_key, base_url=base_url, backend="pyreqwest", max_retries=0, middleware=[read_reports]
+                )
+            options: dict[str, Any] = {"backend": "pyreqwest", "max_retries": 0, "middleware": [read_reports_async]}
+            return SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, **options), loop)
         http: Any
         if variant == "sync":
             http = httpx.Client(event_hooks={"response": [violations.sync_hook]})

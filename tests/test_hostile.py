@@ -271,7 +271,7 @@ CONSTRUCTOR_ONLY = {"backend", "http_client"}
         {},
         optional={
             **constructor_options,
-            "backend": arguments | st.sampled_from(["httpx", "urllib3", "aiohttp"]),
+            "backend": arguments | st.sampled_from(["httpx", "urllib3", "aiohttp", "pyreqwest"]),
             "http_client": arguments,
         },
     )

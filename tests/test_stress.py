@@ -23,7 +23,7 @@ import pytest
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
 
-from .conftest import API_KEY
+from .conftest import API_KEY, needs_pyreqwest
 
 pytestmark = [
     pytest.mark.slow,
@@ -119,7 +119,7 @@ def chaos(caplog: pytest.LogCaptureFixture) -> Iterator[str]:
     assert _descriptors() <= descriptors
 
 
-@pytest.mark.parametrize("backend", ["httpx", "urllib3"])
+@pytest.mark.parametrize("backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
 def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     """64 threads, 1,920 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
     mismatched: list[str] = []
@@ -144,7 +144,7 @@ def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     assert foreign == []
 
 
-@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest)])
 def test_500_tasks_on_one_async_client(chaos: str, backend: str) -> None:
     """500 tasks, 2,000 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
 

@@ -34,7 +34,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FAKE_BASE_URL, FakeAnimalStore, FakeTransport
 
-from .conftest import SyncView
+from .conftest import SyncView, needs_pyreqwest
 
 KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -324,6 +324,8 @@ def test_test_kit_validates_its_arguments(
         "server-async",
         "server-sync-urllib3",
         "server-async-aiohttp",
+        pytest.param("server-sync-pyreqwest", marks=needs_pyreqwest),
+        pytest.param("server-async-pyreqwest", marks=needs_pyreqwest),
     ]
 )
 def make_store_client(request: pytest.FixtureRequest, store: FakeAnimalStore) -> Iterator[Callable[..., Any]]:
