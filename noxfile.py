@@ -41,11 +41,16 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not c
 ONCE = ["test_benchmarks", "test_docs_examples", "test_static_checks", "test_public_api", "test_codegen"]
 
 
+def _own_temp(session: nox.Session) -> list[str]:
+    """A pytest temporary directory of the session's own: CI runs two sessions at once (.ci/run)."""
+    return [f"--basetemp={session.create_tmp()}/pytest"]
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on one Python: all but the contract tests, the slow tier, and the checks that run once (ONCE)."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
-    session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
+    session.run(*PYTEST, *_own_temp(session), *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -56,4 +61,4 @@ def minimum(session: nox.Session) -> None:
     session.install("-q", *MINIMUM)
     versions = "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
     session.run("python", "-c", versions)
-    session.run(*PYTEST, *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
+    session.run(*PYTEST, *_own_temp(session), *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)

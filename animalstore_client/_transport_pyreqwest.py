@@ -41,6 +41,7 @@ import httpx
 import pyreqwest.exceptions as errors
 from pyreqwest.client import BaseClientBuilder, Client, ClientBuilder, SyncClient, SyncClientBuilder
 from pyreqwest.proxy import ProxyBuilder
+from pyreqwest.request import BaseRequestBuilder
 
 from ._exceptions import AnimalStoreError
 from ._logging import logger
@@ -325,28 +326,46 @@ def _total(deadline: float | None) -> timedelta | None:
     return None if deadline is None else _seconds(deadline - time.monotonic())
 
 
+# What pyreqwest reads of a body before handing the response over (its default, kept).
+_READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
+
+
+def _read_ahead_whole(response: Any) -> bool:
+    """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
+
+    One call instead of a chunk loop (and its end-of-body call), for the small JSON bodies this
+    service sends; the size is bounded by the read-ahead, and the SDK still decodes and caps it.
+    """
+    length = response.get_header("content-length")
+    return length is not None and length.isdigit() and int(length) <= _READ_AHEAD
+
+
 class _AsyncStream:
-    __slots__ = ("_done", "_opened", "_request", "_response", "_started", "content", "headers", "status_code")
+    __slots__ = ("_opened", "_request", "_response", "_started", "content", "headers", "status_code")
 
     def __init__(self, opened: StreamRequest, response: Response, request: httpx.Request, started: float) -> None:
         self._opened = opened
         self._response = response
         self._request = request
         self._started = started
-        self._done = False
         self.status_code = response.status
         self.headers = _response_headers(response)
         self.content: bytes | None = None
 
     async def _chunks(self) -> AsyncIterator[bytes]:
-        read = self._response.body_reader.read_chunk
+        reader = self._response.body_reader
         try:
+            if _read_ahead_whole(self._response):
+                body = await reader.bytes()
+                if body:
+                    yield bytes(body)
+                return
+            read = reader.read_chunk
             while (chunk := await read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:
             failure = _failure(exc, self._request)
             raise failure from failure.__cause__
-        self._done = True
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._chunks()
@@ -376,8 +395,14 @@ class _SyncStream:
         self.content: bytes | None = None
 
     def iter_raw(self) -> Iterator[bytes]:
-        read = self._response.body_reader.read_chunk
+        reader = self._response.body_reader
         try:
+            if _read_ahead_whole(self._response):
+                body = reader.bytes()
+                if body:
+                    yield bytes(body)
+                return
+            read = reader.read_chunk
             while (chunk := read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:
