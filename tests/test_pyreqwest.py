@@ -2,16 +2,19 @@
 
 The behaviour suite runs over pyreqwest with every other library (``ALL_VARIANTS``);
 these tests pin the library's behaviour the transport is built on: the cause
-chain that tells "nothing was sent" apart, the refusal to run after a fork, the
-Python it needs, and what it cannot hand over (non-UTF-8 header values, the
-reason phrase).
+chain that tells "nothing was sent" apart (and what the SDK does with it), the
+Python it needs, the install advice, and what it cannot hand over (non-UTF-8
+header values, the reason phrase). Its refusal to run in a forked child is in
+``tests/test_fork.py``; a caller's pyreqwest clients over TLS and a
+many-certificate CA bundle are in ``tests/test_tls.py``.
 """
 
 from __future__ import annotations
 
 import socket
 import sys
-from pathlib import Path
+import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -27,11 +30,11 @@ from animalstore_client._backends import require
 
 from .conftest import API_KEY, ClientFactory, needs_pyreqwest
 from .servers import LoopbackServer, refused_url, respond
-from .tls import ca_file, serve_tls, server_context
 
 
 def _closes_after_reading(conn: socket.socket) -> bool:
-    """Read the request, then close without a word: the request was sent and may have been acted on."""
+    """Close without a word once the request was read (the server reads it before calling an action): the
+    request was sent and may have been acted on."""
     return False
 
 
@@ -41,31 +44,80 @@ def _causes(exc: BaseException) -> list[str]:
 
 
 def test_python_3_10_is_told_which_python_pyreqwest_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """backend="pyreqwest" on an older Python raises AnimalStoreError naming Python 3.11 and the other backends."""
-    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
-    with pytest.raises(AnimalStoreError, match=r'backend="pyreqwest" needs Python 3\.11 or later .* Python 3\.10'):
+    """backend="pyreqwest" on an older Python raises AnimalStoreError naming Python 3.11 and the other backends,
+    from both clients."""
+    monkeypatch.setattr(sys, "version_info", (3, 10, 0, "final", 0))
+    with pytest.raises(
+        AnimalStoreError, match=r'backend="pyreqwest" needs Python 3\.11 or later .* Python 3\.10'
+    ) as caught:
         require("pyreqwest")
+    assert 'use backend="httpx", "aiohttp" or "urllib3" here' in str(caught.value)
     with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11"):
         AnimalStoreClient(API_KEY, backend="pyreqwest")
+    with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11"):
+        AsyncAnimalStoreClient(API_KEY, backend="pyreqwest")
+
+
+def test_a_missing_pyreqwest_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without pyreqwest (on a Python it supports), the error gives the exact requirement to install."""
+    monkeypatch.setattr(sys, "version_info", (3, 12, 0, "final", 0))  # past the Python check, on any Python
+    monkeypatch.setitem(sys.modules, "pyreqwest", None)  # as if not installed: importing it fails
+    with pytest.raises(AnimalStoreError) as caught:
+        require("pyreqwest")
+    assert str(caught.value) == (
+        'backend="pyreqwest" needs the pyreqwest library, which is not installed: '
+        'pip install "pyreqwest>=0.15" (what the [pyreqwest] extra installs)'
+    )
+    assert caught.value.__cause__ is None  # no ImportError chained onto the advice
 
 
 @needs_pyreqwest
 def test_the_cause_that_means_nothing_was_sent_is_still_worded_so() -> None:
     """pyreqwest's refused connection carries reqwest's connector cause; a connection closed after the
     request was written does not, though pyreqwest calls both ConnectError (the SDK reads the cause)."""
+    from pyreqwest import exceptions as errors
     from pyreqwest.client import SyncClientBuilder
 
     from animalstore_client._transport_pyreqwest import CONNECT_CAUSE
 
     client = SyncClientBuilder().build()
-    with pytest.raises(Exception) as refused:  # noqa: PT011  # pyreqwest's own class, whatever it is
+    with pytest.raises(errors.ConnectError) as refused:
         client.get(f"{refused_url()}/pets").build().send()
     assert CONNECT_CAUSE in _causes(refused.value)
     with LoopbackServer([_closes_after_reading]) as server:
-        with pytest.raises(Exception) as closed:  # noqa: PT011
+        with pytest.raises(errors.ConnectError) as closed:  # the same class: what makes the cause necessary
             client.post(f"{server.base_url}/pets").body_bytes(b"{}").build().send()
-        assert type(closed.value).__name__ == "ConnectError"  # what makes the cause necessary
         assert CONNECT_CAUSE not in _causes(closed.value)
+        assert [request.method for request in server.received] == ["POST"]  # it had been sent
+    client.close()
+
+
+@needs_pyreqwest
+@pytest.mark.parametrize("limit", ["request", "read"])
+def test_an_unanswered_request_is_a_connect_timeout_without_the_connect_cause(limit: str) -> None:
+    """A server that reads the request and never answers: pyreqwest raises ConnectTimeoutError (under either the
+    request's total timeout or the client's read timeout) without reqwest's connector cause, so the SDK counts it
+    as sent."""
+    from pyreqwest import exceptions as errors
+    from pyreqwest.client import SyncClientBuilder
+
+    from animalstore_client._transport_pyreqwest import CONNECT_CAUSE
+
+    builder = SyncClientBuilder()
+    if limit == "read":
+        builder.read_timeout(timedelta(seconds=0.3))
+    client = builder.build()
+    with LoopbackServer() as server:
+        server.script = [server.hang()]
+        request = client.post(f"{server.base_url}/pets").body_bytes(b"{}")
+        if limit == "request":
+            request.timeout(timedelta(seconds=0.3))
+        began = time.monotonic()
+        with pytest.raises(errors.ConnectTimeoutError) as caught:
+            request.build().send()
+        assert time.monotonic() - began < 3
+        assert CONNECT_CAUSE not in _causes(caught.value)
+        assert [request.method for request in server.received] == ["POST"]
     client.close()
 
 
@@ -93,10 +145,13 @@ def test_a_post_left_unanswered_times_out_once(make_client: ClientFactory) -> No
     with LoopbackServer() as server:
         server.script = [server.hang()]
         client = make_client(base_url=server.base_url, timeout=0.3, max_retries=2)
+        began = time.monotonic()
         with pytest.raises(APITimeoutError) as caught:
             client.create_pet(name="Rex", category_id=1)
+        assert time.monotonic() - began < 3
         assert caught.value.attempts == 1
         assert "ReadTimeout" in str(caught.value)
+        assert [request.method for request in server.received] == ["POST"]
 
 
 @pytest.mark.parametrize("variant", ["sync-pyreqwest", "async-pyreqwest"], indirect=True)
@@ -143,55 +198,3 @@ def test_the_reason_phrase_is_the_standard_one(make_client: ClientFactory) -> No
     with LoopbackServer([respond(201, {"id": 1, "name": "Rex", "categoryId": 1})]) as server:
         raw = make_client(base_url=server.base_url).with_raw_response.create_pet(name="Rex", category_id=1)
         assert (raw.status_code, raw.http_response.reason_phrase) == (201, "Created")
-
-
-@needs_pyreqwest
-def test_a_callers_pyreqwest_clients_over_https_are_used_and_left_open() -> None:
-    """A caller's SyncClient and Client trusting the run's CA carry the calls over TLS; the SDK leaves them open."""
-    import asyncio
-
-    from pyreqwest.client import ClientBuilder, SyncClientBuilder
-
-    from animalstore_client.testing import FakeAnimalStore
-
-    pem = Path(ca_file()).read_bytes()
-    store = FakeAnimalStore(api_keys=[API_KEY])
-    with serve_tls(store) as url:
-        library_client = SyncClientBuilder().add_root_certificate_pem(pem).build()
-        with AnimalStoreClient(API_KEY, base_url=url, http_client=library_client) as client:
-            assert client.create_pet(name="Rex", category_id=1).name == "Rex"
-        assert (
-            library_client.get(f"{url}/pets").header("Authorization", f"Bearer {API_KEY}").build().send().status == 200
-        )
-        library_client.close()
-
-        async def main() -> int:
-            async_library_client = ClientBuilder().add_root_certificate_pem(pem).build()
-            async with AsyncAnimalStoreClient(API_KEY, base_url=url, http_client=async_library_client) as client:
-                pets = await client.list_pets()
-            response = (
-                await async_library_client.get(f"{url}/pets")
-                .header("Authorization", f"Bearer {API_KEY}")
-                .build()
-                .send()
-            )
-            await async_library_client.close()
-            assert response.status == 200
-            return len(pets)
-
-        assert asyncio.run(main()) == 1
-
-
-@pytest.mark.parametrize("variant", ["sync-pyreqwest", "async-pyreqwest"], indirect=True)
-@needs_pyreqwest
-def test_a_ca_bundle_of_many_certificates_is_read_whole(make_client: ClientFactory, tmp_path: Any) -> None:
-    """verify= a bundle holding certifi's CAs and then the run's CA: pyreqwest trusts the last one too."""
-    import certifi
-
-    from animalstore_client.testing import FakeAnimalStore
-
-    bundle = tmp_path / "bundle.pem"
-    bundle.write_bytes(Path(certifi.where()).read_bytes() + b"\n" + Path(ca_file()).read_bytes())
-    store = FakeAnimalStore(api_keys=[API_KEY])
-    with serve_tls(store, server_context()) as url:
-        assert make_client(base_url=url, verify=str(bundle)).list_pets() == []

@@ -36,7 +36,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, needs_pyreqwest
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
@@ -220,44 +220,104 @@ def test_with_options_verify_gets_its_own_pool(make_client: ClientFactory, tls_u
 
 
 def test_a_callers_httpx_client_over_https(tls_url: str) -> None:
-    """An httpx.Client trusting the CA carries the SDK's calls."""
+    """An httpx.Client trusting the CA carries the SDK's calls; closing the SDK client leaves it open."""
     with httpx.Client(verify=client_context()) as http:
         client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=http)
         assert client.create_pet(name="a", category_id=1).name == "a"
+        client.close()
+        assert not http.is_closed
+        assert http.get(f"{tls_url}/pets", headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200
 
 
 def test_a_callers_urllib3_pool_manager_over_https(tls_url: str) -> None:
-    """A urllib3.PoolManager trusting the CA carries the SDK's calls."""
+    """A urllib3.PoolManager trusting the CA carries the SDK's calls; closing the SDK client leaves it usable."""
     import urllib3
 
     manager = urllib3.PoolManager(ssl_context=client_context())
     client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=manager)
     assert client.create_pet(name="a", category_id=1).name == "a"
+    client.close()
+    assert manager.request("GET", f"{tls_url}/pets", headers={"Authorization": f"Bearer {API_KEY}"}).status == 200
     manager.clear()
 
 
 def test_a_callers_aiohttp_session_over_https(tls_url: str) -> None:
-    """An aiohttp.ClientSession trusting the CA carries the SDK's calls."""
+    """An aiohttp.ClientSession trusting the CA carries the SDK's calls; closing the SDK client leaves it open."""
     import aiohttp
 
-    async def main() -> str:
+    async def main() -> tuple[str, bool]:
         connector = aiohttp.TCPConnector(ssl=client_context())
         async with aiohttp.ClientSession(connector=connector) as session:
             client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=session)
-            return (await client.create_pet(name="a", category_id=1)).name
+            name = (await client.create_pet(name="a", category_id=1)).name
+            await client.aclose()
+            return name, session.closed
 
-    assert asyncio.run(main()) == "a"
+    assert asyncio.run(main()) == ("a", False)
 
 
 def test_a_callers_async_httpx_client_over_https(tls_url: str) -> None:
-    """An httpx.AsyncClient trusting the CA carries the SDK's calls."""
+    """An httpx.AsyncClient trusting the CA carries the SDK's calls; closing the SDK client leaves it open."""
 
-    async def main() -> str:
+    async def main() -> tuple[str, bool]:
         async with httpx.AsyncClient(verify=client_context()) as http:
             client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=http)
-            return (await client.create_pet(name="a", category_id=1)).name
+            name = (await client.create_pet(name="a", category_id=1)).name
+            await client.aclose()
+            return name, http.is_closed
 
-    assert asyncio.run(main()) == "a"
+    assert asyncio.run(main()) == ("a", False)
+
+
+@needs_pyreqwest
+def test_a_callers_pyreqwest_sync_client_over_https(tls_url: str) -> None:
+    """A pyreqwest SyncClient trusting the CA (rustls, given the PEM) carries the SDK's calls; closing the SDK
+    client leaves it open: the caller's next request through it is answered."""
+    from pyreqwest.client import SyncClientBuilder
+
+    library_client = SyncClientBuilder().add_root_certificate_pem(Path(ca_file()).read_bytes()).build()
+    client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=library_client)
+    assert client.backend == "pyreqwest"
+    assert client.create_pet(name="a", category_id=1).name == "a"
+    client.close()
+    response = library_client.get(f"{tls_url}/pets").bearer_auth(API_KEY).build().send()
+    assert (response.status, response.json()[0]["name"]) == (200, "a")
+    library_client.close()
+
+
+@needs_pyreqwest
+def test_a_callers_pyreqwest_async_client_over_https(tls_url: str) -> None:
+    """A pyreqwest Client trusting the CA carries the async SDK's calls; closing the SDK client leaves it open."""
+    from pyreqwest.client import ClientBuilder
+
+    async def main() -> tuple[str, int]:
+        library_client = ClientBuilder().add_root_certificate_pem(Path(ca_file()).read_bytes()).build()
+        client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=library_client)
+        assert client.backend == "pyreqwest"
+        name = (await client.create_pet(name="a", category_id=1)).name
+        await client.aclose()
+        response = await library_client.get(f"{tls_url}/pets").bearer_auth(API_KEY).build().send()
+        await library_client.close()
+        return name, response.status
+
+    assert asyncio.run(main()) == ("a", 200)
+
+
+@pytest.mark.parametrize("variant", PYREQWEST_VARIANTS, indirect=True)
+def test_a_ca_bundle_of_many_certificates_is_read_whole_on_pyreqwest(
+    make_client: ClientFactory, tmp_path: Path, tls_url: str
+) -> None:
+    """verify= a bundle of certifi's CAs followed by the run's CA: pyreqwest (rustls, given the file's PEM) trusts
+    the last certificate too, so every certificate of a many-certificate file is loaded."""
+    import certifi
+
+    certifi_pem = Path(certifi.where()).read_bytes()
+    assert certifi_pem.count(b"-----BEGIN CERTIFICATE-----") > 100  # a real bundle ahead of the run's CA
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(certifi_pem + b"\n" + Path(ca_file()).read_bytes())
+    assert make_client(base_url=tls_url, verify=str(bundle)).list_pets() == []
+    with pytest.raises(APIConnectionError, match="certificate"):  # certifi's part alone does not trust the run's CA
+        make_client(base_url=tls_url, verify=certifi.where()).list_pets()
 
 
 # --- the deadline and the cap over TLS ----------------------------------------------------------
