@@ -18,6 +18,7 @@ the reason printed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import shutil
 import socket
 import subprocess
@@ -29,7 +30,13 @@ from typing import Any
 import httpx
 import pytest
 
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, AuthenticationError, PetStatus
+from animalstore_client import (
+    AnimalStoreClient,
+    AsyncAnimalStoreClient,
+    AuthenticationError,
+    InternalServerError,
+    PetStatus,
+)
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import SyncView
@@ -166,6 +173,32 @@ async def _aiohttp_session(violations: Violations) -> Any:
     return aiohttp.ClientSession(trace_configs=[trace])
 
 
+def _pyreqwest_client(violations: Violations, *, sync: bool) -> Any:
+    """A caller's pyreqwest SyncClient (or Client) whose middleware collects Prism's reports."""
+    from pyreqwest.client import ClientBuilder, SyncClientBuilder
+
+    def report(sent: str, response: Any) -> None:
+        if "sl-violations" in response.headers:
+            violations.append(f"{sent}: {response.headers['sl-violations']}")
+
+    # The request cannot be read once sent: what it was is taken before.
+    def sync_hook(request: Any, next_: Any) -> Any:
+        sent = f"{request.method} {request.url}"
+        response = next_.run(request)
+        report(sent, response)
+        return response
+
+    async def async_hook(request: Any, next_: Any) -> Any:
+        sent = f"{request.method} {request.url}"
+        response = await next_.run(request)
+        report(sent, response)
+        return response
+
+    if sync:
+        return SyncClientBuilder().with_middleware(sync_hook).build()
+    return ClientBuilder().with_middleware(async_hook).build()
+
+
 @pytest.fixture
 def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
     """Build clients of the current variant (every HTTP library) with Prism's reports collected."""
@@ -173,24 +206,6 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
     made: list[Any] = []
 
     def factory(base_url: str, *, api_key: str = "test-key") -> Any:
-        if variant.endswith("pyreqwest"):
-            # The SDK's own pyreqwest pool; Prism's reports are read by a middleware, on any library.
-            def read_reports(request: httpx.Request, call_next: Any) -> httpx.Response:
-                response: httpx.Response = call_next(request)
-                violations.sync_hook(response)
-                return response
-
-            async def read_reports_async(request: httpx.Request, call_next: Any) -> httpx.Response:
-                response: httpx.Response = await call_next(request)
-                violations.sync_hook(response)
-                return response
-
-            if variant.startswith("sync"):
-                return AnimalStoreClient(
-                    api_key, base_url=base_url, backend="pyreqwest", max_retries=0, middleware=[read_reports]
-                )
-            options: dict[str, Any] = {"backend": "pyreqwest", "max_retries": 0, "middleware": [read_reports_async]}
-            return SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, **options), loop)
         http: Any
         if variant == "sync":
             http = httpx.Client(event_hooks={"response": [violations.sync_hook]})
@@ -198,6 +213,8 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
             http = _urllib3_manager(violations)
         elif variant == "async":
             http = httpx.AsyncClient(event_hooks={"response": [violations.async_hook]})
+        elif variant.endswith("pyreqwest"):
+            http = _pyreqwest_client(violations, sync=variant.startswith("sync"))
         else:
             http = loop.run_until_complete(_aiohttp_session(violations))
         made.append(http)
@@ -213,8 +230,10 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
             loop.run_until_complete(http.aclose())
         elif hasattr(http, "clear"):
             http.clear()
-        else:
+        elif inspect.iscoroutinefunction(http.close):  # aiohttp's session, pyreqwest's Client
             loop.run_until_complete(http.close())
+        else:  # pyreqwest's SyncClient
+            http.close()
     # As asyncio.run does: async generators left open get closed while the loop can still run them.
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
@@ -267,6 +286,18 @@ def test_proxy_reports_a_fake_that_breaks_the_document(
     hooked.close()
     assert len(violations) == 1
     assert "code" in violations[0] or "required" in violations[0]
+
+
+def test_every_librarys_hook_sees_a_reported_violation(
+    proxy_url: str, fake_store: FakeAnimalStore, make: Callable[..., Any], violations: Violations
+) -> None:
+    """The reports are really read on every library: an answer outside the document reaches ``violations``
+    (with --errors Prism answers it with a 500 of its own)."""
+    fake_store.fail_next(401, body={"detail": "not an Error body"})
+    with pytest.raises(InternalServerError, match="Request/Response not valid"):
+        make(proxy_url).list_pets()
+    assert len(violations) == 1
+    assert violations[0].startswith("GET ")
 
 
 def test_document_names_the_sdk_base_urls() -> None:
