@@ -507,16 +507,6 @@ def headers_from_library(pairs: Iterable[tuple[bytes, bytes]]) -> httpx.Headers:
     return headers
 
 
-def headers_from_lowercase(triples: list[tuple[bytes, bytes, bytes]]) -> httpx.Headers:
-    """`headers_from_library` for names known to be lowercase already: ``(name, name, value)`` triples.
-
-    pyreqwest's names come from Rust's ``http`` crate, which keeps them lowercase.
-    """
-    headers = httpx.Headers()
-    headers._list = triples  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
-    return headers
-
-
 def response_from_library(
     status_code: int, headers: httpx.Headers, content: bytes, request: httpx.Request, reason: str | None, started: float
 ) -> httpx.Response:

@@ -45,7 +45,7 @@ from pyreqwest.request import BaseRequestBuilder
 
 from ._exceptions import AnimalStoreError
 from ._logging import logger
-from ._sending import Timeouts, headers_from_lowercase, response_from_library
+from ._sending import Timeouts, headers_from_library, response_from_library
 
 if TYPE_CHECKING:
     from pyreqwest.request import StreamRequest, SyncStreamRequest
@@ -131,14 +131,38 @@ def _failure(exc: BaseException, request: httpx.Request) -> Exception:
     return _translated(exc, request)
 
 
-def _forked_error(exc: RuntimeError) -> AnimalStoreError:
-    """The SDK's error for pyreqwest's refusal to run in a forked child."""
+_started_in: int | None = None
+"""The process in which the SDK first built a pyreqwest client (a forked child inherits the parent's)."""
+
+
+def _forked_error(cause: object) -> AnimalStoreError:
+    """The SDK's error for pyreqwest in a child forked after its parent started pyreqwest."""
     return AnimalStoreError(
         'backend="pyreqwest" cannot be used in this process: it was forked after pyreqwest had started '
         "in its parent, and pyreqwest's runtime cannot be restarted in a forked child. Make the parent's "
         "first pyreqwest call after forking (a client may be created before), start workers with the "
-        f"'spawn' method, or use another backend in forked workers. (pyreqwest: {exc})"
+        f"'spawn' method, or use another backend in forked workers. ({cause})"
     )
+
+
+def _built(new: Any, proxy: str | None, key: tuple[float | None, ...]) -> Any:
+    """A library client from ``new``, unless this is a child forked after its parent started pyreqwest.
+
+    pyreqwest refuses such a child itself, but one forked while a parent thread was still inside
+    pyreqwest's start-up inherits its lock held and would wait in pyreqwest for ever
+    (tests/test_fork.py caught one): so the child does not call pyreqwest at all.
+    """
+    global _started_in  # noqa: PLW0603  # one fact per process, inherited across fork on purpose
+    pid = os.getpid()
+    if _started_in is not None and _started_in != pid:
+        raise _forked_error(f"the SDK started pyreqwest in process {_started_in}")
+    _started_in = pid
+    try:
+        return new(proxy, key)
+    except RuntimeError as exc:
+        if "fork" not in str(exc):
+            raise
+        raise _forked_error(f"pyreqwest: {exc}") from exc
 
 
 def _timeout_key(request: httpx.Request) -> tuple[float | None, float | None, float | None]:
@@ -243,8 +267,9 @@ class _Settings:
         self, url: httpx.URL, origin: tuple[bytes, bytes, int | None], key: tuple[float | None, ...], new: Any
     ) -> Any:
         """`prepare`'s library client; called under the lock."""
-        proxy = self._proxies.get(origin, False)
-        if proxy is False:
+        if origin in self._proxies:
+            proxy = self._proxies[origin]
+        else:
             from ._base_client import environment_proxy
 
             found = environment_proxy(url)
@@ -256,12 +281,7 @@ class _Settings:
                 # Many timeout settings in one client family: the oldest library client is
                 # dropped from the table (calls under way keep it; it closes when collected).
                 del self._clients[next(iter(self._clients))]
-            try:
-                client = self._clients[entry] = new(proxy, key)
-            except RuntimeError as exc:
-                if "fork" not in str(exc):
-                    raise
-                raise _forked_error(exc) from exc
+            client = self._clients[entry] = _built(new, proxy, key)
         return client
 
     def close(self) -> list[Any]:
@@ -282,23 +302,22 @@ _REMEMBERED = 64
 
 
 def _response_headers(response: Any) -> httpx.Headers:
-    """The response's headers as bytes, as they came (pyreqwest gives them as text, names lowercase)."""
+    """The response's headers as bytes, as they came (pyreqwest gives them as text)."""
     headers = response.headers
     try:
-        triples = [(raw := name.encode(), raw, value.encode()) for name, value in headers.items()]
+        pairs = [(name.encode(), value.encode()) for name, value in headers.items()]
     except ValueError:
         # A value that is not UTF-8 (Latin-1 from an old server): pyreqwest cannot hand it over
         # at all, so such headers are left out, one by one, and the rest kept.
-        triples = []
+        pairs = []
         for name in headers:
             try:
                 values = headers.getall(name)
             except ValueError:
                 logger.debug("Left out the response header %r: pyreqwest cannot read its value", name)
                 continue
-            raw = name.encode()
-            triples.extend((raw, raw, value.encode()) for value in values)
-    return headers_from_lowercase(triples)
+            pairs.extend((name.encode(), value.encode()) for value in values)
+    return headers_from_library(pairs)
 
 
 def _reason(status: int) -> str | None:
@@ -338,6 +357,21 @@ def _read_ahead_whole(response: Any) -> bool:
     """
     length = response.get_header("content-length")
     return length is not None and length.isdigit() and int(length) <= _READ_AHEAD
+
+
+def _builder(settings: _Settings, own: Any, new: Any, request: httpx.Request, deadline: float | None) -> Any:
+    """The library's request for ``request``, on the caller's client ``own`` or the SDK's own (made by ``new``)."""
+    client, url, headers = settings.prepare(request, new if own is None else None)
+    builder = (own if own is not None else client).request(request.method, url).headers(headers)
+    content = request.content
+    if content:
+        builder.body_bytes(content)
+    total = _total(deadline)
+    if total is not None:
+        builder.timeout(total)
+    if own is not None:
+        builder.error_for_status(False)  # a caller's client may raise for statuses: the SDK reads them
+    return builder
 
 
 class _AsyncStream:
@@ -445,19 +479,7 @@ class AsyncPyreqwestTransport:
 
     async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncStream:
         """Send through the library client; return once the status and headers have arrived."""
-        own = self._client
-        client, url, headers = self._settings.prepare(request, self._new if own is None else None)
-        if own is not None:
-            client = own
-        builder = client.request(request.method, url).headers(headers)
-        content = request.content
-        if content:
-            builder.body_bytes(content)
-        total = _total(deadline)
-        if total is not None:
-            builder.timeout(total)
-        if self._client is not None:
-            builder.error_for_status(False)  # a caller's client may raise for statuses: the SDK reads them
+        builder = _builder(self._settings, self._client, self._new, request, deadline)
         # pyreqwest reads up to 64 KiB of the body before handing the response over. Turning that
         # off (streamed_read_buffer_limit(0)) would let a task cancelled during the body close its
         # connection at once, but costs an extra trip to the library's thread, ~27 us a call (a
@@ -472,7 +494,7 @@ class AsyncPyreqwestTransport:
         except RuntimeError as exc:
             if "fork" not in str(exc):
                 raise
-            raise _forked_error(exc) from exc
+            raise _forked_error(f"pyreqwest: {exc}") from exc
         return _AsyncStream(opened, response, request, started)
 
     async def aclose(self) -> None:
@@ -508,19 +530,7 @@ class PyreqwestTransport:
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _SyncStream:
         """Send through the library client; return once the status and headers have arrived."""
-        own = self._client
-        client, url, headers = self._settings.prepare(request, self._new if own is None else None)
-        if own is not None:
-            client = own
-        builder = client.request(request.method, url).headers(headers)
-        content = request.content
-        if content:
-            builder.body_bytes(content)
-        total = _total(deadline)
-        if total is not None:
-            builder.timeout(total)
-        if self._client is not None:
-            builder.error_for_status(False)
+        builder = _builder(self._settings, self._client, self._new, request, deadline)
         opened = builder.build_streamed()
         started = time.monotonic()
         try:
@@ -531,7 +541,7 @@ class PyreqwestTransport:
         except RuntimeError as exc:
             if "fork" not in str(exc):
                 raise
-            raise _forked_error(exc) from exc
+            raise _forked_error(f"pyreqwest: {exc}") from exc
         return _SyncStream(opened, response, request, started)
 
     def close(self) -> None:

@@ -73,10 +73,28 @@ def echo_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     server.server_close()
 
 
+# The end of a fork script: the parent reaps its child within 30 s (killing it if need be) and
+# prints its own count of wrong answers and the child's exit status.
+REAP = """
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    status = -1
+print("parent wrong:", wrong)
+print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "killed")
+"""
+
 # Parent and child each make 100 calls on the client warmed before the fork,
 # and count answers meant for the other side. The parent reaps the child
 # within 30 s (killing it if need be) and prints both counts.
-SCRIPT = """
+SCRIPT = (
+    """
 import asyncio, os, signal, sys, time
 import httpx, animalstore_client as a
 
@@ -126,19 +144,9 @@ if pid == 0:
         os._exit(100)
     os._exit(min(wrong, 99))
 wrong = run(51)
-deadline = time.monotonic() + 30
-while time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        break
-    time.sleep(0.05)
-else:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    status = -1
-print("parent wrong:", wrong)
-print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "killed")
 """
+    + REAP
+)
 
 
 def _run(echo_url: str, variant: str, own: str) -> list[str]:
@@ -322,7 +330,8 @@ def test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs(ech
 
 # Clients made (never used) before the fork, as a prefork server or a fork pool with an initializer
 # makes them: the library client is built on the first call, so each process builds its own.
-MADE_BEFORE = """
+MADE_BEFORE = (
+    """
 import asyncio, os, signal, sys, time
 import animalstore_client as a
 
@@ -349,19 +358,9 @@ if pid == 0:
         os._exit(100)
 # Both processes start pyreqwest after the fork, each its own, and call at the same time.
 wrong = run(51)
-deadline = time.monotonic() + 30
-while time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        break
-    time.sleep(0.05)
-else:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    status = -1
-print("parent wrong:", wrong)
-print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "killed")
 """
+    + REAP
+)
 
 
 @needs_pyreqwest
