@@ -21,7 +21,7 @@ import pytest
 
 from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient, AsyncBackendName
 
-from .conftest import ALL_VARIANTS, API_KEY, HAS_PYREQWEST, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, needs_pyreqwest
 from .servers import Action, LoopbackServer, respond
 
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
@@ -83,19 +83,23 @@ def test_a_deadline_in_the_body_closes_the_connection(make_client: ClientFactory
         assert server.wait_for_open_connections(1) <= 1
 
 
-def test_a_cancelled_call_closes_its_connection() -> None:
+ASYNC_BACKENDS = ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest)]
+
+
+@pytest.mark.parametrize("backend", ASYNC_BACKENDS)
+def test_a_cancelled_call_closes_its_connection(backend: AsyncBackendName) -> None:
     """An asyncio task cancelled while the body arrives leaves no connection held, on every async library.
 
     httpx and aiohttp close it at once; pyreqwest, which had the body's start but not its end, keeps
     reading in its own runtime until the call's deadline (1 s here), and the connection goes then.
     """
 
-    async def main(backend: str, url: str) -> int:
+    async def main(backend: AsyncBackendName, url: str) -> int:
         deadline = 1.0 if backend == "pyreqwest" else None
         async with AsyncAnimalStoreClient(
             API_KEY,
             base_url=url,
-            backend=backend,  # type: ignore[arg-type]
+            backend=backend,
             max_retries=0,
             total_timeout=deadline,
         ) as client:
@@ -107,13 +111,13 @@ def test_a_cancelled_call_closes_its_connection() -> None:
                     await task
             return len(await client.list_pets())
 
-    for backend in ("httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])):
-        with LoopbackServer([_stalled] * 20 + [respond(200, PETS)]) as server:
-            assert asyncio.run(main(backend, server.base_url)) == 1
-            assert server.wait_for_open_connections(0) == 0, backend
+    with LoopbackServer([_stalled] * 20 + [respond(200, PETS)]) as server:
+        assert asyncio.run(main(backend, server.base_url)) == 1
+        assert server.wait_for_open_connections(0) == 0
 
 
-def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadline() -> None:
+@pytest.mark.parametrize("backend", ASYNC_BACKENDS)
+def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadline(backend: AsyncBackendName) -> None:
     """Tasks cancelled while the server has not answered leave no connection held past the call's deadline.
 
     httpx and aiohttp close it at once. pyreqwest keeps a request it already sent running in its own
@@ -133,12 +137,10 @@ def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadl
                 with pytest.raises(asyncio.CancelledError):
                     await task
 
-    backends: list[AsyncBackendName] = ["httpx", "aiohttp", *(["pyreqwest"] if HAS_PYREQWEST else [])]  # type: ignore[list-item]
-    for backend in backends:
-        with LoopbackServer() as server:
-            server.script = [_silent] * 5
-            began = time.monotonic()
-            asyncio.run(main(backend, server.base_url))
-            assert server.connections == 5, backend
-            assert server.wait_for_open_connections(0, within=5.0) == 0, backend
-            assert time.monotonic() - began < 3.0, backend
+    with LoopbackServer() as server:
+        server.script = [_silent] * 5
+        began = time.monotonic()
+        asyncio.run(main(backend, server.base_url))
+        assert server.connections == 5
+        assert server.wait_for_open_connections(0, within=5.0) == 0
+        assert time.monotonic() - began < 3.0

@@ -8,7 +8,9 @@ unrelated authority signs certificates the clients must refuse.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import ssl
 import tempfile
 from collections.abc import Generator
@@ -37,8 +39,9 @@ def stranger() -> trustme.CA:
 
 @functools.cache
 def ca_file() -> str:
-    """The path of a PEM bundle holding `ca`'s certificate (kept for the run)."""
+    """The path of a PEM bundle holding `ca`'s certificate (kept for the run, removed when it ends)."""
     folder = Path(tempfile.mkdtemp(prefix="animalstore-ca-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     path = folder / "ca.pem"
     ca().cert_pem.write_to_path(str(path))
     return str(path)
