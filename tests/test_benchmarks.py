@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import HAS_PYREQWEST
+from .conftest import HAS_PYREQWEST, needs_pyreqwest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
 
@@ -77,3 +77,24 @@ def test_outage_benchmark_smoke_run() -> None:
     assert "outage, default budget: attempts per call <= 1.25" in result.stdout
     assert "5 targets" in result.stdout
     assert "quick run: not enforced" in result.stdout
+
+
+@needs_pyreqwest
+def test_pyreqwest_split_benchmark_smoke_run() -> None:
+    """benchmarks/pyreqwest_split.py --quick --server fake measures its three stacks and prints both gaps."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / "pyreqwest_split.py"), "--quick", "--server", "fake", "-n", "50"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in (
+        "pyreqwest floor",
+        "library as the SDK calls it",
+        "sdk ",
+        "the SDK's way of calling the library:",
+        "the SDK's plumbing:",
+    ):
+        assert line in result.stdout, line
