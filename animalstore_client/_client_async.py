@@ -46,7 +46,7 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, Timeouts, unknown_failure
+from ._sending import Answer, Attempts, Finished, Timeouts, full_response, unknown_failure
 from ._transport_async import AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
@@ -161,7 +161,7 @@ class AsyncAnimalStoreClient(IOAsync):
         """The HTTP library this client sends through."""
         return self._backend
 
-    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[httpx.Response, int], T]) -> T:
+    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` and parse the final response: one call, one span when tracing."""
         observer = self._observe(operation, request)
         if observer is None:
@@ -175,8 +175,11 @@ class AsyncAnimalStoreClient(IOAsync):
         return result
 
     async def _send(
-        self, request: httpx.Request, operation: str, observer: CallObserver | None
-    ) -> tuple[httpx.Response, int]:
+        self,
+        request: httpx.Request,
+        operation: str,
+        observer: CallObserver | None,
+    ) -> tuple[Finished, int]:
         """Send with retries; return the final response and the number of attempts."""
         transport = self._transport()
         attempts = Attempts(
@@ -195,6 +198,7 @@ class AsyncAnimalStoreClient(IOAsync):
             observer.attempts = attempts
         while True:
             timeouts = attempts.start()
+            response: Finished
             try:
                 if plain:
                     response = await self._attempt(transport, attempts, timeouts, request)
@@ -217,7 +221,7 @@ class AsyncAnimalStoreClient(IOAsync):
         operation: str,
         middleware: tuple[AsyncMiddleware, ...],
         observer: CallObserver | None,
-    ) -> httpx.Response:
+    ) -> Finished:
         """One attempt through the middleware and in its span.
 
         Each attempt starts from the request the SDK built: what a middleware
@@ -227,9 +231,10 @@ class AsyncAnimalStoreClient(IOAsync):
         # A copy only when something writes to it: the middleware, or the trace context.
         sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
         span = None if observer is None else observer.attempt(sent, attempts.count)
+        response: Finished
         try:
             if middleware:
-                send = functools.partial(self._attempt, transport, attempts, timeouts)
+                send = functools.partial(self._attempt_shown, transport, attempts, timeouts)
                 response = await run_middleware_async(middleware, sent, send, attempts)
             else:
                 response = await self._attempt(transport, attempts, timeouts, sent)
@@ -238,12 +243,23 @@ class AsyncAnimalStoreClient(IOAsync):
                 span.end(None, exc)
             raise
         if span is not None:
-            span.end(response, None)
+            span.end(full_response(response), None)
         return response
 
-    async def _attempt(
+    async def _attempt_shown(
         self, transport: AsyncTransport, attempts: Attempts, timeouts: Timeouts, request: httpx.Request
     ) -> httpx.Response:
+        """`_attempt` as an `httpx.Response`, for middleware, which is handed one."""
+        answer = await self._attempt(transport, attempts, timeouts, request)
+        return answer.http_response()
+
+    async def _attempt(
+        self,
+        transport: AsyncTransport,
+        attempts: Attempts,
+        timeouts: Timeouts,
+        request: httpx.Request,
+    ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
         try:
             stream = await transport.send(request, timeouts, attempts.deadline)
@@ -285,9 +301,8 @@ class AsyncAnimalStoreClient(IOAsync):
     async def _send_raw(
         self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
     ) -> APIResponse[T]:
-        def parse(response: httpx.Response, attempts: int) -> APIResponse[T]:
-            parse_raw(response, attempts)
-            return APIResponse(response, attempts, parser)
+        def parse(response: Finished, attempts: int) -> APIResponse[T]:
+            return APIResponse(parse_raw(response, attempts), attempts, parser)
 
         return await self._call(operation, request, parse)
 

@@ -47,7 +47,7 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
-from ._sending import Attempts, Timeouts, unknown_failure
+from ._sending import Answer, Attempts, Finished, Timeouts, full_response, unknown_failure
 from ._transport_sync import ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
@@ -159,7 +159,7 @@ class AnimalStoreClient(IOSync):
         """The HTTP library this client sends through."""
         return self._backend
 
-    def _call(self, operation: str, request: httpx.Request, parse: Callable[[httpx.Response, int], T]) -> T:
+    def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` and parse the final response: one call, one span when tracing."""
         observer = self._observe(operation, request)
         if observer is None:
@@ -173,8 +173,11 @@ class AnimalStoreClient(IOSync):
         return result
 
     def _send(
-        self, request: httpx.Request, operation: str, observer: CallObserver | None
-    ) -> tuple[httpx.Response, int]:
+        self,
+        request: httpx.Request,
+        operation: str,
+        observer: CallObserver | None,
+    ) -> tuple[Finished, int]:
         """Send with retries; return the final response and the number of attempts."""
         transport = self._transport()
         attempts = Attempts(
@@ -193,6 +196,7 @@ class AnimalStoreClient(IOSync):
             observer.attempts = attempts
         while True:
             timeouts = attempts.start()
+            response: Finished
             try:
                 if plain:
                     response = self._attempt(transport, attempts, timeouts, request)
@@ -215,7 +219,7 @@ class AnimalStoreClient(IOSync):
         operation: str,
         middleware: tuple[Middleware, ...],
         observer: CallObserver | None,
-    ) -> httpx.Response:
+    ) -> Finished:
         """One attempt through the middleware and in its span.
 
         Each attempt starts from the request the SDK built: what a middleware
@@ -225,9 +229,10 @@ class AnimalStoreClient(IOSync):
         # A copy only when something writes to it: the middleware, or the trace context.
         sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
         span = None if observer is None else observer.attempt(sent, attempts.count)
+        response: Finished
         try:
             if middleware:
-                send = functools.partial(self._attempt, transport, attempts, timeouts)
+                send = functools.partial(self._attempt_shown, transport, attempts, timeouts)
                 response = run_middleware_sync(middleware, sent, send, attempts)
             else:
                 response = self._attempt(transport, attempts, timeouts, sent)
@@ -236,12 +241,23 @@ class AnimalStoreClient(IOSync):
                 span.end(None, exc)
             raise
         if span is not None:
-            span.end(response, None)
+            span.end(full_response(response), None)
         return response
 
-    def _attempt(
+    def _attempt_shown(
         self, transport: Transport, attempts: Attempts, timeouts: Timeouts, request: httpx.Request
     ) -> httpx.Response:
+        """`_attempt` as an `httpx.Response`, for middleware, which is handed one."""
+        answer = self._attempt(transport, attempts, timeouts, request)
+        return answer.http_response()
+
+    def _attempt(
+        self,
+        transport: Transport,
+        attempts: Attempts,
+        timeouts: Timeouts,
+        request: httpx.Request,
+    ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
         try:
             stream = transport.send(request, timeouts, attempts.deadline)
@@ -283,9 +299,8 @@ class AnimalStoreClient(IOSync):
     def _send_raw(
         self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
     ) -> APIResponse[T]:
-        def parse(response: httpx.Response, attempts: int) -> APIResponse[T]:
-            parse_raw(response, attempts)
-            return APIResponse(response, attempts, parser)
+        def parse(response: Finished, attempts: int) -> APIResponse[T]:
+            return APIResponse(parse_raw(response, attempts), attempts, parser)
 
         return self._call(operation, request, parse)
 

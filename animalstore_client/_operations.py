@@ -16,7 +16,7 @@ import httpx
 
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._models import ErrorBody, NewPet, Pet
-from ._sending import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, copy_request
+from ._sending import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, copy_request, full_response
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
     LIMIT_MAX,
@@ -266,7 +266,7 @@ def build_request(
     )
 
 
-def parse_list_pets(response: httpx.Response, attempts: int = 1) -> list[Pet]:
+def parse_list_pets(response: Finished, attempts: int = 1) -> list[Pet]:
     """The 200 body of ``GET /pets``, or the matching exception.
 
     A list longer than the ``limit`` sent (100 when none was) is a broken
@@ -277,9 +277,10 @@ def parse_list_pets(response: httpx.Response, attempts: int = 1) -> list[Pet]:
     limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
     count = _array_length(data)
     if count > limit:
+        shown = full_response(response)
         raise APIResponseValidationError(
-            f"{_origin(response)}: {count} pets in the body, more than the limit of {limit} asked for",
-            response=response,
+            f"{_origin(shown)}: {count} pets in the body, more than the limit of {limit} asked for",
+            response=shown,
             body=data,
             attempts=attempts,
         )
@@ -292,60 +293,64 @@ def _array_length(data: object) -> int:
     return len(cast("list[object]", data)) if type(data) is list else 0
 
 
-def parse_create_pet(response: httpx.Response, attempts: int = 1) -> Pet:
+def parse_create_pet(response: Finished, attempts: int = 1) -> Pet:
     """The 201 body of ``POST /pets``, or the matching exception."""
     return _parse(response, Pet, "Pet", attempts)
 
 
-def parse_get_pet(response: httpx.Response, attempts: int = 1) -> Pet:
+def parse_get_pet(response: Finished, attempts: int = 1) -> Pet:
     """The 200 body of ``GET /pets/{petId}``, or the matching exception."""
     return _parse(response, Pet, "Pet", attempts)
 
 
-def parse_raw(response: httpx.Response, attempts: int = 1) -> httpx.Response:
+def parse_raw(response: Finished, attempts: int = 1) -> httpx.Response:
     """The response itself when it is 2xx (and whole), else the matching exception."""
-    if not 200 <= response.status_code < 300:  # is_success, without two calls
-        raise status_error(response, attempts=attempts)
-    if CUT_AT in response.extensions:
-        raise _too_large(response, attempts)
-    return response
+    shown = full_response(response)
+    if not 200 <= shown.status_code < 300:  # is_success, without two calls
+        raise status_error(shown, attempts=attempts)
+    if CUT_AT in shown.extensions:
+        raise _too_large(shown, attempts)
+    return shown
 
 
-def _parse(response: httpx.Response, cls: type[T], what: str, attempts: int) -> T:
+def _parse(response: Finished, cls: type[T], what: str, attempts: int) -> T:
     return _structure(response, _decode(response, attempts), cls, what, attempts)
 
 
-def _decode(response: httpx.Response, attempts: int) -> object:
+def _decode(response: Finished, attempts: int) -> object:
     """The JSON of a 2xx, whole body; else the exception that explains why there is none."""
     if not 200 <= response.status_code < 300:  # is_success, without two calls
-        raise status_error(response, attempts=attempts)
+        raise status_error(full_response(response), attempts=attempts)
     if CUT_AT in response.extensions:
-        raise _too_large(response, attempts)
+        raise _too_large(full_response(response), attempts)
     try:
         return loads(response.content)
     except ValueError as exc:
+        shown = full_response(response)
         raise APIResponseValidationError(
-            f"{_origin(response)}: the body is not valid JSON ({exc}): {_snippet(response.text)}",
-            response=response,
-            body=response.text,
+            f"{_origin(shown)}: the body is not valid JSON ({exc}): {_snippet(shown.text)}",
+            response=shown,
+            body=shown.text,
             attempts=attempts,
         ) from exc
     except RecursionError:
+        shown = full_response(response)
         raise APIResponseValidationError(
-            f"{_origin(response)}: the body's JSON is nested too deeply to parse",
-            response=response,
+            f"{_origin(shown)}: the body's JSON is nested too deeply to parse",
+            response=shown,
             body=None,
             attempts=attempts,
         ) from None
 
 
-def _structure(response: httpx.Response, data: object, cls: type[T], what: str, attempts: int) -> T:
+def _structure(response: Finished, data: object, cls: type[T], what: str, attempts: int) -> T:
     try:
         return structure(data, cls)
     except StructureError as exc:
+        shown = full_response(response)
         raise APIResponseValidationError(
-            f"{_origin(response)}: the body is not a valid {what}: " + _quote("; ".join(exc.problems), 1000),
-            response=response,
+            f"{_origin(shown)}: the body is not a valid {what}: " + _quote("; ".join(exc.problems), 1000),
+            response=shown,
             body=data,
             attempts=attempts,
         ) from exc.__cause__

@@ -42,11 +42,14 @@ __all__ = [
     "ACCEPT_ENCODING",
     "CUT_AT",
     "DEADLINE",
+    "Answer",
     "Attempts",
     "BodyReader",
+    "Finished",
     "Timeouts",
     "deadline_scope",
     "finished_response",
+    "full_response",
     "headers_from_library",
     "within",
 ]
@@ -271,19 +274,12 @@ class Attempts:
         limit = None if self._max_bytes is None else self._max_bytes + 1
         return BodyReader(self.request, headers, limit=limit, deadline=self._deadline, clock=self._clock)
 
-    def complete(self, stream: ResponseStreamLike, content: bytes) -> httpx.Response:
-        """The finished response; a body over ``max_response_bytes`` is cut at the cap and marked."""
+    def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
+        """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
-            response = stream.complete(content)
-        else:
-            response = stream.complete(content[:cap])
-            response.extensions[CUT_AT] = cap
-        # Whatever the library: text only ever decoded with a text encoding. A mock
-        # transport's own code may have read .text already; it is then decoded for good.
-        with contextlib.suppress(ValueError):
-            response.encoding = text_encoding(response.headers)
-        return response
+            return Answer(stream, content, self.request, {})
+        return Answer(stream, content[:cap], self.request, {CUT_AT: cap})
 
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
@@ -320,7 +316,7 @@ class Attempts:
             raise connection_error(exc, request, self.count, budget_refused=True) from exc
         return self._retry(delay, reason, type(exc).__name__)
 
-    def after_response(self, response: httpx.Response) -> float | None:
+    def after_response(self, response: Finished) -> float | None:
         """Log a response; return the delay before retrying, or ``None`` when it is final."""
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
@@ -537,9 +533,64 @@ _DONE = _Done()
 class ResponseStreamLike(Protocol):
     """What `Attempts.complete` needs of a transport's response stream."""
 
+    status_code: int
+    headers: httpx.Headers
+
     def complete(self, content: bytes) -> httpx.Response:
         """The finished `httpx.Response` carrying ``content``."""
         ...
+
+
+class Answer:
+    """A finished attempt: its status, headers and decoded body, without an `httpx.Response` until one is shown.
+
+    A typed call (``list_pets``...) reads only these; making the
+    `httpx.Response` cost about 17 us of a pyreqwest call's 230 us of CPU
+    (``benchmarks/pyreqwest_split.py``). `http_response` makes it, once, for
+    what does show one: an exception, ``with_raw_response``, ``request()``,
+    middleware and tracing. Marks set in `extensions` before then are carried
+    into the response's own extensions, which `extensions` is from then on.
+    """
+
+    __slots__ = ("_response", "_stream", "content", "extensions", "headers", "request", "status_code")
+
+    def __init__(
+        self, stream: ResponseStreamLike, content: bytes, request: httpx.Request, marks: dict[str, Any]
+    ) -> None:
+        self._stream = stream
+        self._response: httpx.Response | None = None
+        self.status_code = stream.status_code
+        self.headers = stream.headers
+        self.content = content
+        self.request = request
+        self.extensions = marks
+
+    @property
+    def reason_phrase(self) -> str:
+        """The response's reason phrase (makes the `httpx.Response`)."""
+        return self.http_response().reason_phrase
+
+    def http_response(self) -> httpx.Response:
+        """The `httpx.Response` of this attempt, made on first use."""
+        response = self._response
+        if response is None:
+            response = self._response = self._stream.complete(self.content)
+            response.extensions.update(self.extensions)
+            self.extensions = response.extensions
+            # Whatever the library: text only ever decoded with a text encoding. A mock
+            # transport's own code may have read .text already; it is then decoded for good.
+            with contextlib.suppress(ValueError):
+                response.encoding = text_encoding(response.headers)
+        return response
+
+
+Finished = httpx.Response | Answer
+"""A final attempt as the send loop hands it to a parser: an `Answer`, or a middleware's `httpx.Response`."""
+
+
+def full_response(response: Finished) -> httpx.Response:
+    """``response`` as an `httpx.Response`, made from an `Answer` if need be."""
+    return response if isinstance(response, httpx.Response) else response.http_response()
 
 
 ACCEPT_ENCODING = "gzip, deflate"

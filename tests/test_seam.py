@@ -237,3 +237,69 @@ def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
     with pytest.raises(ImportError, match=r"Headers\._list \(headers filled"):
         require_private(Headers(), "_list", "headers filled from a library's raw pairs")
     require_private(httpx.Headers(), "_list", "present today")
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[httpx.Response]:
+    """Every `httpx.Response` the send loop makes from an attempt's `Answer`, in order."""
+    from animalstore_client._sending import Answer
+
+    responses: list[httpx.Response] = []
+    original = Answer.http_response
+
+    def counted(self: Answer) -> httpx.Response:
+        first = self._response is None  # pyright: ignore[reportPrivateUsage]
+        response = original(self)
+        if first:
+            responses.append(response)
+        return response
+
+    monkeypatch.setattr(Answer, "http_response", counted)
+    return responses
+
+
+def test_a_typed_call_makes_no_httpx_response_and_what_shows_one_makes_it_once(
+    make_client: ClientFactory, made: list[httpx.Response], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typed results come from the attempt's status, headers and body alone; a raw response or an error's
+    response is made once, from that attempt, and is the one the caller sees (every client/library pair)."""
+    from animalstore_client._base_client import _BaseClient
+
+    # Untraced, whatever OpenTelemetry providers an earlier test set for the process: a traced
+    # attempt shows its response to its span.
+    monkeypatch.setattr(_BaseClient, "_observe", lambda self, operation, request: None)
+    error = {"code": "invalid", "message": "name missing", "status": 400}
+    script = [respond(200, PETS), respond(201, PET), respond(200, PETS), respond(400, error)]
+    with LoopbackServer(script) as server:
+        client = make_client(base_url=server.base_url, max_retries=0)
+        assert len(client.list_pets()) == 100
+        assert client.create_pet(name="Rex", category_id=3).id == 7
+        assert made == []
+        raw = client.with_raw_response.list_pets()
+        assert made == [raw.http_response]
+        assert raw.http_response.json() == PETS
+        assert raw.http_response.reason_phrase == "OK"
+        assert raw.http_response.encoding == "utf-8"
+        with pytest.raises(BadRequestError) as info:
+            client.create_pet(name="", category_id=1)
+        assert made[1:] == [info.value.response]
+        assert info.value.response.status_code == 400
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
+def test_middleware_is_handed_the_attempts_httpx_response_and_its_answer_is_parsed(
+    make_client: ClientFactory, variant: str, made: list[httpx.Response]
+) -> None:
+    """With middleware each attempt is made an `httpx.Response` (what call_next returns), once; the call's
+    result is parsed from what the middleware returned."""
+    from .test_middleware import around
+
+    seen: list[httpx.Response] = []
+    with LoopbackServer([respond(503), respond(200, PETS)]) as server:
+        client = make_client(
+            base_url=server.base_url,
+            middleware=[around(variant, after=lambda request, response: seen.append(response))],
+        )
+        assert len(client.list_pets()) == 100
+    assert [response.status_code for response in seen] == [503, 200]
+    assert made == seen
