@@ -282,7 +282,7 @@ class AsyncAnimalStoreClient(IOAsync):
         """
         chunks: object = None
         try:
-            reader = attempts.body_reader(stream.headers)
+            reader = attempts.body_reader(stream.content_codings())
             chunks = stream.aiter_raw()
             async for chunk in chunks:
                 if not reader.feed(chunk):

@@ -280,7 +280,7 @@ class AnimalStoreClient(IOSync):
         """
         chunks: object = None
         try:
-            reader = attempts.body_reader(stream.headers)
+            reader = attempts.body_reader(stream.content_codings())
             chunks = stream.iter_raw()
             for chunk in chunks:
                 if not reader.feed(chunk):

@@ -18,7 +18,7 @@ import httpx
 
 from ._exceptions import AnimalStoreError
 from ._proxies import PoolsByProxy
-from ._sending import Timeouts, deadline_scope, headers_from_library, response_from_library
+from ._sending import Timeouts, codings_in, deadline_scope, headers_from_library, response_from_library
 
 __all__ = ["HttpcoreTransport"]
 
@@ -48,7 +48,7 @@ def _from_httpcore(exc: Exception, request: httpx.Request) -> httpx.TransportErr
 
 
 class _HttpcoreStream:
-    __slots__ = ("_deadline", "_request", "_response", "_started", "content", "headers", "status_code")
+    __slots__ = ("_deadline", "_headers", "_request", "_response", "_started", "content", "status_code")
 
     def __init__(
         self, response: httpcore.Response, request: httpx.Request, started: float, deadline: float | None
@@ -58,8 +58,18 @@ class _HttpcoreStream:
         self._started = started
         self._deadline = deadline
         self.status_code = response.status
-        self.headers = headers_from_library(response.headers)
+        self._headers: httpx.Headers | None = None
         self.content: bytes | None = None
+
+    @property
+    def headers(self) -> httpx.Headers:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = headers_from_library(self._response.headers)
+        return headers
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self._response.headers)
 
     def iter_raw(self) -> Iterator[bytes]:
         return self._chunks()

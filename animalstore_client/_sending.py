@@ -22,7 +22,7 @@ import functools
 import os
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,6 +47,7 @@ __all__ = [
     "BodyReader",
     "Finished",
     "Timeouts",
+    "codings_in",
     "deadline_scope",
     "finished_response",
     "full_response",
@@ -269,10 +270,10 @@ class Attempts:
             raise self._expired(None)
         return {phase: left if value is None or value > left else value for phase, value in timeouts.items()}
 
-    def body_reader(self, headers: httpx.Headers) -> BodyReader:
-        """A reader for this attempt's body, held to the cap and the deadline."""
+    def body_reader(self, codings: Sequence[bytes]) -> BodyReader:
+        """A reader for this attempt's body (its Content-Encoding ``codings``), held to the cap and the deadline."""
         limit = None if self._max_bytes is None else self._max_bytes + 1
-        return BodyReader(self.request, headers, limit=limit, deadline=self._deadline, clock=self._clock)
+        return BodyReader(self.request, codings, limit=limit, deadline=self._deadline, clock=self._clock)
 
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
@@ -491,6 +492,11 @@ def finished_response(
     return response
 
 
+def codings_in(pairs: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
+    """The values of the Content-Encoding fields among a library's raw header pairs, in order."""
+    return [value for name, value in pairs if name.lower() == b"content-encoding"]
+
+
 def headers_from_library(pairs: Iterable[tuple[bytes, bytes]]) -> httpx.Headers:
     """An `httpx.Headers` holding a library's raw header pairs as they came.
 
@@ -534,7 +540,11 @@ class ResponseStreamLike(Protocol):
     """What `Attempts.complete` needs of a transport's response stream."""
 
     status_code: int
-    headers: httpx.Headers
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers."""
+        ...
 
     def complete(self, content: bytes) -> httpx.Response:
         """The finished `httpx.Response` carrying ``content``."""
@@ -552,7 +562,7 @@ class Answer:
     into the response's own extensions, which `extensions` is from then on.
     """
 
-    __slots__ = ("_response", "_stream", "content", "extensions", "headers", "request", "status_code")
+    __slots__ = ("_response", "_stream", "content", "extensions", "request", "status_code")
 
     def __init__(
         self, stream: ResponseStreamLike, content: bytes, request: httpx.Request, marks: dict[str, Any]
@@ -560,10 +570,14 @@ class Answer:
         self._stream = stream
         self._response: httpx.Response | None = None
         self.status_code = stream.status_code
-        self.headers = stream.headers
         self.content = content
         self.request = request
         self.extensions = marks
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers (a transport may convert them only now: a typed 2xx call never reads them)."""
+        return self._stream.headers
 
     @property
     def reason_phrase(self) -> str:
@@ -668,7 +682,7 @@ class BodyReader:
     def __init__(
         self,
         request: httpx.Request,
-        headers: httpx.Headers,
+        encodings: Sequence[bytes],
         *,
         limit: int | None = None,
         deadline: float | None = None,
@@ -683,9 +697,8 @@ class BodyReader:
         self.full = False
         """Whether ``limit`` bytes are in: the rest of the body is not wanted."""
         self._stages: list[_Stage] = []
-        # Codings are listed in the order they were applied: undo them backwards.
-        # httpx's own (name, lowercased name, value) list: get_list() would decode every header first.
-        encodings = [value for _, name, value in headers._list if name == b"content-encoding"]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+        # ``encodings`` are the Content-Encoding values; their codings are listed in the order
+        # they were applied: undo them backwards.
         codings = [part for value in encodings for part in value.split(b",")] if encodings else ()
         for value in reversed(codings):
             coding = value.strip().lower()

@@ -18,7 +18,7 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import Timeouts, headers_from_library, response_from_library
+from ._sending import Timeouts, codings_in, headers_from_library, response_from_library
 from ._tls import ssl_context
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
@@ -73,15 +73,25 @@ _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
 class _AiohttpStream:
-    __slots__ = ("_request", "_response", "_started", "content", "headers", "status_code")
+    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
 
     def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request, started: float) -> None:
         self._response = response
         self._request = request
         self._started = started
         self.status_code = response.status
-        self.headers = headers_from_library(response.raw_headers)
+        self._headers: httpx.Headers | None = None
         self.content: bytes | None = None
+
+    @property
+    def headers(self) -> httpx.Headers:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = headers_from_library(self._response.raw_headers)
+        return headers
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self._response.raw_headers)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         # readany(): whatever has arrived, in one piece when it is all there

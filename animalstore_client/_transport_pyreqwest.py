@@ -467,22 +467,52 @@ def _builder(settings: _Settings, own: Any, new: Any, request: httpx.Request, de
     return builder
 
 
-class _AsyncStream:
-    __slots__ = ("_opened", "_request", "_response", "_started", "content", "headers", "status_code")
+class _Head:
+    """What both streams share: the status, the headers (converted when first read), the finished response."""
 
-    def __init__(self, opened: StreamRequest, response: Response, request: httpx.Request, started: float) -> None:
-        self._opened = opened
+    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
+
+    def __init__(self, response: Response | SyncResponse, request: httpx.Request, started: float) -> None:
         self._response = response
         self._request = request
         self._started = started
         self.status_code = response.status
-        self.headers = _response_headers(response)
+        self._headers: httpx.Headers | None = None
         self.content: bytes | None = None
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        reader = self._response.body_reader
+    @property
+    def headers(self) -> httpx.Headers:
+        # Converted on first read, which a typed call that succeeds never makes (about 7 us a call).
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = _response_headers(self._response)
+        return headers
+
+    def content_codings(self) -> list[bytes]:
         try:
-            if _read_ahead_whole(self._response):
+            values = self._response.get_header_all("content-encoding")
+        except ValueError:  # not UTF-8: left out, as `_response_headers` leaves it out
+            return []
+        return [value.encode() for value in values]
+
+    def complete(self, content: bytes) -> httpx.Response:
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
+        )
+
+
+class _AsyncStream(_Head):
+    __slots__ = ("_body", "_opened")
+
+    def __init__(self, opened: StreamRequest, response: Response, request: httpx.Request, started: float) -> None:
+        super().__init__(response, request, started)
+        self._opened = opened
+        self._body = response
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        reader = self._body.body_reader
+        try:
+            if _read_ahead_whole(self._body):
                 body = await reader.bytes()
                 if body:
                     yield bytes(body)
@@ -501,30 +531,21 @@ class _AsyncStream:
         # Read to the end, the connection goes back to the pool; cut short, hyper drops it.
         await self._opened.__aexit__(None, None, None)
 
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
-        )
 
-
-class _SyncStream:
-    __slots__ = ("_opened", "_request", "_response", "_started", "content", "headers", "status_code")
+class _SyncStream(_Head):
+    __slots__ = ("_body", "_opened")
 
     def __init__(
         self, opened: SyncStreamRequest, response: SyncResponse, request: httpx.Request, started: float
     ) -> None:
+        super().__init__(response, request, started)
         self._opened = opened
-        self._response = response
-        self._request = request
-        self._started = started
-        self.status_code = response.status
-        self.headers = _response_headers(response)
-        self.content: bytes | None = None
+        self._body = response
 
     def iter_raw(self) -> Iterator[bytes]:
-        reader = self._response.body_reader
+        reader = self._body.body_reader
         try:
-            if _read_ahead_whole(self._response):
+            if _read_ahead_whole(self._body):
                 body = reader.bytes()
                 if body:
                     yield bytes(body)
@@ -538,11 +559,6 @@ class _SyncStream:
 
     def close(self) -> None:
         self._opened.__exit__(None, None, None)
-
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
-        )
 
 
 class AsyncPyreqwestTransport:

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, finished_response
+from ._sending import Timeouts, codings_in, finished_response
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 
@@ -33,9 +33,17 @@ class ResponseStream(Protocol):
     """A response whose body is still to be read."""
 
     status_code: int
-    headers: httpx.Headers
     content: bytes | None
     """The decoded body when the library already holds it (a mock transport), else ``None``."""
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers, as they came (converted when first read: a typed call may never read them)."""
+        ...
+
+    def content_codings(self) -> list[bytes]:
+        """The values of the response's Content-Encoding fields, in order."""
+        ...
 
     def iter_raw(self) -> Iterator[bytes]:
         """The body's chunks, as they arrive, still content-encoded."""
@@ -87,6 +95,9 @@ class _HttpxStream:
         # Mock transports (respx, httpx.MockTransport, the fake store) return
         # a response that httpx has already read and decoded.
         self.content = response.content if response.is_stream_consumed else None
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self.headers.raw)
 
     def iter_raw(self) -> Iterator[bytes]:
         return self._response.iter_raw()

@@ -189,13 +189,13 @@ class _Urllib3Stream:
     __slots__ = (
         "_deadline",
         "_done",
+        "_headers",
         "_held",
         "_read_timeout",
         "_request",
         "_response",
         "_started",
         "content",
-        "headers",
         "status_code",
     )
 
@@ -216,13 +216,23 @@ class _Urllib3Stream:
         self._read_timeout = read_timeout
         self._held = held
         self.status_code = response.status
-        pairs = response.headers.iteritems()
-        # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
-        self.headers = headers_from_library(
-            [(name.encode("latin-1", "replace"), value.encode("latin-1", "replace")) for name, value in pairs]
-        )
+        self._headers: httpx.Headers | None = None
         self.content: bytes | None = None
         self._done = False
+
+    @property
+    def headers(self) -> httpx.Headers:
+        headers = self._headers
+        if headers is None:
+            pairs = self._response.headers.iteritems()
+            # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
+            headers = self._headers = headers_from_library(
+                [(name.encode("latin-1", "replace"), value.encode("latin-1", "replace")) for name, value in pairs]
+            )
+        return headers
+
+    def content_codings(self) -> list[bytes]:
+        return [value.encode("latin-1", "replace") for value in self._response.headers.getlist("content-encoding")]
 
     def iter_raw(self) -> Iterator[bytes]:
         response = self._response

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from animalstore_client import APIConnectionError, APITimeoutError
-from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader
+from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader, codings_in
 
 # Not a built-in placeholder host: a failure to connect to one of those is never retried.
 URL = "https://animals.internal.test/v1/pets"
@@ -124,7 +124,7 @@ BODY = b'[{"id": 1, "name": "Rex", "categoryId": 3}]' * 50
 
 def _read(content_encoding: str | None, raw: bytes, chunk: int = 7) -> bytes:
     headers = httpx.Headers({"Content-Encoding": content_encoding} if content_encoding else {})
-    reader = BodyReader(_request(), headers)
+    reader = BodyReader(_request(), codings_in(headers.raw))
     for start in range(0, len(raw), chunk):
         reader.feed(raw[start : start + chunk])
     return reader.finish()
@@ -293,7 +293,7 @@ def test_a_body_chunk_after_the_deadline_is_a_read_timeout() -> None:
     """The body reader takes the attempts' clock: a chunk arriving after the deadline raises ReadTimeout."""
     clock = FakeClock()
     attempts = _timed(clock, 1.0)
-    reader = attempts.body_reader(httpx.Headers())
+    reader = attempts.body_reader([])
     assert reader.feed(b"[")
     clock.advance(1.0)
     with pytest.raises(httpx.ReadTimeout, match="total_timeout"):
