@@ -283,10 +283,15 @@ class AsyncAnimalStoreClient(IOAsync):
         chunks: object = None
         try:
             reader = attempts.body_reader(stream.content_codings())
-            chunks = stream.aiter_raw()
-            async for chunk in chunks:
-                if not reader.feed(chunk):
-                    break  # past max_response_bytes: closing unread drops the connection
+            # A small body the library has read ahead already comes in one piece, without a chunk loop.
+            whole = await stream.whole_body()
+            if whole is not None:
+                reader.feed(whole)
+            else:
+                chunks = stream.aiter_raw()
+                async for chunk in chunks:
+                    if not reader.feed(chunk):
+                        break  # past max_response_bytes: closing unread drops the connection
         finally:
             try:
                 # Left early (the cap, a decoding error), a generator is otherwise closed

@@ -70,6 +70,9 @@ class _AsyncHttpcoreStream:
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.headers)
 
+    async def whole_body(self) -> bytes | None:
+        return None
+
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._chunks()
 

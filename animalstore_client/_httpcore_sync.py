@@ -71,6 +71,9 @@ class _HttpcoreStream:
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.headers)
 
+    def whole_body(self) -> bytes | None:
+        return None
+
     def iter_raw(self) -> Iterator[bytes]:
         return self._chunks()
 

@@ -93,6 +93,9 @@ class _AiohttpStream:
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.raw_headers)
 
+    async def whole_body(self) -> bytes | None:
+        return None
+
     async def _chunks(self) -> AsyncIterator[bytes]:
         # readany(): whatever has arrived, in one piece when it is all there
         # (iter_chunked costs a third more per small body).

@@ -44,6 +44,10 @@ class AsyncResponseStream(Protocol):
         """The values of the response's Content-Encoding fields, in order."""
         ...
 
+    async def whole_body(self) -> bytes | None:
+        """The raw body in one piece when the library holds all of it already, else ``None`` (read `aiter_raw`)."""
+        ...
+
     def aiter_raw(self) -> AsyncIterator[bytes]:
         """The body's chunks, as they arrive, still content-encoded."""
         ...
@@ -97,6 +101,9 @@ class _AsyncHttpxStream:
 
     def content_codings(self) -> list[bytes]:
         return codings_in(self.headers.raw)
+
+    async def whole_body(self) -> bytes | None:
+        return None
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._response.aiter_raw()

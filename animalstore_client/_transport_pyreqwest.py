@@ -509,15 +509,18 @@ class _AsyncStream(_Head):
         self._opened = opened
         self._body = response
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        reader = self._body.body_reader
+    async def whole_body(self) -> bytes | None:
+        if not _read_ahead_whole(self._body):
+            return None
         try:
-            if _read_ahead_whole(self._body):
-                body = await reader.bytes()
-                if body:
-                    yield bytes(body)
-                return
-            read = reader.read_chunk
+            return bytes(await self._body.body_reader.bytes())
+        except _FAILURES as exc:
+            failure = _failure(exc, self._request)
+            raise failure from failure.__cause__
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        read = self._body.body_reader.read_chunk
+        try:
             while (chunk := await read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:
@@ -542,15 +545,18 @@ class _SyncStream(_Head):
         self._opened = opened
         self._body = response
 
-    def iter_raw(self) -> Iterator[bytes]:
-        reader = self._body.body_reader
+    def whole_body(self) -> bytes | None:
+        if not _read_ahead_whole(self._body):
+            return None
         try:
-            if _read_ahead_whole(self._body):
-                body = reader.bytes()
-                if body:
-                    yield bytes(body)
-                return
-            read = reader.read_chunk
+            return bytes(self._body.body_reader.bytes())
+        except _FAILURES as exc:
+            failure = _failure(exc, self._request)
+            raise failure from failure.__cause__
+
+    def iter_raw(self) -> Iterator[bytes]:
+        read = self._body.body_reader.read_chunk
+        try:
             while (chunk := read()) is not None:
                 yield bytes(chunk)
         except _FAILURES as exc:

@@ -45,6 +45,10 @@ class ResponseStream(Protocol):
         """The values of the response's Content-Encoding fields, in order."""
         ...
 
+    def whole_body(self) -> bytes | None:
+        """The raw body in one piece when the library holds all of it already, else ``None`` (read `iter_raw`)."""
+        ...
+
     def iter_raw(self) -> Iterator[bytes]:
         """The body's chunks, as they arrive, still content-encoded."""
         ...
@@ -98,6 +102,9 @@ class _HttpxStream:
 
     def content_codings(self) -> list[bytes]:
         return codings_in(self.headers.raw)
+
+    def whole_body(self) -> bytes | None:
+        return None
 
     def iter_raw(self) -> Iterator[bytes]:
         return self._response.iter_raw()

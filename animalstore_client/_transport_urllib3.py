@@ -234,6 +234,9 @@ class _Urllib3Stream:
     def content_codings(self) -> list[bytes]:
         return [value.encode("latin-1", "replace") for value in self._response.headers.getlist("content-encoding")]
 
+    def whole_body(self) -> bytes | None:
+        return None
+
     def iter_raw(self) -> Iterator[bytes]:
         response = self._response
         # The SDK's own connections hold each read to the deadline themselves
