@@ -269,21 +269,6 @@ def test_at_exit_the_sdk_closes_the_pyreqwest_clients_it_holds_and_waits_the_gra
 
 
 @needs_pyreqwest
-def test_a_sync_library_client_is_closed_at_exit_not_only_dropped(releases: tuple[Any, _Clock, list[object]]) -> None:
-    """A sync library client still in use elsewhere (a response being read) refuses new calls after the exit hook."""
-    import pyreqwest.exceptions
-
-    own, _, _ = releases
-    with LoopbackServer([respond(200, [])]) as server:
-        client = AnimalStoreClient(API_KEY, base_url=server.base_url, backend="pyreqwest")
-        client.list_pets()
-        (library,) = _library_clients(client)
-        own.at_exit(sleep=lambda seconds: None)
-        with pytest.raises(pyreqwest.exceptions.ClientClosedError):
-            library.get(server.base_url + "/pets").build().send()
-
-
-@needs_pyreqwest
 def test_clients_let_go_before_exit_shorten_or_skip_the_wait(releases: tuple[Any, _Clock, list[object]]) -> None:
     """A client closed 70 ms before exit leaves 30 ms to wait; one closed a second before, none; one that
     was collected unclosed counts from its collection."""
