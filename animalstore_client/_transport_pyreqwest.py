@@ -221,14 +221,20 @@ class _Releases:
     def at_exit(self, sleep: Callable[[float], object] = time.sleep) -> None:
         """Close every library client still held, then wait out the rest of `_EXIT_GRACE`.
 
-        Nothing in a forked child that inherited the parent's clients: the child must not call
-        pyreqwest (see `_built`), and its runtime thread was not copied into it.
+        The SDK clients stay open: a call made later (from an exit handler that runs after this
+        one) builds a library client again. Nothing in a forked child that inherited the parent's
+        clients: the child must not call pyreqwest (see `_built`), and its runtime thread was not
+        copied into it.
         """
         if _started_in != os.getpid():
             return
         with self._lock:
-            held = [settings for settings in (ref() for ref in self._held) if settings is not None]
+            # A copy first (made in C, running no Python): a transport collected meanwhile would
+            # change the set from `_collected`, in this thread, through the re-entrant lock.
+            refs = list(self._held)
             self._held.clear()
+        held = [settings for settings in (ref() for ref in refs) if settings is not None]
+        del refs
         if _let_go(held):
             self.released()
         del held
@@ -244,7 +250,7 @@ def _let_go(held: list[_Settings]) -> int:
     """Close the library clients of ``held`` (dropped when this returns); how many there were."""
     count = 0
     for settings in held:
-        for client in settings.close():
+        for client in settings.let_go():
             # An async library client's close() only cancels its calls under way: at exit there
             # are none to wait for, and dropping it is what lets it go.
             if isinstance(client, SyncClient):
@@ -380,6 +386,11 @@ class _Settings:
     def close(self) -> list[Any]:
         with self._lock:
             self._closed = True
+        return self.let_go()
+
+    def let_go(self) -> list[Any]:
+        """The library clients built so far, taken out of the table (the next call builds one again)."""
+        with self._lock:
             clients = list(self._clients.values())
             self._clients.clear()
         return clients
@@ -614,9 +625,11 @@ class AsyncPyreqwestTransport:
 
     async def aclose(self) -> None:
         """Close the library clients the SDK built (a caller's is left open)."""
-        for client in self._settings.close():
+        clients = self._settings.close()
+        for client in clients:
             await client.close()
-        _releases.released()
+        if clients:
+            _releases.released()
 
 
 class PyreqwestTransport:
@@ -662,6 +675,8 @@ class PyreqwestTransport:
 
     def close(self) -> None:
         """Close the library clients the SDK built (a caller's is left open)."""
-        for client in self._settings.close():
+        clients = self._settings.close()
+        for client in clients:
             client.close()
-        _releases.released()
+        if clients:
+            _releases.released()

@@ -241,7 +241,7 @@ def test_at_exit_the_sdk_closes_the_pyreqwest_clients_it_holds_and_waits_the_gra
     from animalstore_client._transport_pyreqwest import _EXIT_GRACE
 
     own, clock, registered = releases
-    with LoopbackServer([respond(200, []), respond(200, [])]) as server:
+    with LoopbackServer([respond(200, []), respond(200, []), respond(200, [])]) as server:
         if kind == "sync":
             client: Any = AnimalStoreClient(API_KEY, base_url=server.base_url, backend="pyreqwest")
             client.list_pets()
@@ -260,10 +260,16 @@ def test_at_exit_the_sdk_closes_the_pyreqwest_clients_it_holds_and_waits_the_gra
         clock.now += 5
         slept: list[float] = []
         own.at_exit(sleep=slept.append)
-        assert client.is_closed
         assert _library_clients(client) == []
         assert slept == [pytest.approx(_EXIT_GRACE)]
-        own.at_exit(sleep=slept.append)  # nothing left to close, and the grace is counted from the last
+        # A call from an exit handler that runs after this one still works, on a new library client.
+        assert not client.is_closed
+        if kind == "sync":
+            assert client.list_pets() == []
+        else:
+            assert asyncio.run(client.list_pets()) == []
+        assert len(_library_clients(client)) == 1
+        own.at_exit(sleep=slept.append)  # the late call's library client goes too: a full grace again
         assert len(slept) == 2
         assert slept[1] == pytest.approx(_EXIT_GRACE)
 
