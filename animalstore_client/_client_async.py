@@ -162,56 +162,52 @@ class AsyncAnimalStoreClient(IOAsync):
         return self._backend
 
     async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
-        """Send ``request`` and parse the final response: one call, one span when tracing."""
-        observer = self._observe(operation, request)
-        if observer is None:
-            return parse(*await self._send(request, operation, None))
-        try:
-            result = parse(*await self._send(request, operation, observer))
-        except BaseException as exc:
-            observer.finish(exc)
-            raise
-        observer.finish(None)
-        return result
+        """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 
-    async def _send(
-        self,
-        request: httpx.Request,
-        operation: str,
-        observer: CallObserver | None,
-    ) -> tuple[Finished, int]:
-        """Send with retries; return the final response and the number of attempts."""
-        transport = self._transport()
-        attempts = Attempts(
-            request,
-            max_retries=self._max_retries,
-            jitter=self._jitter_source(),
-            total_timeout=self._total_timeout,
-            max_response_bytes=self._max_response_bytes,
-            budget=self._retry_budget,
-            budget_clock=self._clock,
-            observer=observer,
-        )
-        middleware = self._middleware
-        plain = not middleware and observer is None
-        if observer is not None:
-            observer.attempts = attempts
-        while True:
-            timeouts = attempts.start()
-            response: Finished
-            try:
-                if plain:
-                    response = await self._attempt(transport, attempts, timeouts, request)
+        The retry loop is written here rather than in a coroutine of its own: each coroutine
+        between the caller and the library is resumed again every time the library waits.
+        """
+        observer = self._observe(operation, request)
+        try:
+            transport = self._transport()
+            attempts = Attempts(
+                request,
+                max_retries=self._max_retries,
+                jitter=self._jitter_source(),
+                total_timeout=self._total_timeout,
+                max_response_bytes=self._max_response_bytes,
+                budget=self._retry_budget,
+                budget_clock=self._clock,
+                observer=observer,
+            )
+            middleware = self._middleware
+            plain = not middleware and observer is None
+            if observer is not None:
+                observer.attempts = attempts
+            while True:
+                timeouts = attempts.start()
+                response: Finished
+                try:
+                    if plain:
+                        response = await self._attempt(transport, attempts, timeouts, request)
+                    else:
+                        response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                except httpx.RequestError as exc:
+                    delay = attempts.after_error(exc)
                 else:
-                    response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
-            except httpx.RequestError as exc:
-                delay = attempts.after_error(exc)
-            else:
-                retry_delay = attempts.after_response(response)
-                if retry_delay is None:
-                    return response, attempts.count
-                delay = retry_delay
-            await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+                    retry_delay = attempts.after_response(response)
+                    if retry_delay is None:
+                        break
+                    delay = retry_delay
+                await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+            result = parse(response, attempts.count)
+        except BaseException as exc:
+            if observer is not None:
+                observer.finish(exc)
+            raise
+        if observer is not None:
+            observer.finish(None)
+        return result
 
     async def _observed(
         self,

@@ -44,6 +44,8 @@ _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 _URLS_KEPT = 256
+_WHOLE = 64 * 1024
+"""Bodies of a declared length up to this many bytes are read in one call (`_AiohttpStream.whole_body`)."""
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
 _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
@@ -94,7 +96,21 @@ class _AiohttpStream:
         return codings_in(self._response.raw_headers)
 
     async def whole_body(self) -> bytes | None:
-        return None
+        # A small body of declared length comes in one call, without a chunk loop: its size is
+        # bounded by that length (the SDK still decodes and caps it), and aiohttp's total timeout
+        # (the call's deadline) bounds the wait.
+        response = self._response
+        length = response.content_length
+        if length is None or length > _WHOLE or "Transfer-Encoding" in response.headers:
+            return None
+        try:
+            return await response.content.readexactly(length)
+        except asyncio.IncompleteReadError as exc:  # the connection ended before the declared length
+            raise httpx.ReadError(
+                f"the body ended after {len(exc.partial)} of {length} bytes", request=self._request
+            ) from exc
+        except _FAILURES as exc:
+            raise _translated(exc, self._request) from exc
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         # readany(): whatever has arrived, in one piece when it is all there
@@ -137,7 +153,7 @@ def _timeout(timeouts: Timeouts, deadline: float | None) -> aiohttp.ClientTimeou
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_owned", "_proxies", "_session", "_ssl_context", "_urls")
+    __slots__ = ("_closed", "_headers", "_owned", "_proxies", "_session", "_ssl_context", "_urls")
 
     def __init__(self, session: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)
@@ -146,7 +162,10 @@ class AiohttpTransport:
         self._ssl_context = ssl_context(verify) if session is None else None
         self._closed = False
         self._proxies: dict[bytes, str | None] = {}
-        self._urls: dict[str, URL] = {}
+        # By request URL object (the SDK reuses them: list pages repeat theirs): yarl's URL and the proxy.
+        self._urls: dict[int, tuple[httpx.URL, URL, str | None]] = {}
+        # The library form of each distinct set of request headers (the SDK's repeat from call to call).
+        self._headers: dict[tuple[tuple[bytes, bytes], ...], list[tuple[str, str]]] = {}
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -191,13 +210,24 @@ class AiohttpTransport:
         session = self._session
         if session is None:
             session = self._session = self._own_session()
-        headers = [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP]
-        text = str(request.url)
-        url = self._urls.get(text)
-        if url is None:  # parsed once per distinct URL: list pages repeat theirs
+        raw = tuple(request.headers.raw)
+        headers = self._headers.get(raw)
+        if headers is None:
+            if len(self._headers) >= _URLS_KEPT:
+                self._headers.clear()
+            headers = self._headers[raw] = [
+                (name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP
+            ]
+        known = self._urls.get(id(request.url))
+        if known is None or known[0] is not request.url:  # an id may be reused once its URL is gone
             if len(self._urls) >= _URLS_KEPT:
                 self._urls.clear()
-            url = self._urls[text] = URL(text, encoded=True)
+            known = self._urls[id(request.url)] = (
+                request.url,
+                URL(str(request.url), encoded=True),
+                self._proxy_for(request.url),
+            )
+        _, url, proxy = known
         started = time.monotonic()
         try:
             response = await session.request(
@@ -208,7 +238,7 @@ class AiohttpTransport:
                 allow_redirects=False,
                 auto_decompress=False,
                 timeout=_timeout(timeouts, deadline),
-                proxy=self._proxy_for(request.url),
+                proxy=proxy,
             )
         except _FAILURES as exc:
             raise _translated(exc, request) from exc

@@ -16,6 +16,7 @@ import http.client
 import io
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -152,6 +153,8 @@ class _SDKHTTPSPool(urllib3.HTTPSConnectionPool):
 # Headers urllib3 writes itself from the request.
 _LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})
 _CHUNK = 64 * 1024
+_KEPT = 64
+"""Distinct header sets, and timeout pairs, whose library form a transport keeps."""
 # What retries=False becomes inside urllib3, built once rather than per call (it is immutable).
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)
 
@@ -282,7 +285,7 @@ class Urllib3Transport:
     responses; its TLS trust comes from ``verify``.
     """
 
-    __slots__ = ("_manager", "_managers", "_owned", "_ssl_context")
+    __slots__ = ("_headers", "_lock", "_manager", "_managers", "_owned", "_ssl_context", "_timeouts")
 
     def __init__(self, manager: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert manager is None or isinstance(manager, urllib3.PoolManager)
@@ -290,6 +293,12 @@ class Urllib3Transport:
         self._manager = manager
         self._ssl_context = ssl_context(verify) if manager is None else None
         self._managers: PoolsByProxy[urllib3.PoolManager] = PoolsByProxy(self._new_manager)
+        # The library form of each distinct set of request headers, and of each (connect, read)
+        # pair: the SDK repeats both from call to call. urllib3 clones a Timeout before using it,
+        # so one object serves every thread; the tables themselves are behind a lock.
+        self._lock = threading.Lock()
+        self._headers: dict[tuple[tuple[bytes, bytes], ...], dict[str, str]] = {}
+        self._timeouts: dict[tuple[float | None, float | None], urllib3.Timeout] = {}
 
     def _new_manager(self, proxy: str | None) -> urllib3.PoolManager:
         options: dict[str, Any] = {"num_pools": 10, "maxsize": 100, "ssl_context": self._ssl_context}
@@ -310,10 +319,23 @@ class Urllib3Transport:
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
         manager = self._manager if self._manager is not None else self._managers.for_url(request.url)
-        # A plain dict: the SDK's header names are unique (checked as a mapping).
-        headers = {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3}
+        raw = tuple(request.headers.raw)
         read = timeouts.get("read")
-        timeout = urllib3.Timeout(connect=timeouts.get("connect"), read=read)
+        phases = (timeouts.get("connect"), read)
+        with self._lock:
+            headers = self._headers.get(raw)
+            if headers is None:
+                if len(self._headers) >= _KEPT:
+                    self._headers.clear()
+                # A plain dict: the SDK's header names are unique (checked as a mapping).
+                headers = self._headers[raw] = {
+                    name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3
+                }
+            timeout = self._timeouts.get(phases)
+            if timeout is None:
+                if len(self._timeouts) >= _KEPT:
+                    self._timeouts.clear()
+                timeout = self._timeouts[phases] = urllib3.Timeout(connect=phases[0], read=read)
         started = time.monotonic()
         sending = _Written()
         token = _SENDING.set(sending)

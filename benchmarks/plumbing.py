@@ -1,0 +1,317 @@
+"""What the SDK's own plumbing costs a call on every backend, apart from the library, the JSON decode and the parse.
+
+    python benchmarks/plumbing.py                          # nginx, every backend, one call in flight, 2 rounds
+    python benchmarks/plumbing.py --backends aiohttp urllib3 --concurrency 1 100
+    python benchmarks/plumbing.py --sdk-path /tmp/old      # the same, for another checkout of the SDK
+    python benchmarks/plumbing.py --top 15                 # and the costliest plumbing functions
+    python benchmarks/plumbing.py --quick --server fake    # the CI smoke test (no nginx, no py-spy needed)
+
+Each run is a child process calling ``list_pets(limit=100)`` in a loop (C
+tasks or threads in flight) against nginx (``concurrency.py``'s, pinned to
+CPU 0; the child runs on CPU 1), while py-spy (``pip install py-spy``; it
+needs ptrace, which root has) samples the thread holding the GIL 1,000 times
+a second. A sample whose innermost frame is a wait (``_WAITS``) is left
+out; every other sample is put in one bucket, by its innermost frame that
+tells (``classify``):
+
+- ``library``: the HTTP library and what it calls (aiohttp, yarl, multidict,
+  urllib3, http.client, httpx, httpcore, pyreqwest, socket, ssl, selectors);
+- ``json``: the standard library's JSON decoder;
+- ``parse``: the SDK turning decoded JSON into models (``_serde``, the
+  ``parse_*`` functions);
+- ``plumbing``: any other frame of the SDK (building and checking the request,
+  the attempt's bookkeeping, adapting the request for the library, reading
+  and decoding the body, the finished response);
+- ``other``: the event loop and this script's loop.
+
+A bucket's microseconds are its share of the samples times the child's CPU
+per call (``time.process_time`` over the run, so pyreqwest's own runtime
+thread, which py-spy does not see, is in the total but in no bucket: its
+row's buckets add up to less). Medians over rounds. It measures; it has no
+targets: the issue that added it asked for the plumbing to halve on every
+backend, compared with ``--sdk-path`` on a checkout from before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ASYNC = {"httpx-async": "httpx", "aiohttp": "aiohttp", "pyreqwest-async": "pyreqwest"}
+SYNC = {"httpx-sync": "httpx", "urllib3": "urllib3", "pyreqwest-sync": "pyreqwest"}
+BACKENDS = [*ASYNC, *SYNC]
+BUCKETS = ("library", "json", "parse", "plumbing", "other")
+
+_LIBRARY = (
+    "aiohttp/",
+    "yarl/",
+    "multidict/",
+    "propcache/",
+    "aiohappyeyeballs/",
+    "urllib3/",
+    "http/client.py",
+    "email/",
+    "httpx/",
+    "httpcore/",
+    "h11/",
+    "anyio/",
+    "sniffio/",
+    "pyreqwest/",
+    "socket.py",
+    "ssl.py",
+    "selectors.py",
+)
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<path>[^()]*?):\d+\)$")
+
+
+_WAITS = ("selectors.py", "socket.py", "threading.py", "plumbing.py")
+"""Where an innermost frame means a thread waiting (for the socket, the GIL, a lock, the clock), not working.
+
+py-spy leaves out idle threads by their state, which is not reliable on every
+kernel (a sandbox's); waits seen anyway are put in their own bucket, ``wait``,
+which is left out of the shares.
+"""
+
+
+def classify(stack: str) -> tuple[str, str | None]:
+    """The bucket of one py-spy stack (frames outermost first, ``;``-separated), and the SDK function if plumbing."""
+    frames = stack.split(";")
+    innermost = _FRAME.match(frames[-1])
+    if innermost is not None and innermost.group("path").rsplit("/", 1)[-1] in _WAITS:
+        return "wait", None
+    for frame in reversed(frames):
+        match = _FRAME.match(frame)
+        if match is None:
+            continue
+        function, path = match.group("function"), match.group("path")
+        if path.startswith("json/") or "/json/" in path:
+            return "json", None
+        if "animalstore_client/" in path:
+            if path.endswith("_serde.py") or function.startswith("parse_") or function in ("_decode", "_structure"):
+                return "parse", None
+            return "plumbing", f"{function} ({path.rsplit('/', 1)[-1]})"
+        if any(part in path for part in _LIBRARY):
+            return "library", None
+    return "other", None
+
+
+def attribute(lines: Iterable[str]) -> tuple[dict[str, float], collections.Counter[str]]:
+    """Each bucket's share of py-spy's ``raw`` samples, and the plumbing samples per SDK function (as shares)."""
+    buckets: collections.Counter[str] = collections.Counter()
+    functions: collections.Counter[str] = collections.Counter()
+    for line in lines:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        bucket, function = classify(stack)
+        buckets[bucket] += int(count)
+        if function is not None:
+            functions[function] += int(count)
+    total = sum(buckets[name] for name in BUCKETS) or 1
+    shares = {name: buckets[name] / total for name in BUCKETS}
+    return shares, collections.Counter({name: count / total for name, count in functions.items()})
+
+
+# --- the child: one backend, C in flight, a timed loop -------------------------------------------
+
+
+def child(backend: str, concurrency: int, seconds: float, url: str) -> None:  # noqa: PLR0915  # two loops, one shape
+    """Warm up, say ``ready``, call for ``seconds``, print the CPU per call (µs)."""
+    from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {1})
+    if backend in ASYNC:
+
+        async def main() -> tuple[float, int]:
+            client = AsyncAnimalStoreClient("bench-key", base_url=url, backend=ASYNC[backend])  # type: ignore[arg-type]
+            stop = False
+            done = 0
+
+            async def worker() -> None:
+                nonlocal done
+                while not stop:
+                    await client.list_pets(limit=100)
+                    done += 1
+
+            for _ in range(3):  # warm up at the same concurrency: no more connections than the run uses
+                await asyncio.gather(*(client.list_pets(limit=100) for _ in range(concurrency)))
+            for _ in range(100):
+                await client.list_pets(limit=100)
+            print("ready", flush=True)
+            cpu, done = time.process_time(), 0
+            tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
+            await asyncio.sleep(seconds)
+            stop = True
+            cpu = time.process_time() - cpu
+            calls = done
+            await asyncio.gather(*tasks)
+            await client.aclose()
+            return cpu, calls
+
+        cpu, calls = asyncio.run(main())
+    else:
+        client = AnimalStoreClient("bench-key", base_url=url, backend=SYNC[backend])  # type: ignore[arg-type]
+        stop = threading.Event()
+        counts = [0] * concurrency
+
+        def worker(index: int) -> None:
+            while not stop.is_set():
+                client.list_pets(limit=100)
+                counts[index] += 1
+
+        def warm() -> None:
+            for _ in range(3):
+                client.list_pets(limit=100)
+
+        # Warm up at the same concurrency, so every thread's connection is open before measuring.
+        warming = [threading.Thread(target=warm) for _ in range(concurrency)]
+        for thread in warming:
+            thread.start()
+        for thread in warming:
+            thread.join()
+        for _ in range(100):
+            client.list_pets(limit=100)
+        print("ready", flush=True)
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
+        cpu = time.process_time()
+        for thread in threads:
+            thread.start()
+        time.sleep(seconds)
+        stop.set()
+        cpu = time.process_time() - cpu
+        calls = sum(counts)
+        for thread in threads:
+            thread.join()
+        client.close()
+    print(f"cpu_per_call {cpu / max(calls, 1) * 1e6:.2f}", flush=True)
+
+
+# --- the parent ----------------------------------------------------------------------------------
+
+
+def run(
+    backend: str, concurrency: int, seconds: float, url: str, sdk_path: str | None, spy: str | None
+) -> tuple[float, dict[str, float], collections.Counter[str]]:
+    """One child under py-spy: its CPU per call, the bucket shares and the plumbing per function."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (sdk_path, str(HERE), env.get("PYTHONPATH")) if p)
+    code = f"import plumbing; plumbing.child({backend!r}, {concurrency}, {seconds}, {url!r})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),  # not the checkout: its animalstore_client would shadow --sdk-path
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        process.kill()
+        raise RuntimeError(f"the {backend} child did not start")
+    lines: list[str] = []
+    if spy is not None:
+        out = Path(f"/tmp/animalstore-plumbing-{os.getpid()}.raw")
+        duration = max(1, int(seconds) - 1)
+        command = [
+            spy,
+            "record",
+            "-r",
+            "1000",
+            "-f",
+            "raw",
+            "-o",
+            str(out),
+            "-p",
+            str(process.pid),
+            "-d",
+            str(duration),
+        ]
+        try:
+            subprocess.run(
+                command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30
+            )
+        except subprocess.TimeoutExpired:  # py-spy stuck on the child (seen with 100 threads): no samples this run
+            print(f"py-spy did not finish on {backend} C={concurrency}: no samples from this run", file=sys.stderr)
+        if out.exists():
+            lines = out.read_text().splitlines()
+            os.environ.get("PLUMBING_KEEP_RAW") or out.unlink()
+    output, _ = process.communicate(timeout=seconds + 120)
+    cpu = float(output.split("cpu_per_call", 1)[1].split()[0])
+    shares, functions = attribute(lines)
+    return cpu, shares, functions
+
+
+def main() -> int:
+    """Measure and print the table."""
+    sys.path.insert(0, str(HERE))
+    import concurrency as harness  # the nginx set-up of the benchmark next to this one
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=BACKENDS)
+    parser.add_argument("--concurrency", nargs="+", type=int, default=[1])
+    parser.add_argument("--seconds", type=float, default=8.0, help="seconds sampled per run (default 8)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--top", type=int, default=0, help="also list the N costliest plumbing functions")
+    parser.add_argument("--sdk-path", help="import animalstore_client from this directory (another checkout)")
+    parser.add_argument("--server", choices=["nginx", "fake"], default="nginx")
+    parser.add_argument("--quick", action="store_true", help="one second, one round: a smoke test")
+    args = parser.parse_args()
+    seconds, rounds = (1.0, 1) if args.quick else (args.seconds, args.rounds)
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if spy is None:
+        print("py-spy is not installed (pip install py-spy): CPU per call only, no buckets.")
+    backends = [b for b in args.backends if b not in ("pyreqwest-async", "pyreqwest-sync") or _has_pyreqwest()]
+    if len(backends) < len(args.backends):
+        print("pyreqwest cannot be imported here (it needs Python 3.11+): its rows are left out.")
+    if args.server == "nginx" and not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+        print("nginx is not installed, so nothing was measured: apt-get install -y nginx (Debian), then run again.")
+        return 0
+    server = harness.nginx() if args.server == "nginx" else harness.fake_server()
+    results: dict[tuple[str, int], list[tuple[float, dict[str, float], collections.Counter[str]]]] = {}
+    with server as (url, _):
+        for _ in range(rounds):
+            for concurrency in args.concurrency:
+                for backend in backends:
+                    got = run(backend, concurrency, seconds, url, args.sdk_path, spy)
+                    results.setdefault((backend, concurrency), []).append(got)
+    where = args.sdk_path or "this checkout"
+    print(f"list_pets(limit=100), µs of CPU per call, medians of {rounds} round(s) of {seconds:g} s; SDK: {where}")
+    print(f"{'backend':<22}{'CPU/call':>9}" + "".join(f"{name:>10}" for name in BUCKETS))
+    for (backend, concurrency), runs in results.items():
+        cpu = statistics.median(r[0] for r in runs)
+        cells = [statistics.median(r[0] * r[1][name] for r in runs) for name in BUCKETS]
+        print(f"{backend + f' C={concurrency}':<22}{cpu:>9.1f}" + "".join(f"{cell:>10.1f}" for cell in cells))
+        if args.top:
+            merged: collections.Counter[str] = collections.Counter()
+            for run_cpu, _, functions in runs:
+                for name, share in functions.items():
+                    merged[name] += run_cpu * share / len(runs)
+            for name, micros in merged.most_common(args.top):
+                print(f"    {micros:6.1f}  {name}")
+    return 0
+
+
+def _has_pyreqwest() -> bool:
+    try:
+        import pyreqwest.client  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
