@@ -98,3 +98,39 @@ def test_pyreqwest_split_benchmark_smoke_run() -> None:
         "the SDK's plumbing:",
     ):
         assert line in result.stdout, line
+
+
+def test_plumbing_benchmark_smoke_run() -> None:
+    """benchmarks/plumbing.py --quick --server fake runs a child per backend and prints a row for each."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / "plumbing.py"), "--quick", "--server", "fake"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for row in ("httpx-async C=1", "aiohttp C=1", "httpx-sync C=1", "urllib3 C=1"):
+        assert row in result.stdout, row
+
+
+def test_plumbing_benchmark_buckets_each_sample_by_its_innermost_telling_frame() -> None:
+    """plumbing.py buckets a py-spy stack by its innermost telling frame, and leaves waits out."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import plumbing  # pyright: ignore[reportMissingImports]  # benchmarks/ is put on the path just above
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    sdk = "AsyncAnimalStoreClient._call (animalstore_client/_client_async.py:170)"
+    send = "AiohttpTransport.send (animalstore_client/_transport_aiohttp.py:230)"
+    lines = [
+        f"main (plumbing.py:10);{sdk};{send};ClientSession._request (aiohttp/client.py:819) 5",
+        f"main (plumbing.py:10);{sdk};parse_list_pets (animalstore_client/_operations.py:276);"
+        "loads (animalstore_client/_serde.py:290);JSONDecoder.decode (json/decoder.py:337) 3",
+        f"main (plumbing.py:10);{sdk};_structure_pet_list (animalstore_client/_serde.py:145) 1",
+        f"main (plumbing.py:10);{sdk};{send} 1",
+        f"main (plumbing.py:10);{sdk};{send};EpollSelector.select (selectors.py:468) 40",
+    ]
+    shares, functions = plumbing.attribute(lines)
+    assert shares == {"library": 0.5, "json": 0.3, "parse": 0.1, "plumbing": 0.1, "other": 0.0}
+    assert dict(functions) == {"AiohttpTransport.send (_transport_aiohttp.py)": 0.1}
