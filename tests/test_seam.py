@@ -303,3 +303,19 @@ def test_middleware_is_handed_the_attempts_httpx_response_and_its_answer_is_pars
         assert len(client.list_pets()) == 100
     assert [response.status_code for response in seen] == [503, 200]
     assert made == seen
+
+
+def test_aiohttp_total_timeout_is_rounded_down_only_far_from_the_deadline() -> None:
+    """aiohttp's total is the time left, rounded down to 0.1 s beyond 10 s left (never past the deadline)."""
+    pytest.importorskip("aiohttp", reason="the aiohttp backend's own rule; aiohttp is not installed")
+    from animalstore_client._transport_aiohttp import _total
+
+    def clock() -> float:
+        return 1000.0
+
+    assert _total(None, clock) is None
+    assert _total(1000.0 + 119.987, clock) == 119.9
+    assert _total(1000.0 + 10.05, clock) == 10.0
+    assert _total(1000.0 + 9.987, clock) == pytest.approx(9.987)
+    assert _total(1000.0 + 0.0001, clock) == 0.001
+    assert _total(999.0, clock) == 0.001
