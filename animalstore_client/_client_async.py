@@ -278,9 +278,13 @@ class AsyncAnimalStoreClient(IOAsync):
         """
         chunks: object = None
         try:
-            reader = attempts.body_reader(stream.content_codings())
-            # A small body the library has read ahead already comes in one piece, without a chunk loop.
+            codings = stream.content_codings()
+            # A small body the library has read ahead already comes in one piece, without a chunk loop;
+            # with no coding to undo, it is the body itself (`Attempts.complete` applies the cap).
             whole = await stream.whole_body()
+            if whole is not None and not codings:
+                return attempts.body_in_time(whole)
+            reader = attempts.body_reader(codings)
             if whole is not None:
                 reader.feed(whole)
             else:

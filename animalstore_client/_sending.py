@@ -120,6 +120,11 @@ def within(
     return left if timeout is None or timeout > left else timeout
 
 
+def late_body(request: httpx.Request) -> httpx.ReadTimeout:
+    """The failure of a body that was still arriving when the call's deadline passed."""
+    return httpx.ReadTimeout("the call's total_timeout passed while the body arrived", request=request)
+
+
 def connection_error(
     exc: httpx.RequestError, request: httpx.Request, attempts: int, *, budget_refused: bool = False
 ) -> APIConnectionError:
@@ -283,6 +288,12 @@ class Attempts:
         """A reader for this attempt's body (its Content-Encoding ``codings``), held to the cap and the deadline."""
         limit = None if self._max_bytes is None else self._max_bytes + 1
         return BodyReader(self.request, codings, limit=limit, deadline=self._deadline, clock=self._clock)
+
+    def body_in_time(self, body: bytes) -> bytes:
+        """``body``, taken whole, unless the call's deadline passed while it arrived (as `BodyReader.feed` checks)."""
+        if self._deadline is not None and self._clock() >= self._deadline:
+            raise late_body(self.request)
+        return body
 
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
@@ -721,7 +732,7 @@ class BodyReader:
     def feed(self, data: bytes) -> bool:
         """Take the next raw chunk; return whether more are wanted."""
         if self._deadline is not None and self._clock() >= self._deadline:
-            raise httpx.ReadTimeout("the call's total_timeout passed while the body arrived", request=self._request)
+            raise late_body(self._request)
         if self._stages:
             self._push(0, data)
         elif data:
