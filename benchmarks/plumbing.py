@@ -2,17 +2,18 @@
 
     python benchmarks/plumbing.py                          # nginx, every backend, one call in flight, 2 rounds
     python benchmarks/plumbing.py --backends aiohttp urllib3 --concurrency 1 100
-    python benchmarks/plumbing.py --sdk-path /tmp/old      # the same, for another checkout of the SDK
+    python benchmarks/plumbing.py --sdk-path /tmp/old .    # another checkout of the SDK and this one, interleaved
+    python benchmarks/plumbing.py --floor --no-spy --sdk-path /tmp/old . --rounds 5  # CPU beyond each library's floor
     python benchmarks/plumbing.py --top 15                 # and the costliest plumbing functions
     python benchmarks/plumbing.py --quick --server fake    # the CI smoke test (no nginx, no py-spy needed)
 
 Each run is a child process calling ``list_pets(limit=100)`` in a loop (C
 tasks or threads in flight) against nginx (``concurrency.py``'s, pinned to
 CPU 0; the child runs on CPU 1), while py-spy (``pip install py-spy``; it
-needs ptrace, which root has) samples the thread holding the GIL 1,000 times
-a second. A sample whose innermost frame is a wait (``_WAITS``) is left
-out; every other sample is put in one bucket, by its innermost frame that
-tells (``classify``):
+needs ptrace, which root has) samples it 1,000 times a second. A sample
+whose innermost frame is a wait (``_WAITS``) is left out; every other
+sample is put in one bucket, by its innermost frame that tells
+(``classify``):
 
 - ``library``: the HTTP library and what it calls (aiohttp, yarl, multidict,
   urllib3, http.client, httpx, httpcore, socket, ssl, selectors);
@@ -25,8 +26,18 @@ tells (``classify``):
 - ``other``: the event loop and this script's loop.
 
 A bucket's microseconds are its share of the samples times the child's CPU
-per call (``time.process_time`` over the run). Medians over rounds. The
-backends are httpx (both clients), aiohttp and urllib3; pyreqwest is
+per call (``time.process_time`` over the run). Medians over rounds.
+
+py-spy stops the child for each sample, which slows it and charges the lines
+that make system calls more than their share: compare runs of the same kind.
+With ``--floor`` each round also runs the library's floor (``concurrency.py``'s:
+the library used directly, ``json.loads`` and a hand loop building ``Pet``
+objects), and ``beyond`` is the median over rounds of a checkout's CPU a call
+minus the floor's in the same round: what the SDK adds, its checks and its
+faster parser included. ``--no-spy`` leaves py-spy out, for the cleanest CPU
+figures.
+
+The backends are httpx (both clients), aiohttp and urllib3; pyreqwest is
 measured by ``pyreqwest_split.py`` (see ``ASYNC``). It measures; it has no
 targets: the issue that added it asked for the plumbing to halve on every
 backend, compared with ``--sdk-path`` on a checkout from before.
@@ -46,8 +57,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 # pyreqwest is left out: its Rust calls hold no Python frame of their own, so py-spy charges the
@@ -131,29 +143,38 @@ def attribute(lines: Iterable[str]) -> tuple[dict[str, float], collections.Count
 # --- the child: one backend, C in flight, a timed loop -------------------------------------------
 
 
-def child(backend: str, concurrency: int, seconds: float, url: str) -> None:  # noqa: PLR0915  # two loops, one shape
-    """Warm up, say ``ready``, call for ``seconds``, print the CPU per call (µs)."""
+def child(backend: str, concurrency: int, seconds: float, url: str, floor: bool = False) -> None:
+    """Warm up, say ``ready``, call for ``seconds``, print the CPU per call (µs): the SDK, or the library's floor."""
+    import concurrency as harness
+
     from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
 
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {1})
     if backend in ASYNC:
 
-        async def main() -> tuple[float, int]:
+        async def make() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[None]]]:
+            if floor:
+                made: Any = await harness.async_stacks(url)[f"{ASYNC[backend]} floor"]()
+                return made  # type: ignore[no-any-return]
             client = AsyncAnimalStoreClient("bench-key", base_url=url, backend=ASYNC[backend])  # type: ignore[arg-type]
+            return (lambda: client.list_pets(limit=100)), client.aclose
+
+        async def main() -> tuple[float, int]:
+            call, close = await make()
             stop = False
             done = 0
 
             async def worker() -> None:
                 nonlocal done
                 while not stop:
-                    await client.list_pets(limit=100)
+                    await call()
                     done += 1
 
             for _ in range(3):  # warm up at the same concurrency: no more connections than the run uses
-                await asyncio.gather(*(client.list_pets(limit=100) for _ in range(concurrency)))
+                await asyncio.gather(*(call() for _ in range(concurrency)))
             for _ in range(100):
-                await client.list_pets(limit=100)
+                await call()
             print("ready", flush=True)
             cpu, done = time.process_time(), 0
             tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
@@ -162,57 +183,79 @@ def child(backend: str, concurrency: int, seconds: float, url: str) -> None:  # 
             cpu = time.process_time() - cpu
             calls = done
             await asyncio.gather(*tasks)
-            await client.aclose()
+            await close()
             return cpu, calls
 
         cpu, calls = asyncio.run(main())
     else:
-        client = AnimalStoreClient("bench-key", base_url=url, backend=SYNC[backend])  # type: ignore[arg-type]
-        stop = threading.Event()
-        counts = [0] * concurrency
-
-        def worker(index: int) -> None:
-            while not stop.is_set():
-                client.list_pets(limit=100)
-                counts[index] += 1
-
-        def warm() -> None:
-            for _ in range(3):
-                client.list_pets(limit=100)
-
-        # Warm up at the same concurrency, so every thread's connection is open before measuring.
-        warming = [threading.Thread(target=warm) for _ in range(concurrency)]
-        for thread in warming:
-            thread.start()
-        for thread in warming:
-            thread.join()
-        for _ in range(100):
-            client.list_pets(limit=100)
-        print("ready", flush=True)
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
-        cpu = time.process_time()
-        for thread in threads:
-            thread.start()
-        time.sleep(seconds)
-        stop.set()
-        cpu = time.process_time() - cpu
-        calls = sum(counts)
-        for thread in threads:
-            thread.join()
-        client.close()
+        if floor:
+            call, close = harness.sync_stacks(url)[f"{SYNC[backend]} floor"]()
+        else:
+            client = AnimalStoreClient("bench-key", base_url=url, backend=SYNC[backend])  # type: ignore[arg-type]
+            call, close = (lambda: client.list_pets(limit=100)), client.close
+        cpu, calls = _threads(call, concurrency, seconds)
+        close()
     print(f"cpu_per_call {cpu / max(calls, 1) * 1e6:.2f}", flush=True)
+
+
+def _threads(call: Callable[[], object], concurrency: int, seconds: float) -> tuple[float, int]:
+    """Warm up, say ``ready``, then ``concurrency`` threads call for ``seconds``: the CPU seconds and the calls."""
+    stop = threading.Event()
+    counts = [0] * concurrency
+
+    def worker(index: int) -> None:
+        while not stop.is_set():
+            call()
+            counts[index] += 1
+
+    def warm() -> None:
+        for _ in range(3):
+            call()
+
+    # Warm up at the same concurrency, so every thread's connection is open before measuring.
+    warming = [threading.Thread(target=warm) for _ in range(concurrency)]
+    for thread in warming:
+        thread.start()
+    for thread in warming:
+        thread.join()
+    for _ in range(100):
+        call()
+    print("ready", flush=True)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
+    cpu = time.process_time()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    cpu = time.process_time() - cpu
+    calls = sum(counts)
+    for thread in threads:
+        thread.join()
+    return cpu, calls
 
 
 # --- the parent ----------------------------------------------------------------------------------
 
 
+Run = tuple[float, dict[str, float], collections.Counter[str]]
+FLOOR = "floor"
+"""The label of the library's floor (``--floor``) among the SDK checkouts."""
+
+
 def run(
-    backend: str, concurrency: int, seconds: float, url: str, sdk_path: str | None, spy: str | None
-) -> tuple[float, dict[str, float], collections.Counter[str]]:
-    """One child under py-spy: its CPU per call, the bucket shares and the plumbing per function."""
+    backend: str,
+    concurrency: int,
+    seconds: float,
+    url: str,
+    sdk_path: str | None,
+    spy: str | None,
+    *,
+    floor: bool = False,
+) -> Run:
+    """One child (under py-spy if given): its CPU per call, the bucket shares and the plumbing per function."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (sdk_path, str(HERE), env.get("PYTHONPATH")) if p)
-    code = f"import plumbing; plumbing.child({backend!r}, {concurrency}, {seconds}, {url!r})"
+    code = f"import plumbing; plumbing.child({backend!r}, {concurrency}, {seconds}, {url!r}, {floor})"
     process = subprocess.Popen(
         [sys.executable, "-c", code],
         stdout=subprocess.PIPE,
@@ -267,44 +310,73 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=BACKENDS)
     parser.add_argument("--concurrency", nargs="+", type=int, default=[1])
-    parser.add_argument("--seconds", type=float, default=8.0, help="seconds sampled per run (default 8)")
+    parser.add_argument("--seconds", type=float, default=8.0, help="seconds per run (default 8)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--top", type=int, default=0, help="also list the N costliest plumbing functions")
-    parser.add_argument("--sdk-path", help="import animalstore_client from this directory (another checkout)")
+    parser.add_argument(
+        "--sdk-path",
+        nargs="+",
+        default=[],
+        help="import animalstore_client from these directories (other checkouts), in interleaved runs; "
+        "'.' is this checkout",
+    )
+    parser.add_argument("--floor", action="store_true", help="also run each library's floor, and the SDK beyond it")
+    parser.add_argument("--no-spy", action="store_true", help="CPU per call only: no py-spy, which slows the child")
     parser.add_argument("--server", choices=["nginx", "fake"], default="nginx")
     parser.add_argument("--quick", action="store_true", help="one second, one round: a smoke test")
     args = parser.parse_args()
     seconds, rounds = (1.0, 1) if args.quick else (args.seconds, args.rounds)
-    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
-    if spy is None:
+    spy = (
+        None if args.no_spy else shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    )
+    if spy is None and not args.no_spy:
         print("py-spy is not installed (pip install py-spy): CPU per call only, no buckets.")
-    backends = args.backends
     if args.server == "nginx" and not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
         print("nginx is not installed, so nothing was measured: apt-get install -y nginx (Debian), then run again.")
         return 0
+    checkouts = [None if path == "." else str(Path(path).resolve()) for path in args.sdk_path] or [None]
+    labels = [FLOOR] * args.floor + [path or "this checkout" for path in checkouts]
     server = harness.nginx() if args.server == "nginx" else harness.fake_server()
-    results: dict[tuple[str, int], list[tuple[float, dict[str, float], collections.Counter[str]]]] = {}
+    results: dict[tuple[str, str, int], list[Run]] = {}
     with server as (url, _):
         for _ in range(rounds):
             for concurrency in args.concurrency:
-                for backend in backends:
-                    got = run(backend, concurrency, seconds, url, args.sdk_path, spy)
-                    results.setdefault((backend, concurrency), []).append(got)
-    where = args.sdk_path or "this checkout"
-    print(f"list_pets(limit=100), µs of CPU per call, medians of {rounds} round(s) of {seconds:g} s; SDK: {where}")
-    print(f"{'backend':<22}{'CPU/call':>9}" + "".join(f"{name:>10}" for name in BUCKETS))
-    for (backend, concurrency), runs in results.items():
+                for backend in args.backends:
+                    if args.floor:
+                        got = run(backend, concurrency, seconds, url, None, None, floor=True)
+                        results.setdefault((FLOOR, backend, concurrency), []).append(got)
+                    for path in checkouts:
+                        got = run(backend, concurrency, seconds, url, path, spy)
+                        results.setdefault((path or "this checkout", backend, concurrency), []).append(got)
+    _report(results, labels, args.floor, spy is not None, args.top)
+    print(f"medians of {rounds} interleaved round(s) of {seconds:g} s a run; list_pets(limit=100), µs of CPU a call")
+    return 0
+
+
+def _report(
+    results: dict[tuple[str, str, int], list[Run]], labels: list[str], floor: bool, spied: bool, top: int
+) -> None:
+    """Print a row per checkout (and floor) per backend: CPU a call, beyond the floor, and the buckets."""
+    width = max(len(label) for label in labels) + 2
+    head = f"{'backend':<20}{'run':<{width}}{'CPU/call':>9}" + (f"{'beyond':>9}" if floor else "")
+    print(head + ("".join(f"{name:>10}" for name in BUCKETS) if spied else ""))
+    for (label, backend, concurrency), runs in results.items():
         cpu = statistics.median(r[0] for r in runs)
-        cells = [statistics.median(r[0] * r[1][name] for r in runs) for name in BUCKETS]
-        print(f"{backend + f' C={concurrency}':<22}{cpu:>9.1f}" + "".join(f"{cell:>10.1f}" for cell in cells))
-        if args.top:
+        line = f"{backend + f' C={concurrency}':<20}{label:<{width}}{cpu:>9.1f}"
+        if floor:
+            floors = results[(FLOOR, backend, concurrency)]
+            beyond = statistics.median(mine[0] - base[0] for mine, base in zip(runs, floors, strict=True))
+            line += f"{beyond:>9.1f}" if label != FLOOR else f"{'':>9}"
+        if spied and label != FLOOR:
+            line += "".join(f"{statistics.median(r[0] * r[1][name] for r in runs):>10.1f}" for name in BUCKETS)
+        print(line)
+        if top and label != FLOOR:
             merged: dict[str, float] = collections.defaultdict(float)
             for run_cpu, _, functions in runs:
                 for name, share in functions.items():
                     merged[name] += run_cpu * share / len(runs)
-            for name, micros in sorted(merged.items(), key=lambda item: -item[1])[: args.top]:
+            for name, micros in sorted(merged.items(), key=lambda item: -item[1])[:top]:
                 print(f"    {micros:6.1f}  {name}")
-    return 0
 
 
 if __name__ == "__main__":

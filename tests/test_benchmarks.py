@@ -101,17 +101,23 @@ def test_pyreqwest_split_benchmark_smoke_run() -> None:
 
 
 def test_plumbing_benchmark_smoke_run() -> None:
-    """benchmarks/plumbing.py --quick --server fake runs a child per backend and prints a row for each."""
+    """benchmarks/plumbing.py --quick --server fake --floor runs the SDK and the floor per backend, a row each."""
     result = subprocess.run(
-        [sys.executable, str(SCRIPT.parent / "plumbing.py"), "--quick", "--server", "fake"],
+        [sys.executable, str(SCRIPT.parent / "plumbing.py"), "--quick", "--server", "fake", "--floor", "--no-spy"],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    for row in ("httpx-async C=1", "aiohttp C=1", "httpx-sync C=1", "urllib3 C=1"):
-        assert row in result.stdout, row
+    rows = [line.split() for line in result.stdout.splitlines()]
+    for backend in ("httpx-async", "aiohttp", "httpx-sync", "urllib3"):
+        mine = [row for row in rows if row[:2] == [backend, "C=1"]]
+        assert [row[2] for row in mine] == ["floor", "this"], result.stdout  # "this checkout"
+        floor, sdk, beyond = float(mine[0][3]), float(mine[1][4]), float(mine[1][5])
+        assert floor > 0
+        assert sdk > 0
+        assert abs(beyond - (sdk - floor)) <= 0.11  # one round: beyond is that round's difference
 
 
 def test_plumbing_benchmark_buckets_each_sample_by_its_innermost_telling_frame() -> None:
