@@ -45,6 +45,7 @@ _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 _KEPT = 256
+"""Request URLs, header sets and timeout sets whose aiohttp form a transport keeps (the SDK repeats them)."""
 _WHOLE = 64 * 1024
 """Bodies of a declared length up to this many bytes are read in one call (`_AiohttpStream.whole_body`)."""
 
@@ -101,11 +102,14 @@ class _AiohttpStream:
         # bounded by that length (the SDK still decodes and caps it), and aiohttp's total timeout
         # (the call's deadline) bounds the wait.
         response = self._response
+        content = response.content
+        if content.at_eof():
+            return b""  # no body at all: a HEAD, 204 or 304 answer may still declare a length
         length = response.content_length
         if length is None or length > _WHOLE or "Transfer-Encoding" in response.headers:
             return None
         try:
-            return await response.content.readexactly(length)
+            return await content.readexactly(length)
         except asyncio.IncompleteReadError as exc:  # the connection ended before the declared length
             raise httpx.ReadError(
                 f"the body ended after {len(exc.partial)} of {length} bytes", request=self._request
@@ -249,7 +253,7 @@ class AiohttpTransport:
                 (name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP
             ]
         known = self._urls.get(id(request.url))
-        if known is None or known[0] is not request.url:  # an id may be reused once its URL is gone
+        if known is None or known[0] is not request.url:  # the entry holds its URL, so this is a safeguard
             if len(self._urls) >= _KEPT:
                 self._urls.clear()
             known = self._urls[id(request.url)] = (

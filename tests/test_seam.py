@@ -22,7 +22,7 @@ from animalstore_client._transport_async import AsyncHttpxTransport
 from animalstore_client._transport_sync import HttpxTransport
 
 from .conftest import PRODUCTION, ClientFactory
-from .servers import LoopbackServer, respond
+from .servers import LoopbackServer, _head, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 PETS = [dict(PET, id=i) for i in range(1, 101)]
@@ -319,3 +319,20 @@ def test_aiohttp_total_timeout_is_rounded_down_only_far_from_the_deadline() -> N
     assert _total(1000.0 + 9.987, clock) == pytest.approx(9.987)
     assert _total(1000.0 + 0.0001, clock) == 0.001
     assert _total(999.0, clock) == 0.001
+
+
+def test_a_head_answer_that_declares_a_length_has_no_body_on_every_backend(make_client: ClientFactory) -> None:
+    """A HEAD answer with Content-Length but no body comes back empty (not cut off), and the next call works."""
+
+    def head_answer(conn: socket.socket) -> bool:
+        conn.sendall(_head(200, {"Content-Type": "application/json"}, 5000))
+        return True
+
+    with LoopbackServer([head_answer, respond(200, [PET])]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0)
+        response = client.request("HEAD", "/pets")
+        assert response.status_code == 200
+        assert response.content == b""
+        assert response.headers["content-length"] == "5000"
+        assert [pet.id for pet in client.list_pets()] == [PET["id"]]
+    assert [received.method for received in server.received] == ["HEAD", "GET"]
