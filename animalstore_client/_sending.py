@@ -290,8 +290,11 @@ class Attempts:
         return BodyReader(self.request, codings, limit=limit, deadline=self._deadline, clock=self._clock)
 
     def body_in_time(self, body: bytes) -> bytes:
-        """``body``, taken whole, unless the call's deadline passed while it arrived (as `BodyReader.feed` checks)."""
-        if self._deadline is not None and self._clock() >= self._deadline:
+        """``body``, taken whole, unless the call's deadline passed while it arrived (as `BodyReader.feed` checks).
+
+        An empty body arrived with the headers: like the chunk loop, which feeds no chunk then, it is not checked.
+        """
+        if body and self._deadline is not None and self._clock() >= self._deadline:
             raise late_body(self.request)
         return body
 

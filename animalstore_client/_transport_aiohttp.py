@@ -47,7 +47,7 @@ _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 _KEPT = 256
 """Request URLs, header sets and timeout sets whose aiohttp form a transport keeps (the SDK repeats them)."""
 _WHOLE = 64 * 1024
-"""Bodies of a declared length up to this many bytes are read in one call (`_AiohttpStream.whole_body`)."""
+"""A body aiohttp holds whole is taken in one call (`_AiohttpStream.whole_body`) unless it declares more bytes."""
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
 _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
@@ -98,22 +98,17 @@ class _AiohttpStream:
         return codings_in(self._response.raw_headers)
 
     async def whole_body(self) -> bytes | None:
-        # A small body of declared length comes in one call, without a chunk loop: its size is
-        # bounded by that length (the SDK still decodes and caps it), and aiohttp's total timeout
-        # (the call's deadline) bounds the wait.
+        # Only a body aiohttp already holds whole (its end has arrived) is taken in one piece: waiting
+        # for one here would skip the deadline check the chunk loop makes as each piece arrives.
         response = self._response
         content = response.content
-        if content.at_eof():
-            return b""  # no body at all: a HEAD, 204 or 304 answer may still declare a length
+        if not content.is_eof():
+            return None
         length = response.content_length
-        if length is None or length > _WHOLE or "Transfer-Encoding" in response.headers:
+        if length is not None and length > _WHOLE:
             return None
         try:
-            return await content.readexactly(length)
-        except asyncio.IncompleteReadError as exc:  # the connection ended before the declared length
-            raise httpx.ReadError(
-                f"the body ended after {len(exc.partial)} of {length} bytes", request=self._request
-            ) from exc
+            return content.read_nowait()
         except _FAILURES as exc:
             raise _translated(exc, self._request) from exc
 
@@ -170,6 +165,9 @@ def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
         connect=None if connect is None or pool is None else connect + pool,
         sock_connect=connect,
         sock_read=timeouts.get("read"),
+        # aiohttp rounds timers of 5 s or more up to the next whole second, which would let a call
+        # run up to 1 s past its deadline: the SDK's timers fire when they are due.
+        ceil_threshold=math.inf,
     )
 
 

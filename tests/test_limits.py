@@ -92,6 +92,15 @@ def test_a_trickling_body_ends_at_the_deadline(make_client: ClientFactory) -> No
         assert _elapsed(client.list_pets) < 1.0 + MARGIN
 
 
+@pytest.mark.slow
+def test_a_trickling_body_ends_at_a_deadline_libraries_round_up(make_client: ClientFactory) -> None:
+    """At total_timeout=5.5 (aiohttp rounds timers of 5 s and more up to the second) the call still ends on time."""
+    with LoopbackServer([_trickle()]) as server:
+        client = make_client(base_url=server.base_url, timeout=30.0, total_timeout=5.5, max_retries=0)
+        # Tighter than MARGIN: a timer rounded up to the next whole second overran by 0 to 1 s.
+        assert _elapsed(client.list_pets, r"total_timeout=5.5s passed") < 5.5 + 0.3
+
+
 def test_endless_100_continue_ends_at_the_deadline(make_client: ClientFactory) -> None:
     """A server sending 100 Continue for ever is cut off at total_timeout."""
     with LoopbackServer([_endless_continue()]) as server:
