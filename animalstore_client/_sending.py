@@ -25,7 +25,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 
@@ -52,8 +52,13 @@ __all__ = [
     "finished_response",
     "full_response",
     "headers_from_library",
+    "late_body",
+    "remembered",
     "within",
 ]
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 Timeouts = dict[str, float | None]
 """Per-phase timeouts as httpx spells them: ``connect``, ``read``, ``write``, ``pool``."""
@@ -118,6 +123,20 @@ def within(
     if left <= 0:
         raise error("the call's total_timeout has passed")
     return left if timeout is None or timeout > left else timeout
+
+
+def remembered(table: dict[K, V], key: K, make: Callable[[], V], most: int) -> V:
+    """``table[key]``, made by ``make()`` on first need; a table holding ``most`` entries is emptied first.
+
+    What the transports keep of the values the SDK repeats from call to call (request headers,
+    URLs, timeouts in a library's own form), bounded so that values that do not repeat cannot grow it.
+    """
+    value = table.get(key)
+    if value is None:
+        if len(table) >= most:
+            table.clear()
+        value = table[key] = make()
+    return value
 
 
 def late_body(request: httpx.Request) -> httpx.ReadTimeout:

@@ -19,7 +19,7 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import Timeouts, codings_in, headers_from_library, response_from_library
+from ._sending import Timeouts, codings_in, headers_from_library, remembered, response_from_library
 from ._tls import ssl_context
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
@@ -216,12 +216,7 @@ class AiohttpTransport:
     def _timeout_for(self, timeouts: Timeouts, deadline: float | None) -> aiohttp.ClientTimeout:
         total = _total(deadline)
         key = (total, timeouts.get("connect"), timeouts.get("pool"), timeouts.get("read"))
-        timeout = self._timeouts.get(key)
-        if timeout is None:
-            if len(self._timeouts) >= _KEPT:
-                self._timeouts.clear()
-            timeout = self._timeouts[key] = _timeout(timeouts, total)
-        return timeout
+        return remembered(self._timeouts, key, lambda: _timeout(timeouts, total), _KEPT)
 
     def _proxy_for(self, url: httpx.URL) -> str | None:
         if not self._owned:
@@ -242,14 +237,12 @@ class AiohttpTransport:
         session = self._session
         if session is None:
             session = self._session = self._own_session()
-        raw = tuple(request.headers.raw)
-        headers = self._headers.get(raw)
-        if headers is None:
-            if len(self._headers) >= _KEPT:
-                self._headers.clear()
-            headers = self._headers[raw] = [
-                (name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP
-            ]
+        headers = remembered(
+            self._headers,
+            tuple(request.headers.raw),
+            lambda: [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP],
+            _KEPT,
+        )
         known = self._urls.get(id(request.url))
         if known is None or known[0] is not request.url:  # the entry holds its URL, so this is a safeguard
             if len(self._urls) >= _KEPT:

@@ -37,7 +37,15 @@ from urllib3.exceptions import (
 )
 
 from ._proxies import PoolsByProxy
-from ._sending import DEADLINE, Timeouts, deadline_scope, headers_from_library, response_from_library, within
+from ._sending import (
+    DEADLINE,
+    Timeouts,
+    deadline_scope,
+    headers_from_library,
+    remembered,
+    response_from_library,
+    within,
+)
 from ._tls import ssl_context
 
 __all__ = ["Urllib3Transport"]
@@ -323,19 +331,14 @@ class Urllib3Transport:
         read = timeouts.get("read")
         phases = (timeouts.get("connect"), read)
         with self._lock:
-            headers = self._headers.get(raw)
-            if headers is None:
-                if len(self._headers) >= _KEPT:
-                    self._headers.clear()
-                # A plain dict: the SDK's header names are unique (checked as a mapping).
-                headers = self._headers[raw] = {
-                    name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3
-                }
-            timeout = self._timeouts.get(phases)
-            if timeout is None:
-                if len(self._timeouts) >= _KEPT:
-                    self._timeouts.clear()
-                timeout = self._timeouts[phases] = urllib3.Timeout(connect=phases[0], read=read)
+            # A plain dict: the SDK's header names are unique (checked as a mapping).
+            headers = remembered(
+                self._headers,
+                raw,
+                lambda: {name: value for name, value in request.headers.multi_items() if name not in _LEFT_TO_URLLIB3},
+                _KEPT,
+            )
+            timeout = remembered(self._timeouts, phases, lambda: urllib3.Timeout(connect=phases[0], read=read), _KEPT)
         started = time.monotonic()
         sending = _Written()
         token = _SENDING.set(sending)

@@ -320,3 +320,33 @@ def test_a_placeholder_host_fails_at_once_saying_what_to_set(url: str) -> None:
     with pytest.raises(APIConnectionError, match=r"is a placeholder.*set ANIMALSTORE_BASE_URL or base_url=") as info:
         attempts.after_error(httpx.ConnectError("[Errno -2] Name or service not known"))
     assert info.value.attempts == 1
+
+
+def test_a_body_taken_whole_is_held_to_the_deadline_as_a_fed_one_is() -> None:
+    """body_in_time keeps a body before the deadline; past it a non-empty one is a ReadTimeout, an empty one is kept."""
+    clock = FakeClock()
+    attempts = _timed(clock, 1.0)
+    assert attempts.body_in_time(b"[]") == b"[]"
+    clock.advance(1.0)
+    with pytest.raises(httpx.ReadTimeout, match="total_timeout passed while the body arrived"):
+        attempts.body_in_time(b"[]")
+    assert attempts.body_in_time(b"") == b""
+
+
+def test_a_remembered_value_is_made_once_and_the_table_stays_bounded() -> None:
+    """remembered() makes a value on first need only, and empties a full table before adding to it."""
+    from animalstore_client._sending import remembered
+
+    table: dict[int, str] = {}
+    made: list[int] = []
+
+    def make(key: int) -> str:
+        made.append(key)
+        return f"v{key}"
+
+    assert remembered(table, 1, lambda: make(1), 2) == "v1"
+    assert remembered(table, 1, lambda: make(1), 2) == "v1"
+    assert remembered(table, 2, lambda: make(2), 2) == "v2"
+    assert made == [1, 2]
+    assert remembered(table, 3, lambda: make(3), 2) == "v3"
+    assert table == {3: "v3"}
