@@ -24,6 +24,8 @@ What is emitted follows OpenTelemetry's stable HTTP client conventions:
   (counters, by ``animalstore.retry.reason``).
 """
 
+# ruff: noqa: BLE001  (telemetry never changes a call's outcome: every Exception of it is caught, logged once)
+
 from __future__ import annotations
 
 import contextlib
@@ -39,11 +41,12 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from ._logging import logger
 from ._sending import error_type
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import Counter, Histogram, MeterProvider
+    from opentelemetry.metrics import Counter, Histogram, Meter, MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
     from ._sending import Attempts
@@ -113,25 +116,57 @@ def _method(method: str) -> dict[str, Any]:
     return {"http.request.method": "_OTHER", "http.request.method_original": method}
 
 
-class _Instruments:
-    __slots__ = ("duration", "refusals", "retries")
+# What failed, as `Telemetry.failed` names it in its warning: what the SDK called, and what usually raised in it.
+_GET_TRACER = "tracer_provider.get_tracer"
+_START_SPAN = "tracer.start_span (sampler or span processor on_start)"
+_SPAN_ATTRIBUTES = "span.set_attribute, set_status or record_exception"
+_END_SPAN = "span.end (span processor on_end)"
+_INJECT = "propagator.inject"
+_SUPPRESS = "suppress_http_instrumentation"
+_GET_METER = "meter_provider.get_meter"
+_CREATE_HISTOGRAM = "meter.create_histogram (http.client.request.duration)"
+_CREATE_RETRIES = "meter.create_counter (animalstore.client.retries)"
+_CREATE_REFUSALS = "meter.create_counter (animalstore.client.retry_budget.refusals)"
+_RECORD = "histogram.record (http.client.request.duration)"
+_ADD_RETRIES = "counter.add (animalstore.client.retries)"
+_ADD_REFUSALS = "counter.add (animalstore.client.retry_budget.refusals)"
+_OWN = "animalstore_client's telemetry code"
+"""A bug of the SDK's own, caught as the others are."""
 
-    def __init__(self, provider: MeterProvider) -> None:
-        meter = provider.get_meter(_SCOPE, __version__, schema_url=_SCHEMA_URL)
-        self.duration: Histogram = meter.create_histogram(
-            "http.client.request.duration",
-            unit="s",
-            description="Duration of HTTP client requests: one per attempt.",
-            explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
-        )
-        self.retries: Counter = meter.create_counter(
-            "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
-        )
-        self.refusals: Counter = meter.create_counter(
-            "animalstore.client.retry_budget.refusals",
-            unit="{retry}",
-            description="Retries the retry budget refused, by reason: the call ended with its error instead.",
-        )
+
+class _Instruments:
+    """A meter's three instruments; one the meter failed to create is ``None``, and only it goes unrecorded."""
+
+    __slots__ = ("complete", "duration", "refusals", "retries")
+
+    def __init__(self, telemetry: Telemetry, meter: Meter) -> None:
+        self.duration: Histogram | None = None
+        self.retries: Counter | None = None
+        self.refusals: Counter | None = None
+        try:
+            self.duration = meter.create_histogram(
+                "http.client.request.duration",
+                unit="s",
+                description="Duration of HTTP client requests: one per attempt.",
+                explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_HISTOGRAM, exc)
+        try:
+            self.retries = meter.create_counter(
+                "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_RETRIES, exc)
+        try:
+            self.refusals = meter.create_counter(
+                "animalstore.client.retry_budget.refusals",
+                unit="{retry}",
+                description="Retries the retry budget refused, by reason: the call ended with its error instead.",
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_REFUSALS, exc)
+        self.complete = self.duration is not None and self.retries is not None and self.refusals is not None
 
 
 class Telemetry:
@@ -139,9 +174,17 @@ class Telemetry:
 
     Looking the global providers up at each call lets an application
     configure OpenTelemetry after making its clients.
+
+    Telemetry never changes a call's outcome: whatever a provider, span
+    processor, sampler, propagator or instrument raises (an `Exception`) is
+    logged at WARNING on the ``animalstore_client`` logger the first time
+    that component fails for this `Telemetry` (`failed`), and otherwise
+    ignored. A span that failed to start is left out for that call, and the
+    metrics go on; an instrument that failed is left out, and the spans go
+    on. No entry point the clients call raises an `Exception`.
     """
 
-    __slots__ = ("_instruments", "_lock", "_meter_provider", "_tracer", "_tracer_provider")
+    __slots__ = ("_failed", "_instruments", "_lock", "_meter_provider", "_tracer", "_tracer_provider")
 
     def __init__(
         self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
@@ -151,6 +194,8 @@ class Telemetry:
         self._lock = threading.Lock()
         self._tracer: tuple[object, Tracer] | None = None
         self._instruments: tuple[object, _Instruments] | None = None
+        self._failed: set[str] = set()
+        """The components whose failure was logged already."""
 
     @property
     def tracer_provider(self) -> TracerProvider | None:
@@ -162,62 +207,112 @@ class Telemetry:
         """The meter provider given, or ``None`` for the global one."""
         return self._meter_provider
 
+    def failed(self, component: str, error: Exception) -> None:
+        """Log that ``component`` raised ``error``, at WARNING, the first time only; the caller ignores it.
+
+        Never called with ``_lock`` held.
+        """
+        if component in self._failed:
+            return
+        with self._lock:
+            if component in self._failed:
+                return
+            self._failed.add(component)
+        kind = type(error)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        logger.warning(
+            "OpenTelemetry failed, ignored (telemetry never changes a call's outcome): %s raised %s: %s. "
+            "Further failures of %s are ignored without a log.",
+            component,
+            name,
+            error,
+            component,
+            exc_info=error,
+        )
+
     def _tracer_for_call(self) -> Tracer | None:
         provider = self._tracer_provider
-        if provider is None:
-            provider = trace.get_tracer_provider()
-            if isinstance(provider, trace.ProxyTracerProvider):
-                return None  # nobody set a global provider: nothing would be recorded
-        cached = self._tracer
-        if cached is not None and cached[0] is provider:
-            return cached[1]
-        with self._lock:
-            tracer = provider.get_tracer(_SCOPE, __version__, schema_url=_SCHEMA_URL)
-            self._tracer = (provider, tracer)
+        try:
+            if provider is None:
+                provider = trace.get_tracer_provider()
+                if isinstance(provider, trace.ProxyTracerProvider):
+                    return None  # nobody set a global provider: nothing would be recorded
+            cached = self._tracer
+            if cached is not None and cached[0] is provider:
+                return cached[1]
+            with self._lock:
+                tracer = provider.get_tracer(_SCOPE, __version__, schema_url=_SCHEMA_URL)
+                self._tracer = (provider, tracer)
+        except Exception as exc:
+            # Not remembered: the next call asks again, and traces once the provider works.
+            self.failed(_GET_TRACER, exc)
+            return None
         return tracer
 
     def _instruments_for_call(self) -> _Instruments | None:
         provider = self._meter_provider
-        if provider is None:
-            if "opentelemetry.metrics" not in sys.modules:
-                return None  # nobody imported the metrics API: no provider can be set
-            from opentelemetry import metrics
+        try:
+            if provider is None:
+                if "opentelemetry.metrics" not in sys.modules:
+                    return None  # nobody imported the metrics API: no provider can be set
+                from opentelemetry import metrics
 
-            provider = metrics.get_meter_provider()
-        cached = self._instruments
-        if cached is not None and cached[0] is provider:
-            return cached[1]
-        with self._lock:
-            instruments = _Instruments(provider)
+                provider = metrics.get_meter_provider()
+            cached = self._instruments
+            if cached is not None and cached[0] is provider:
+                return cached[1]
+            with self._lock:
+                meter = provider.get_meter(_SCOPE, __version__, schema_url=_SCHEMA_URL)
+        except Exception as exc:
+            self.failed(_GET_METER, exc)
+            return None
+        instruments = _Instruments(self, meter)
+        if instruments.complete:
+            # An instrument that failed is asked for again at the next call (a meter
+            # returns the one it made already for the others) until all three exist.
             self._instruments = (provider, instruments)
         return instruments
 
     def call(self, operation: str, request: httpx.Request) -> CallObserver | None:
-        """The observer of one call, or ``None`` when nothing would be recorded."""
-        tracer = self._tracer_for_call()
-        instruments = self._instruments_for_call()
-        if tracer is None and instruments is None:
+        """The observer of one call, or ``None`` when nothing would be recorded; never raises an `Exception`."""
+        try:
+            tracer = self._tracer_for_call()
+            instruments = self._instruments_for_call()
+            if tracer is None and instruments is None:
+                return None
+            return CallObserver(self, tracer, instruments, operation, request)
+        except Exception as exc:
+            self.failed(_OWN, exc)
             return None
-        return CallObserver(tracer, instruments, operation, request)
 
 
 _global = Telemetry()
 
 
 def global_telemetry() -> Telemetry:
-    """The telemetry of clients given no provider: the global ones."""
+    """The telemetry of clients given no provider: the global ones; failures are logged once for all of them."""
     return _global
 
 
 class CallObserver:
-    """The span and metrics of one call; `Attempts` tells it of retries and refusals."""
+    """The span and metrics of one call; `Attempts` tells it of retries and refusals.
 
-    __slots__ = ("_span", "attempts", "base", "context", "instruments", "operation", "tracer")
+    None of its methods raises an `Exception`: what telemetry raises goes to `Telemetry.failed`.
+    """
+
+    __slots__ = ("_span", "attempts", "base", "context", "instruments", "operation", "telemetry", "tracer")
 
     def __init__(
-        self, tracer: Tracer | None, instruments: _Instruments | None, operation: str, request: httpx.Request
+        self,
+        telemetry: Telemetry,
+        tracer: Tracer | None,
+        instruments: _Instruments | None,
+        operation: str,
+        request: httpx.Request,
     ) -> None:
+        self.telemetry = telemetry
         self.tracer = tracer
+        """The tracer of this call's spans; ``None`` when nothing is traced, or the call's span failed to start."""
         self.instruments = instruments
         self.operation = operation
         self.base = {**_method(request.method), **_server(request.url)}
@@ -226,41 +321,72 @@ class CallObserver:
         self._span: Span | None = None
         self.context: otel_context.Context | None = None
         if tracer is not None:
-            self._span = tracer.start_span(operation, kind=SpanKind.CLIENT, attributes=self.base)
-            self.context = trace.set_span_in_context(self._span)
+            try:
+                span = tracer.start_span(operation, kind=SpanKind.CLIENT, attributes=self.base)
+            except Exception as exc:
+                telemetry.failed(_START_SPAN, exc)
+                self.tracer = None  # no call span: its attempts go untraced too, and the metrics go on
+            else:
+                self._span = span
+                self.context = trace.set_span_in_context(span)
 
     def retried(self, reason: str) -> None:
         """Count a retry."""
-        if self.instruments is not None:
-            self.instruments.retries.add(1, {**self.base, "animalstore.retry.reason": reason})
+        instruments = self.instruments
+        if instruments is not None and instruments.retries is not None:
+            try:
+                instruments.retries.add(1, {**self.base, "animalstore.retry.reason": reason})
+            except Exception as exc:
+                self.telemetry.failed(_ADD_RETRIES, exc)
 
     def refused(self, reason: str) -> None:
         """Count a retry the budget refused."""
-        if self.instruments is not None:
-            self.instruments.refusals.add(1, {**self.base, "animalstore.retry.reason": reason})
+        instruments = self.instruments
+        if instruments is not None and instruments.refusals is not None:
+            try:
+                instruments.refusals.add(1, {**self.base, "animalstore.retry.reason": reason})
+            except Exception as exc:
+                self.telemetry.failed(_ADD_REFUSALS, exc)
 
-    def attempt(self, request: httpx.Request, number: int) -> AttemptObserver:
-        """Start observing attempt ``number``, whose request is about to go through middleware and out."""
-        return AttemptObserver(self, request, number)
+    def attempt(self, request: httpx.Request, number: int) -> AttemptObserver | None:
+        """Start observing attempt ``number``, whose request is about to go through middleware and out.
+
+        ``None`` only if the observer itself failed (a bug of the SDK's, logged as the others).
+        """
+        try:
+            return AttemptObserver(self, request, number)
+        except Exception as exc:
+            self.telemetry.failed(_OWN, exc)
+            return None
 
     def finish(self, error: BaseException | None) -> None:
         """End the call's span: after the response was parsed, or with the exception that ended the call."""
         span = self._span
         if span is None:
             return
-        attempts = self.attempts
-        if attempts is not None:
-            span.set_attribute("animalstore.attempts", attempts.count)
-            span.set_attribute("animalstore.retry_budget.refused", attempts.budget_refused)
-        if error is not None:
-            span.set_attribute("error.type", error_type(error))
-            span.record_exception(error)
-            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}"))
-        span.end()
+        try:
+            attempts = self.attempts
+            if attempts is not None:
+                span.set_attribute("animalstore.attempts", attempts.count)
+                span.set_attribute("animalstore.retry_budget.refused", attempts.budget_refused)
+            if error is not None:
+                span.set_attribute("error.type", error_type(error))
+                span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}"))
+        except Exception as exc:
+            self.telemetry.failed(_SPAN_ATTRIBUTES, exc)
+        try:
+            span.end()
+        except Exception as exc:
+            self.telemetry.failed(_END_SPAN, exc)
 
 
 class AttemptObserver:
-    """The span and duration of one attempt; current (with HTTP instrumentation suppressed) until it ends."""
+    """The span and duration of one attempt; current (with HTTP instrumentation suppressed) until it ends.
+
+    Neither ``__init__`` nor `end` raises an `Exception`; the context is attached only
+    once the span started, and `end` detaches it (and ends the suppression) first.
+    """
 
     __slots__ = ("_attributes", "_call", "_span", "_started", "_suppression", "_token")
 
@@ -281,49 +407,84 @@ class AttemptObserver:
             span_attributes = {**attributes, "url.full": full_url(request.url)}
             if route is not None:
                 span_attributes["url.template"] = route
-            span = self._span = tracer.start_span(
-                name,
-                context=call.context,
-                kind=SpanKind.CLIENT,
-                attributes=span_attributes,
-            )
-            context = trace.set_span_in_context(span, call.context)
-            # Sent on every backend, whatever its instrumentation: the service joins the trace here.
-            propagate.inject(request.headers, context=context)
-            self._token = otel_context.attach(context)
-            if suppress_http_instrumentation is not None:
-                self._suppression = suppress_http_instrumentation()
-                self._suppression.__enter__()
+            try:
+                span = tracer.start_span(
+                    name,
+                    context=call.context,
+                    kind=SpanKind.CLIENT,
+                    attributes=span_attributes,
+                )
+            except Exception as exc:
+                # No span: nothing attached, nothing suppressed, no traceparent; the duration is still recorded.
+                call.telemetry.failed(_START_SPAN, exc)
+            else:
+                context = trace.set_span_in_context(span, call.context)
+                try:
+                    # Sent on every backend, whatever its instrumentation: the service joins the trace here.
+                    propagate.inject(request.headers, context=context)
+                except Exception as exc:
+                    call.telemetry.failed(_INJECT, exc)
+                self._token = otel_context.attach(context)
+                self._span = span
+                if suppress_http_instrumentation is not None:
+                    try:
+                        suppression = suppress_http_instrumentation()
+                        suppression.__enter__()
+                    except Exception as exc:
+                        call.telemetry.failed(_SUPPRESS, exc)
+                    else:
+                        self._suppression = suppression
         self._started = time.perf_counter()
 
     def end(self, response: httpx.Response | None, error: BaseException | None) -> None:
         """End the attempt with its response, or the exception it failed with; record its duration."""
         duration = time.perf_counter() - self._started
-        attributes = self._attributes
-        if response is not None:
-            status = response.status_code
-            attributes["http.response.status_code"] = status
-            version = response.http_version
-            if version.startswith("HTTP/"):
-                attributes["network.protocol.version"] = version[5:]
-            if status >= 400:
-                attributes["error.type"] = str(status)
-        elif error is not None:
-            attributes["error.type"] = error_type(error)
         span = self._span
         if span is not None:
+            # First, whatever fails after: the context as before the attempt, instrumentation no longer suppressed.
+            suppression = self._suppression
+            if suppression is not None:
+                try:
+                    suppression.__exit__(None, None, None)
+                except Exception as exc:
+                    self._call.telemetry.failed(_SUPPRESS, exc)
+            otel_context.detach(self._token)  # type: ignore[arg-type]  # logs what fails, never raises
+        attributes = self._attributes
+        try:
+            _outcome(attributes, response, error)
+        except Exception as exc:
+            self._call.telemetry.failed(_OWN, exc)
+        if span is not None:
             try:
-                if self._suppression is not None:
-                    self._suppression.__exit__(None, None, None)
-            finally:
-                otel_context.detach(self._token)  # type: ignore[arg-type]
-            span.set_attributes(attributes)
-            if "error.type" in attributes:
-                span.set_status(Status(StatusCode.ERROR, attributes["error.type"]))
-            span.end()
+                span.set_attributes(attributes)
+                if "error.type" in attributes:
+                    span.set_status(Status(StatusCode.ERROR, attributes["error.type"]))
+            except Exception as exc:
+                self._call.telemetry.failed(_SPAN_ATTRIBUTES, exc)
+            try:
+                span.end()
+            except Exception as exc:
+                self._call.telemetry.failed(_END_SPAN, exc)
         instruments = self._call.instruments
-        if instruments is not None:
-            instruments.duration.record(duration, _metric_attributes(attributes))
+        if instruments is not None and instruments.duration is not None:
+            try:
+                instruments.duration.record(duration, _metric_attributes(attributes))
+            except Exception as exc:
+                self._call.telemetry.failed(_RECORD, exc)
+
+
+def _outcome(attributes: dict[str, Any], response: httpx.Response | None, error: BaseException | None) -> None:
+    """Add what an attempt ended with to its ``attributes``."""
+    if response is not None:
+        status = response.status_code
+        attributes["http.response.status_code"] = status
+        version = response.http_version
+        if version.startswith("HTTP/"):
+            attributes["network.protocol.version"] = version[5:]
+        if status >= 400:
+            attributes["error.type"] = str(status)
+    elif error is not None:
+        attributes["error.type"] = error_type(error)
 
 
 _METRIC_KEYS = (

@@ -8,22 +8,26 @@ sees it.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
-from opentelemetry import trace
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.instrumentation.utils import is_http_instrumentation_enabled
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanKind, StatusCode, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from animalstore_client import (
     AnimalStoreClient,
@@ -31,6 +35,8 @@ from animalstore_client import (
     BadRequestError,
     CallNext,
     ClientValidationError,
+    InternalServerError,
+    NotFoundError,
     RetryBudget,
 )
 from animalstore_client.testing import FakeAnimalStore
@@ -344,3 +350,254 @@ def test_httpx_instrumentation_does_not_trace_an_attempt_twice() -> None:
         """
     )
     assert out.splitlines() == ["['GET']", "['GET /pets', 'list_pets']", "True"]
+
+
+# Telemetry never changes an outcome: what a provider, processor, propagator or instrument raises.
+
+
+def _broken(what: str) -> RuntimeError:
+    return RuntimeError(f"{what} is broken")
+
+
+class _RaisingProcessor(SpanProcessor):
+    """A span processor whose ``on_start`` or ``on_end`` raises."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        if self.method == "on_start":
+            raise _broken("on_start")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.method == "on_end":
+            raise _broken("on_end")
+
+
+class _NoTracerProvider(TracerProvider):
+    """The SDK's tracer provider, whose ``get_tracer`` raises."""
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Tracer:
+        raise _broken("get_tracer")
+
+
+class _Breaking:
+    """``target``, whose method ``method`` raises, as do those of what its ``create_...`` methods make."""
+
+    def __init__(self, target: object, method: str) -> None:
+        self._target = target
+        self._method = method
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self._method:
+
+            def fail(*args: Any, **kwargs: Any) -> Any:
+                raise _broken(name)
+
+            return fail
+        value = getattr(self._target, name)
+        if not name.startswith("create_"):
+            return value
+
+        def create(*args: Any, **kwargs: Any) -> Any:
+            return _Breaking(value(*args, **kwargs), self._method)
+
+        return create
+
+
+class _BreakingMeterProvider(metrics.MeterProvider):
+    """``provider``, recording as usual, but ``method`` (of it, its meter or its instruments) raises."""
+
+    def __init__(self, method: str, provider: MeterProvider) -> None:
+        self.method = method
+        self.provider = provider
+
+    def get_meter(self, *args: Any, **kwargs: Any) -> metrics.Meter:
+        if self.method == "get_meter":
+            raise _broken("get_meter")
+        return cast(metrics.Meter, _Breaking(self.provider.get_meter(*args, **kwargs), self.method))
+
+
+class _RaisingPropagator(TraceContextTextMapPropagator):
+    """The W3C propagator, whose ``inject`` raises."""
+
+    def inject(self, *args: Any, **kwargs: Any) -> None:
+        raise _broken("inject")
+
+
+@dataclass
+class Broken:
+    """Providers for a client of which one component raises; what still works records into ``otel``."""
+
+    tracer_provider: TracerProvider
+    meter_provider: metrics.MeterProvider
+    component: str
+    """What the warning names."""
+    traced: bool
+    """Whether spans are still recorded."""
+    timed: bool
+    """Whether http.client.request.duration is still recorded."""
+    counted: bool
+    """Whether animalstore.client.retries is still recorded."""
+
+
+_FAILURES = ["get_tracer", "on_start", "on_end", "inject", "get_meter", "create_histogram", "record", "add"]
+
+
+@pytest.fixture
+def restore_propagator() -> Iterator[None]:
+    """The global propagator, as it was before the test."""
+    before = propagate.get_global_textmap()
+    yield
+    propagate.set_global_textmap(before)
+
+
+def _broken_at(failure: str, otel: Otel) -> Broken:
+    tracer: TracerProvider = otel.tracer_provider
+    meter: metrics.MeterProvider = otel.meter_provider
+    traced = timed = counted = True
+    if failure == "get_tracer":
+        tracer, component, traced = _NoTracerProvider(), "tracer_provider.get_tracer", False
+    elif failure == "on_start":
+        otel.tracer_provider.add_span_processor(_RaisingProcessor("on_start"))
+        component, traced = "tracer.start_span (sampler or span processor on_start)", False
+    elif failure == "on_end":
+        # After the exporter's processor, which still sees every span end.
+        otel.tracer_provider.add_span_processor(_RaisingProcessor("on_end"))
+        component = "span.end (span processor on_end)"
+    elif failure == "inject":
+        propagate.set_global_textmap(_RaisingPropagator())
+        component = "propagator.inject"
+    else:
+        meter = _BreakingMeterProvider(failure, otel.meter_provider)
+        component = {
+            "get_meter": "meter_provider.get_meter",
+            "create_histogram": "meter.create_histogram (http.client.request.duration)",
+            "record": "histogram.record (http.client.request.duration)",
+            "add": "counter.add (animalstore.client.retries)",
+        }[failure]
+        timed = failure in {"add"}
+        counted = failure in {"create_histogram", "record"}
+    return Broken(tracer, meter, component, traced, timed, counted)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name == "animalstore_client" and record.levelno >= logging.WARNING
+    ]
+
+
+@pytest.mark.usefixtures("restore_propagator")
+@pytest.mark.parametrize("failure", _FAILURES)
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_failing_telemetry_component_changes_no_outcome(
+    make_client: ClientFactory,
+    variant: str,
+    failure: str,
+    store: FakeAnimalStore,
+    otel: Otel,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every client and library, each component raising: same results and errors, each pet stored once, one warning."""
+    caplog.set_level(logging.WARNING, logger="animalstore_client")
+    broken = _broken_at(failure, otel)
+    with store.serve() as url:
+        client = make_client(base_url=url, tracer_provider=broken.tracer_provider, meter_provider=broken.meter_provider)
+        rex = client.create_pet(name="Rex", category_id=1)
+        assert rex.name == "Rex"
+        store.fail_next(503, retry_after=0)
+        assert client.list_pets() == [rex]
+        store.fail_next(400)
+        with pytest.raises(BadRequestError):
+            client.create_pet(name="Tom", category_id=1)
+        with pytest.raises(NotFoundError):
+            client.request("GET", f"/pets/{rex.id + 1000}")
+        tom = client.create_pet(name="Tom", category_id=1)
+    assert store.pets == [rex, tom]
+    assert [request.method for request in store.requests].count("POST") == 3
+    warnings = _warnings(caplog)
+    assert len(warnings) == 1, warnings
+    assert broken.component in warnings[0]
+    assert f"RuntimeError: {failure} is broken" in warnings[0]
+    # The rest of the telemetry goes on.
+    names = [span.name for span in otel.spans()]
+    if broken.traced:
+        assert names.count("create_pet") == 3
+        assert names.count("GET /pets") == 2
+    else:
+        assert names == []
+        assert not any("traceparent" in request.headers for request in store.requests)
+    assert sum(point.count for point in otel.points("http.client.request.duration")) == (6 if broken.timed else 0)
+    assert sum(point.value for point in otel.points("animalstore.client.retries")) == (1 if broken.counted else 0)
+
+
+@pytest.mark.parametrize("failure", ["on_start", "on_end"])
+def test_a_failing_span_leaves_the_context_as_it_was(failure: str, otel: Otel) -> None:
+    """A span whose start or end raises: nothing stays attached or suppressed after the call; inside, only a span."""
+    otel.tracer_provider.add_span_processor(_RaisingProcessor(failure))
+    inside: list[tuple[bool, bool]] = []
+
+    def look(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+        inside.append((trace.get_current_span().is_recording(), is_http_instrumentation_enabled()))
+        return call_next(request)
+
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    client = store.client(tracer_provider=otel.tracer_provider, middleware=[look])
+    before = otel_context.get_current()
+    client.list_pets()
+    with pytest.raises(NotFoundError):
+        client.request("GET", "/pets/1")
+    assert otel_context.get_current() == before
+    assert is_http_instrumentation_enabled()
+    # No attempt span when its start failed: nothing is suppressed for it either.
+    assert inside == ([(False, True)] * 2 if failure == "on_start" else [(True, False)] * 2)
+
+
+def test_a_failing_refusal_counter_changes_no_outcome(
+    store: FakeAnimalStore, otel: Otel, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The retry budget's refusal counter raising: the call ends with the same error, budget exhausted; one warning."""
+    caplog.set_level(logging.WARNING, logger="animalstore_client")
+    store.fail_next(503, times=10)
+    client = store.client(
+        retry_budget=RetryBudget(percent=0, min_per_second=0, window=10),
+        meter_provider=_BreakingMeterProvider("add", otel.meter_provider),
+    )
+    for _ in range(2):
+        with pytest.raises(InternalServerError) as caught:
+            client.list_pets()
+        assert caught.value.retry_budget_exhausted
+    warnings = _warnings(caplog)
+    assert len(warnings) == 1, warnings
+    assert "counter.add (animalstore.client.retry_budget.refusals)" in warnings[0]
+
+
+def test_a_failing_global_provider_is_logged_once_for_all_clients() -> None:
+    """Clients given no provider share the global telemetry: a failing global processor is one warning for all."""
+    out = _run(
+        """
+        import logging
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+        from animalstore_client.testing import FakeAnimalStore
+
+        class Raising(SpanProcessor):
+            def on_end(self, span):
+                raise RuntimeError("on_end is broken")
+
+        provider = TracerProvider()
+        provider.add_span_processor(Raising())
+        trace.set_tracer_provider(provider)
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logging.getLogger("animalstore_client").addHandler(handler)
+        store = FakeAnimalStore()
+        first, second = store.client(), store.client()
+        print(first.create_pet(name="Rex", category_id=1).name, second.create_pet(name="Tom", category_id=1).name)
+        print([pet.name for pet in store.pets], [record.levelname for record in records])
+        """
+    )
+    assert out.splitlines() == ["Rex Tom", "['Rex', 'Tom'] ['WARNING']"]
