@@ -21,6 +21,7 @@ import weakref
 from typing import Any
 
 from ._exceptions import ClientValidationError
+from ._validation import show
 
 __all__ = ["RetryBudget"]
 
@@ -31,19 +32,27 @@ _all_budgets: weakref.WeakSet[RetryBudget] = weakref.WeakSet()
 
 
 def _check_number(value: object, argument: str, low: float, high: float, note: str = "") -> float:
+    """``value`` as a float if it is a finite int or float (not bool) from ``low`` to ``high``.
+
+    An int is compared as it is, never turned into a float first: ``10**400``
+    is refused for its size, not with the OverflowError its conversion raises.
+    """
     if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not low <= value <= high
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and (isinstance(value, int) or math.isfinite(value))
+        and low <= value <= high
     ):
-        raise ClientValidationError(
-            f"{argument} must be a number from {low:g} to {high:g}{note}, got {value!r}",
-            argument=argument,
-            rule=f"a number from {low:g} to {high:g}",
-            value=value,
-        )
-    return float(value)
+        return float(value)
+    rule = f"a finite number from {low:g} to {high:g}"
+    raise ClientValidationError(
+        f"{argument} must be {rule}{note}, got {show(value)}", argument=argument, rule=rule, value=value
+    )
+
+
+def _bad_time(now: object) -> ClientValidationError:
+    rule = "a finite number of seconds"
+    return ClientValidationError(f"now must be {rule}, got {show(now)}", argument="now", rule=rule, value=now)
 
 
 class RetryBudget:
@@ -69,8 +78,13 @@ class RetryBudget:
     client = AnimalStoreClient(retry_budget=RetryBudget(percent=0.1, min_per_second=1, window=30))
     ```
 
+    Each argument is a finite int or float (not bool) within its range below;
+    anything else, nan, infinities and ints too large for a float included,
+    raises `ClientValidationError` naming the argument, the range and the value.
+
     Args:
-        percent: The retries allowed per call, as a share (0.2 is 20 %); 0 to 10.
+        percent: The retries allowed per call, as a share (0.2 is 20 %); 0 to 10
+            (10 is ten retries per call, more than any ``max_retries`` worth setting).
         min_per_second: Retries always allowed per second of ``window``, whatever
             the calls; 0 to 10,000.
         window: The seconds over which calls and retries are counted; 1 to 600.
@@ -141,8 +155,14 @@ class RetryBudget:
         self._slice = current
 
     def deposit(self, now: float) -> None:
-        """Count a call started at ``now`` (seconds on the client's clock); every client call does this once."""
-        current = int(now * self._scale)  # the clocks the SDK reads are never negative
+        """Count a call started at ``now`` (seconds on the client's clock); every client call does this once.
+
+        ``now`` must be a finite number (`ClientValidationError` otherwise).
+        """
+        try:
+            current = int(now * self._scale)  # the clocks the SDK reads are never negative
+        except (TypeError, ValueError, OverflowError):  # a str, nan, inf, an int too large for a float
+            raise _bad_time(now) from None
         with self._lock:
             if current > self._slice:
                 self._advance(current)
@@ -151,8 +171,14 @@ class RetryBudget:
             self._total_calls += 1
 
     def try_withdraw(self, now: float) -> bool:
-        """Take one retry from the budget at ``now`` if it allows one; return whether it did."""
-        current = int(now * self._scale)
+        """Take one retry from the budget at ``now`` if it allows one; return whether it did.
+
+        ``now`` must be a finite number (`ClientValidationError` otherwise).
+        """
+        try:
+            current = int(now * self._scale)
+        except (TypeError, ValueError, OverflowError):
+            raise _bad_time(now) from None
         with self._lock:
             if current > self._slice:
                 self._advance(current)

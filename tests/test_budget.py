@@ -92,6 +92,51 @@ def test_bad_numbers_are_refused_naming_the_argument(arguments: dict[str, object
     assert caught.value.argument == argument
 
 
+@pytest.mark.parametrize("argument", ["percent", "min_per_second", "window"])
+@pytest.mark.parametrize(
+    "value",
+    [10**400, -(10**400), 10**5000, float("inf"), float("-inf"), float("nan"), 1e308],
+    ids=["10**400", "-10**400", "10**5000", "inf", "-inf", "nan", "1e308"],
+)
+def test_huge_and_non_finite_numbers_are_refused_naming_argument_rule_and_value(argument: str, value: object) -> None:
+    """10**400 once raised OverflowError: every setting refuses a huge or non-finite value with the SDK's error."""
+    with pytest.raises(ClientValidationError) as caught:
+        RetryBudget(**{argument: value})  # type: ignore[arg-type]
+    error = caught.value
+    assert error.argument == argument
+    assert error.value is value
+    assert error.rule is not None
+    assert "finite number from" in error.rule
+    assert str(error).startswith(f"{argument} must be {error.rule}")
+    assert "got " in str(error)
+    assert len(str(error)) < 300  # a 5,000-digit int is summarised, not printed
+
+
+def test_the_bounds_themselves_are_accepted() -> None:
+    """The documented ranges are inclusive: percent 0 to 10, min_per_second 0 to 10,000, window 1 to 600."""
+    widest = RetryBudget(percent=10, min_per_second=10_000, window=600)
+    assert (widest.percent, widest.min_per_second, widest.window) == (10.0, 10_000.0, 600.0)
+    narrowest = RetryBudget(percent=0, min_per_second=0, window=1)
+    assert (narrowest.percent, narrowest.min_per_second, narrowest.window) == (0.0, 0.0, 1.0)
+    assert not narrowest.try_withdraw(0.0)
+
+
+@pytest.mark.parametrize(
+    "now",
+    [float("nan"), float("inf"), float("-inf"), 10**400, "1", None],
+    ids=["nan", "inf", "-inf", "10**400", "str", "None"],
+)
+def test_a_time_that_is_not_a_finite_number_is_refused_and_changes_nothing(now: object) -> None:
+    """deposit and try_withdraw raise ClientValidationError for nan, inf or a huge int, and the counts stay."""
+    budget = RetryBudget(percent=0, min_per_second=0.1, window=10)
+    for method in (budget.deposit, budget.try_withdraw):
+        with pytest.raises(ClientValidationError, match="now must be a finite number of seconds") as caught:
+            method(now)  # type: ignore[arg-type]
+        assert caught.value.argument == "now"
+    assert budget.try_withdraw(1.0)  # the one retry of the floor is still there
+    assert not budget.try_withdraw(1.0)
+
+
 def test_a_budget_pickles_as_its_settings() -> None:
     """A pickled or copied budget has the same settings and counts of its own (a new process's calls)."""
     budget = RetryBudget(percent=0.5, min_per_second=2, window=30)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from animalstore_client import ClientValidationError
 from animalstore_client._validation import INT64_MAX
-from animalstore_client.testing import FakeAnimalStore
+from animalstore_client.testing import ConnectionFaultKind, FakeAnimalStore, FakeResponse
 from animalstore_client.testing import _server as server_module
 from animalstore_client.testing._server import FakeServer, make_server
 
@@ -764,6 +764,123 @@ def test_the_python_api_keeps_the_same_bounds(
     with pytest.raises(ClientValidationError) as info:
         call(store)
     assert info.value.argument == argument
+
+
+# --- what the server and the recording hold --------------------------------------------------------------
+
+
+class WatchingStore(FakeAnimalStore):
+    """A store that notes the length of each body the server hands it."""
+
+    def __init__(self) -> None:
+        super().__init__(api_keys=[KEY])
+        self.bodies: list[int] = []
+
+    def exchange(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[FakeResponse | None, ConnectionFaultKind | None]:
+        self.bodies.append(len(body))
+        return super().exchange(method, path, query, headers, body)
+
+
+def _without_key(target: str, *, body: bytes, chunked: bool = False) -> bytes:
+    """A POST as a web page's form or fetch(no-cors) sends it: text/plain, a foreign Origin, no Authorization."""
+    lines = [f"POST {target} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: text/plain", "Origin: https://evil.example"]
+    if chunked:
+        lines.append("Transfer-Encoding: chunked")
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:70_000], body[70_000:])) + b"0\r\n\r\n"
+    else:
+        lines.append(f"Content-Length: {len(body)}")
+        framed = body
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + framed
+
+
+def test_the_body_of_a_request_without_the_key_is_read_off_and_dropped() -> None:
+    """Cross-site text/plain POSTs of 1 MiB get 401; the store is handed no body and records none, and the
+    connection's next requests are framed right (one with the key keeps its body)."""
+    store = WatchingStore()
+    flood = b"[" + b"{}," * 349_000 + b"{}]"  # 1 MiB that would parse into 349,001 dicts
+    data = (
+        _without_key("/v1/pets", body=flood)
+        + _without_key("/v1/messages", body=flood, chunked=True)
+        + request("POST", "/v1/pets", "Content-Type: application/json", body=NEW_PET)
+        + request("GET", "/v1/pets")
+    )
+    with serving(store, idle_timeout=2.0, request_timeout=5.0) as running:
+        answers = responses(exchange(running.address, data, wait=10.0))
+        assert [status for status, _, _ in answers] == [401, 401, 201, 200]
+        assert store.bodies == [0, 0, len(NEW_PET), 0]
+        assert [request.json for request in store.requests] == [None, None, json.loads(NEW_PET), None]
+        still_serving(running)
+
+
+def _call(
+    served: Served, method: str, path: str, *extra: str, host: str | None = None
+) -> tuple[int, dict[str, str], Any]:
+    """A bodiless control request as a local program sends it (unless told otherwise): status, fields, JSON body."""
+    head = request(method, f"/_fake/{path}", *extra, host=host or served.authority)
+    [(status, fields, content)] = responses(exchange(served.address, head))
+    return status, fields, json.loads(content)
+
+
+def test_the_control_api_lists_and_clears_the_queued_faults(served: Served, store: FakeAnimalStore) -> None:
+    """GET /_fake/faults lists what POST queued (and the Python API), in POST's own fields; DELETE clears it all."""
+    assert control(served, "faults", b'{"status": 503, "times": 2, "retryAfter": 3, "method": "get"}')[0] == 200
+    assert control(served, "faults", b'{"connection": "timeout"}')[0] == 200
+    store.fail_next(502, body=b"<html>Bad Gateway</html>")
+    store.fail_next(500, body=object())  # not JSON: described, not a 500 from the control API
+    assert control(served, "faults", b'{"delay": 0.5, "times": 4}')[0] == 200
+    status, _, listed = _call(served, "GET", "faults")
+    assert status == 200
+    assert listed[:3] == [
+        {"status": 503, "times": 2, "retryAfter": "3", "method": "GET"},
+        {"connection": "timeout", "times": 1},
+        {"status": 502, "times": 1, "body": "<html>Bad Gateway</html>"},
+    ]
+    assert listed[3]["status"] == 500
+    assert listed[3]["body"].startswith("<object object at")
+    assert listed[4] == {"delay": 0.5, "times": 4}
+    assert [fault.kind for fault in store.faults] == ["status", "connection", "status", "status", "delay"]
+    assert _call(served, "DELETE", "faults")[:3:2] == (200, {"cleared": 5})
+    assert store.faults == []
+    assert _call(served, "GET", "faults")[2] == []
+    still_serving(served)  # nothing left to fail or delay it
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+@pytest.mark.parametrize(
+    ("extra", "host", "code"),
+    [
+        (["Origin: https://evil.example"], None, "foreign_origin"),
+        (["Origin: null"], None, "foreign_origin"),
+        ([], "evil.example:{port}", "foreign_host"),
+        (["Host: 127.0.0.1:{port}"], "127.0.0.1:{port}", "foreign_host"),  # two Host fields
+    ],
+)
+def test_listing_and_clearing_faults_refuse_what_a_web_page_could_send(
+    served: Served, store: FakeAnimalStore, method: str, extra: list[str], host: str | None, code: str
+) -> None:
+    """GET and DELETE /_fake/faults keep the control API's checks: a foreign Origin or Host is 403, nothing cleared."""
+    store.fail_next(503)
+    port = served.address[1]
+    fields = [field.format(port=port) for field in extra]
+    status, _, data = _call(served, method, "faults", *fields, host=host and host.format(port=port))
+    assert (status, data["code"]) == (403, code)
+    assert [fault.status for fault in store.faults] == [503]
+
+
+def test_the_recorded_requests_say_how_many_were_dropped(
+    served: Served, store: FakeAnimalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the bound lowered to 2, three requests keep the last two; GET /_fake/requests says 1 was dropped."""
+    from animalstore_client.testing import _store as store_module
+
+    monkeypatch.setattr(store_module, "MAX_RECORDED_REQUESTS", 2)
+    for _ in range(3):
+        still_serving(served)
+    status, fields, recorded = _call(served, "GET", "requests")
+    assert (status, len(recorded), fields["fake-dropped-requests"]) == (200, 2, "1")
+    assert (len(store.requests), store.dropped_requests) == (2, 1)
 
 
 # --- --pets on the command line ------------------------------------------------------------------------------

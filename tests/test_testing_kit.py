@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 from pathlib import Path
 
 import httpx
@@ -26,7 +27,13 @@ from animalstore_client import (
     NotFoundError,
     RateLimitError,
 )
-from animalstore_client.testing import FakeAnimalStore, make_status_error
+from animalstore_client.testing import (
+    MAX_RECORDED_BYTES,
+    MAX_RECORDED_REQUESTS,
+    FakeAnimalStore,
+    QueuedFault,
+    make_status_error,
+)
 
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}]
 
@@ -407,3 +414,115 @@ def test_kit_clients_are_wired_through_the_clients_one_hook(store: FakeAnimalSto
         copy = client.with_options(max_retries=0)
         assert copy._wiring is client._wiring
         assert AnimalStoreClient("k")._wiring is None
+
+
+# --- bounds on what the store holds, and its fault queue ----------------------------------------------
+
+
+AUTHORIZED = {"authorization": "Bearer test-key", "content-type": "application/json"}
+
+
+def test_the_recording_keeps_the_newest_requests_and_counts_the_dropped(store: FakeAnimalStore) -> None:
+    """Past MAX_RECORDED_REQUESTS the oldest requests are dropped first and dropped_requests counts them."""
+    extra = 5
+    for number in range(MAX_RECORDED_REQUESTS + extra):
+        store.handle("GET", f"/v1/pets/{number}", "", AUTHORIZED, b"")
+    recorded = store.requests
+    assert len(recorded) == MAX_RECORDED_REQUESTS
+    assert store.dropped_requests == extra
+    assert recorded[0].path == f"/v1/pets/{extra}"  # the first five went, oldest first
+    assert recorded[-1].path == f"/v1/pets/{MAX_RECORDED_REQUESTS + extra - 1}"
+    store.reset()
+    assert (store.requests, store.dropped_requests) == ([], 0)
+
+
+def test_the_recording_is_bounded_in_bytes_too(store: FakeAnimalStore) -> None:
+    """Forty 1 MB JSON bodies keep at most MAX_RECORDED_BYTES of them; the newest stay, the rest are counted."""
+    body = json.dumps({"message": "m" * 1_000_000}).encode()
+    for _ in range(40):
+        assert store.handle("POST", "/v1/messages", "", AUTHORIZED, body).status == 202
+    recorded = store.requests
+    assert len(recorded) + store.dropped_requests == 40
+    assert 0 < len(recorded) <= MAX_RECORDED_BYTES // len(body)
+    assert all(request.json == {"message": "m" * 1_000_000} for request in recorded)
+
+
+def test_a_json_body_weighs_what_it_parses_into(store: FakeAnimalStore) -> None:
+    """1 MiB of [{},{},...] parses into 24 MiB of objects: with the key, only the newest such request is kept."""
+    body = b"[" + b"{}," * 349_000 + b"{}]"
+    for _ in range(3):
+        assert store.handle("POST", "/v1/pets", "", AUTHORIZED, body).status == 400  # not an object
+    assert (len(store.requests), store.dropped_requests) == (1, 2)
+    assert len(store.requests[0].json) == 349_001
+    store.handle("GET", "/v1/pets", "", AUTHORIZED, b"")
+    assert (len(store.requests), store.dropped_requests) == (1, 3)  # the newest always stays
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"content-type": "text/plain"},
+        {"authorization": "Bearer wrong-key", "content-type": "application/json"},
+        {"authorization": "Basic dGVzdC1rZXk=", "content-type": "application/json"},
+    ],
+    ids=["no-key", "wrong-key", "basic"],
+)
+def test_the_body_of_a_request_without_the_key_is_never_parsed(store: FakeAnimalStore, headers: dict[str, str]) -> None:
+    """A cross-site text/plain POST of 1 MiB of JSON once grew the store by 23 MiB; now it is 401 and costs nothing."""
+    body = b"[" + b"{}," * 349_000 + b"{}]"  # 1 MiB that parses into 349,001 dicts
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(40):
+            assert store.handle("POST", "/v1/pets", "", headers, body).status == 401
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 2 * 1024 * 1024, grown  # 40 records without bodies; parsed, it was 900 MiB
+    assert [request.json for request in store.requests] == [None] * 40
+    store.handle("POST", "/v1/pets", "", AUTHORIZED, b'{"name": "Ash", "categoryId": 2}')
+    assert store.requests[-1].json == {"name": "Ash", "categoryId": 2}  # with the key, the body is recorded
+
+
+def test_a_wrong_keys_create_is_recorded_without_its_body(store: FakeAnimalStore) -> None:
+    """Through a kit client with a wrong key: 401, recorded with json None, the headers still there (redacted)."""
+    with store.client(api_key="wrong-key", max_retries=0) as client, pytest.raises(APIStatusError) as info:
+        client.create_pet(name="Ash", category_id=2)
+    assert info.value.status_code == 401
+    [request] = store.requests
+    assert (request.method, request.json, request.headers["authorization"]) == ("POST", None, "Bearer [redacted]")
+
+
+def test_faults_lists_the_queue_and_clear_faults_empties_it(store: FakeAnimalStore) -> None:
+    """faults shows each queued fault and delay with what it has left; clear_faults drops them all at once."""
+    store.fail_next(503, times=2, retry_after=1.9, method="post")
+    store.fail_next_connection("reset", method="GET")
+    store.fail_next(502, body=b"<html>Bad Gateway</html>")
+    store.delay_next(0.25, times=3)
+    assert store.faults == [
+        QueuedFault("status", 2, status=503, retry_after="1", method="POST"),
+        QueuedFault("connection", 1, connection="reset", method="GET"),
+        QueuedFault("status", 1, status=502, body=b"<html>Bad Gateway</html>"),
+        QueuedFault("delay", 3, delay=0.25),
+    ]
+    assert store.handle("POST", "/v1/pets", "", AUTHORIZED, b"{}").status == 503
+    assert [fault.times for fault in store.faults] == [1, 1, 1, 3]
+    assert store.clear_faults() == 4
+    assert store.faults == []
+    assert store.clear_faults() == 0
+    with store.client(max_retries=0) as client:
+        assert [pet.name for pet in client.list_pets()] == ["Rex"]  # nothing left to fail it
+    assert store.next_delay() == 0.0
+    assert len(store.pets) == 1  # pets and requests stay
+    assert len(store.requests) == 2
+
+
+def test_reset_empties_the_fault_queue_that_faults_shows(store: FakeAnimalStore) -> None:
+    """reset() clears faults and delays too, as faults then shows; a QueuedFault is frozen and compares by value."""
+    store.fail_next_connection("timeout", times=4)
+    [fault] = store.faults
+    assert fault == QueuedFault("connection", 4, connection="timeout")
+    with pytest.raises(AttributeError):
+        fault.times = 1  # type: ignore[misc]
+    store.reset()
+    assert store.faults == []

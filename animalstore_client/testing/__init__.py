@@ -17,16 +17,28 @@ to applications that do not test.
 
 from .. import _public
 from ._errors import make_status_error
-from ._store import FAKE_BASE_URL, ConnectionFaultKind, FakeAnimalStore, FakeResponse, RecordedRequest
+from ._store import (
+    FAKE_BASE_URL,
+    MAX_RECORDED_BYTES,
+    MAX_RECORDED_REQUESTS,
+    ConnectionFaultKind,
+    FakeAnimalStore,
+    FakeResponse,
+    QueuedFault,
+    RecordedRequest,
+)
 from ._transport import AsyncFakeTransport, FakeTransport
 
 __all__ = [
     "FAKE_BASE_URL",
+    "MAX_RECORDED_BYTES",
+    "MAX_RECORDED_REQUESTS",
     "AsyncFakeTransport",
     "ConnectionFaultKind",
     "FakeAnimalStore",
     "FakeResponse",
     "FakeTransport",
+    "QueuedFault",
     "RecordedRequest",
     "make_status_error",
 ]

@@ -5,6 +5,12 @@ so it can never shadow an operation; the server answers it only when started
 with ``control=True`` (``--control`` on the command line) and refuses it
 with 403 otherwise. Requests to it are not recorded in ``store.requests``.
 
+Its routes: ``POST /reset``, ``POST`` and ``GET /pets``, ``GET /requests``
+(with the count `FakeAnimalStore.dropped_requests` in a
+``Fake-Dropped-Requests`` header), and ``POST``, ``GET`` and ``DELETE
+/faults`` (queue one, list what is queued as `FakeAnimalStore.faults`
+does, clear them as `FakeAnimalStore.clear_faults` does).
+
 It trusts no browser. A web page open in the developer's browser can send
 requests to 127.0.0.1, so the control API answers only requests that no page
 can make:
@@ -16,7 +22,8 @@ can make:
   the server's own (403 ``foreign_origin``);
 - a POST must say ``Content-Type: application/json``, which a page cannot
   send across sites without a CORS preflight that this server never
-  approves (415 ``unsupported_media_type``).
+  approves (415 ``unsupported_media_type``); a DELETE needs such a
+  preflight whatever it sends, and browsers add ``Origin`` to it.
 
 Every refusal happens before anything changes. Fault values are range-checked
 (``times`` from 1 to `MAX_TIMES`, ``delay`` finite from 0 to `MAX_DELAY`
@@ -31,6 +38,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
+from .._validation import show
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,
@@ -47,7 +55,7 @@ from ._messages import (
 )
 
 if TYPE_CHECKING:
-    from ._store import FakeAnimalStore
+    from ._store import FakeAnimalStore, QueuedFault
 
 __all__ = ["CONTROL_PREFIX", "control"]
 
@@ -55,7 +63,15 @@ CONTROL_PREFIX = "/_fake"
 """Where the control API lives on the fake store's server (``http://127.0.0.1:<port>/_fake/...``)."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_ROUTES = {("POST", "/reset"), ("POST", "/pets"), ("GET", "/pets"), ("GET", "/requests"), ("POST", "/faults")}
+_ROUTES = {
+    ("POST", "/reset"),
+    ("POST", "/pets"),
+    ("GET", "/pets"),
+    ("GET", "/requests"),
+    ("POST", "/faults"),
+    ("GET", "/faults"),
+    ("DELETE", "/faults"),
+}
 _FAULT_FIELDS = {
     "status": ("times", "retryAfter", "body", "method"),
     "connection": ("times", "method"),
@@ -63,8 +79,8 @@ _FAULT_FIELDS = {
 }
 
 
-def _json(status: int, data: object) -> FakeResponse:
-    return FakeResponse(status, {"Content-Type": "application/json"}, json.dumps(data).encode())
+def _json(status: int, data: object, headers: dict[str, str] | None = None) -> FakeResponse:
+    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
 
 
 def _invalid(message: str) -> FakeResponse:
@@ -104,12 +120,18 @@ def control(  # noqa: PLR0911 (one return per endpoint reads best)
             404,
             "not_found",
             f"No control endpoint {method[:20]} {path[:80]}; there are POST {CONTROL_PREFIX}/reset, POST and GET "
-            f"{CONTROL_PREFIX}/pets, GET {CONTROL_PREFIX}/requests and POST {CONTROL_PREFIX}/faults.",
+            f"{CONTROL_PREFIX}/pets, GET {CONTROL_PREFIX}/requests, and POST, GET and DELETE {CONTROL_PREFIX}/faults.",
         )
     if route == ("GET", "/pets"):
         return _json(200, [pet.to_dict() for pet in store.pets])
     if route == ("GET", "/requests"):
-        return _json(200, [_recorded(request) for request in store.requests])
+        recorded = store.requests
+        dropped = store.dropped_requests
+        return _json(200, [_recorded(request) for request in recorded], {"Fake-Dropped-Requests": str(dropped)})
+    if route == ("GET", "/faults"):
+        return _json(200, [_queued(fault) for fault in store.faults])
+    if route == ("DELETE", "/faults"):
+        return _json(200, {"cleared": store.clear_faults()})
     try:
         data: Any = json.loads(body, parse_constant=reject_constant) if body.strip() else None
     except (ValueError, RecursionError) as exc:  # ValueError includes bad UTF-8 and 4300-digit integers
@@ -174,6 +196,30 @@ def _recorded(request: RecordedRequest) -> dict[str, Any]:
         "json": request.json,
         "requestId": request.request_id,
     }
+
+
+def _queued(fault: QueuedFault) -> dict[str, Any]:
+    """A queued fault as ``GET /faults`` lists it: the fields ``POST /faults`` takes, ``times`` being what is left."""
+    value = fault.status if fault.kind == "status" else fault.connection if fault.kind == "connection" else fault.delay
+    shown: dict[str, Any] = {fault.kind: value, "times": fault.times}
+    if fault.retry_after is not None:
+        shown["retryAfter"] = fault.retry_after
+    if fault.body is not None:
+        shown["body"] = _plain(fault.body)
+    if fault.method is not None:
+        shown["method"] = fault.method
+    return shown
+
+
+def _plain(body: object) -> object:
+    """A fault's body as JSON can carry it: as given if it can, bytes as text, anything else described."""
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body).decode("utf-8", "replace")
+    try:
+        json.dumps(body, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # an object, nan, an int of 4300+ digits, a cycle
+        return show(body)
+    return body
 
 
 def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR0911 (one return per refusal)

@@ -15,7 +15,9 @@ Waiting for a request       10 s of silence, then the connection closes (no answ
 A whole request             head and body within 10 s of its first byte, else 408
 Request line and headers    64 KiB and 100 fields at most, else 431
 HTTP version                1.0 and 1.1; any other gets 505
-Body                        1 MiB (413 from the store); over 8 MiB is not read (413)
+Body                        1 MiB (413 from the store); over 8 MiB is not read (413); the
+                            body of a request without an accepted key (401) is read off
+                            the connection as it comes and dropped, never held whole
 A chunk-size line           1 KiB
 An answer the client        10 s to take it, then the connection is dropped
 won't read
@@ -461,7 +463,7 @@ class FakeServer:
             self._reading[peer] = None
             try:
                 request = await self._read_head(peer, deadline)
-                body = await self._read_body(peer, request, deadline)
+                body = await self._read_body(peer, request, deadline, keep=self._keeps_body(request))
                 path, query = _split_target(request)
             except _Refused as exc:
                 self._reading.pop(peer, None)
@@ -552,7 +554,24 @@ class FakeServer:
     def _late(self) -> _Refused:
         return _Refused(408, "request_timeout", f"The request took longer than {self.request_timeout:g} s to arrive.")
 
-    async def _read_body(self, peer: _Peer, request: _Request, deadline: float) -> bytes:
+    def _keeps_body(self, request: _Request) -> bool:
+        """Whether the body is worth holding: a control request's, or one with a key the store accepts.
+
+        The store answers any other request 401 (or with an injected fault)
+        whatever its body, so that body is read off the connection and
+        dropped as it comes: a page's cross-site POSTs cannot make the
+        server hold megabytes.
+        """
+        try:
+            path, _ = _split_target(request)
+        except _Refused:
+            return False  # refused after the body is read, for the same reason
+        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
+            return True
+        return self.store.authorized(dict(request.fields))
+
+    async def _read_body(self, peer: _Peer, request: _Request, deadline: float, *, keep: bool = True) -> bytes:
+        """The request's body, framed by Content-Length or chunked; ``keep=False`` reads it and returns ``b""``."""
         codings = request.values("transfer-encoding")
         lengths = request.values("content-length")
         if codings and lengths:
@@ -561,7 +580,7 @@ class FakeServer:
             if [c.strip().lower() for c in ",".join(codings).split(",")] != ["chunked"]:
                 raise _Refused(400, "invalid_framing", "The only transfer coding accepted is chunked.")
             await self._continue(peer, request, deadline)
-            return await self._read_chunked(peer, deadline)
+            return await self._read_chunked(peer, deadline, keep=keep)
         if not lengths:
             return b""
         if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip().encode("latin-1")):
@@ -572,6 +591,9 @@ class FakeServer:
             raise _Refused(413, "payload_too_large", f"The body is {length} bytes; the limit is {MAX_BODY_BYTES}.")
         if length:
             await self._continue(peer, request, deadline)
+        if not keep:
+            await self._skip(peer, length, deadline)
+            return b""
         return await self._read_exact(peer, length, deadline)
 
     async def _continue(self, peer: _Peer, request: _Request, deadline: float) -> None:
@@ -587,6 +609,19 @@ class FakeServer:
                 raise self._late()
         return peer.take(length)
 
+    async def _skip(self, peer: _Peer, length: int, deadline: float) -> None:
+        """Read ``length`` bytes and drop them as they arrive: at most a buffer's worth is held at once."""
+        while True:
+            taken = min(length, len(peer.buffer))
+            del peer.buffer[:taken]
+            length -= taken
+            if not length:
+                return
+            if peer.eof:
+                raise _Refused(400, "incomplete_body", "The connection closed before the body was complete.")
+            if not await peer.more(deadline):
+                raise self._late()
+
     async def _read_line(self, peer: _Peer, deadline: float, limit: int) -> bytes:
         while True:
             end = peer.buffer.find(b"\n", 0, limit + 1)
@@ -599,7 +634,7 @@ class FakeServer:
             if not await peer.more(deadline):
                 raise self._late()
 
-    async def _read_chunked(self, peer: _Peer, deadline: float) -> bytes:
+    async def _read_chunked(self, peer: _Peer, deadline: float, *, keep: bool = True) -> bytes:
         parts: list[bytes] = []
         total = 0
         while True:
@@ -621,7 +656,10 @@ class FakeServer:
             total += size
             if total > _READ_LIMIT:
                 raise _Refused(413, "payload_too_large", f"The body exceeds the limit of {MAX_BODY_BYTES} bytes.")
-            parts.append(await self._read_exact(peer, size, deadline))
+            if keep:
+                parts.append(await self._read_exact(peer, size, deadline))
+            else:
+                await self._skip(peer, size, deadline)
             if await self._read_line(peer, deadline, 1024):
                 raise _Refused(400, "invalid_chunk", "A chunk's data must end with CRLF.")
 

@@ -59,12 +59,21 @@ class Service:
         with self._lock:
             return [self._pets[pet_id] for pet_id in sorted(self._pets)]
 
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        """Whether ``headers`` (lower-case names) carry ``Authorization: Bearer <an accepted key>``.
+
+        Any other request is answered 401 whatever its body, so the store
+        neither parses nor keeps the body of one.
+        """
+        scheme, _, key = headers.get("authorization", "").partition(" ")
+        return scheme == "Bearer" and key in self._api_keys
+
     def answer(  # noqa: PLR0911 (one return per route reads best)
         self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
     ) -> FakeResponse:
-        authorization = headers.get("authorization", "")
-        scheme, _, key = authorization.partition(" ")
-        if scheme != "Bearer" or key not in self._api_keys:
+        if not self.authorized(headers):
+            authorization = headers.get("authorization", "")
+            scheme, _, key = authorization.partition(" ")
             reason = (
                 "missing"
                 if not authorization

@@ -17,9 +17,10 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from urllib.parse import parse_qs
 
+import attrs
 import httpx
 
 from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Wiring
@@ -96,11 +97,68 @@ def _over_socket(backend: object, in_process: str, over_socket: tuple[str, ...],
 __all__ = [
     "FAKE_BASE_URL",
     "MAX_BODY_BYTES",
+    "MAX_RECORDED_BYTES",
+    "MAX_RECORDED_REQUESTS",
     "ConnectionFaultKind",
     "FakeAnimalStore",
     "FakeResponse",
+    "QueuedFault",
     "RecordedRequest",
 ]
+
+MAX_RECORDED_REQUESTS = 10_000
+"""The most requests `FakeAnimalStore.requests` keeps; past it the oldest is dropped first.
+
+Enough for a test that counts every attempt of a thousand calls in an
+outage, or of an import of several thousand pets; `FakeAnimalStore.dropped_requests`
+says how many were dropped.
+"""
+MAX_RECORDED_BYTES = 32 * 1024 * 1024
+"""The most bytes (32 MiB) the kept requests may weigh; past it the oldest are dropped first (the newest stays).
+
+A request weighs the bytes of its path, query string, header names and
+values, plus 1,024 bytes for the request and 160 for each header field and
+query value; a JSON body (only a request with an accepted key has one
+parsed) weighs its bytes plus 48 for each ``,``, ``:``, ``{`` and ``[`` in
+them. That is about what Python spends holding them, so this bounds the
+memory the recording takes whatever arrives: 1 MiB of ``[{},{},...]``
+parses into 24 MiB of objects, and weighs 33 MiB.
+"""
+_RECORD_OVERHEAD = 1024
+"""Bytes a recorded request weighs beside its contents (the record, its dicts, its request id)."""
+_FIELD_OVERHEAD = 160
+"""Bytes each header field and each query value of a recorded request weighs beside its characters."""
+_JSON_OVERHEAD = 48
+"""Bytes each ``,``, ``:``, ``{`` and ``[`` of a parsed JSON body weighs: roughly one Python object each."""
+
+
+@attrs.frozen
+class QueuedFault:
+    """A fault or delay still waiting in a `FakeAnimalStore`'s queue, as `FakeAnimalStore.faults` lists it.
+
+    ``kind`` says which call queued it and which field holds its value:
+    ``"status"`` (`FakeAnimalStore.fail_next`: ``status``, ``retry_after``,
+    ``body``), ``"connection"`` (`FakeAnimalStore.fail_next_connection`:
+    ``connection``) or ``"delay"`` (`FakeAnimalStore.delay_next`: ``delay``);
+    the fields of the other kinds are ``None``. ``times`` is how many
+    requests it still covers.
+    """
+
+    kind: Literal["status", "connection", "delay"]
+    times: int
+    """The requests it still covers: ``fail_next(503, times=3)`` is 3 until a request takes it."""
+    status: int | None = None
+    """The status a ``"status"`` fault answers with."""
+    retry_after: str | None = None
+    """The ``Retry-After`` header a ``"status"`` fault sends, as sent (``"3"``), or ``None`` for none."""
+    body: object = None
+    """The body a ``"status"`` fault sends instead of an Error body, as given to `FakeAnimalStore.fail_next`."""
+    connection: ConnectionFaultKind | None = None
+    """What a ``"connection"`` fault does: ``"refused"``, ``"reset"`` or ``"timeout"``."""
+    delay: float | None = None
+    """The seconds a ``"delay"`` holds back each answer."""
+    method: str | None = None
+    """The only method (upper case) whose requests take the fault, or ``None`` for any; a delay takes any."""
 
 
 class FakeAnimalStore:
@@ -127,7 +185,8 @@ class FakeAnimalStore:
     Where the document is silent the fake behaves as a careful service
     would: a non-integer ``limit`` or an unknown ``status`` is 400, bodies
     over 1 MiB are 413, another method on a known path is 405, any other path
-    is 404, and every 400 names the offending field. It is thread-safe.
+    is 404, and every 400 names the offending field. It is thread-safe, and
+    it holds a bounded record of what it received: see `requests`.
 
     Args:
         api_keys: The keys accepted as ``Authorization: Bearer <key>``.
@@ -147,7 +206,10 @@ class FakeAnimalStore:
         self._lock = threading.Lock()
         self._faults: deque[Fault] = deque()
         self._delays: deque[list[float]] = deque()  # [seconds, requests left]: O(1) whatever ``times`` is
-        self._requests: list[RecordedRequest] = []
+        self._requests: deque[RecordedRequest] = deque()
+        self._weights: deque[int] = deque()  # each kept request's weight, as MAX_RECORDED_BYTES counts it
+        self._recorded_bytes = 0
+        self._dropped = 0
         self._retry_delays: list[float] = []
         self._now = 0.0
         self.add_pets(pets)
@@ -179,6 +241,8 @@ class FakeAnimalStore:
     def reset(self) -> None:
         """Empty the store: no pets, requests, faults, delays or recorded retry delays; ids start at 1 again.
 
+        `dropped_requests` is 0 again too.
+
         The `clock` keeps its time: it only moves forward, as clocks the clients read must.
         """
         self._service.clear()
@@ -186,6 +250,9 @@ class FakeAnimalStore:
             self._faults.clear()
             self._delays.clear()
             self._requests.clear()
+            self._weights.clear()
+            self._recorded_bytes = 0
+            self._dropped = 0
             self._retry_delays.clear()
 
     # --- inspection and fault injection -------------------------------------------------
@@ -202,9 +269,88 @@ class FakeAnimalStore:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received, oldest first."""
+        """A snapshot of the requests received, oldest first: the last `MAX_RECORDED_REQUESTS` (10,000) at most.
+
+        The recording is bounded, so a long run or a flood cannot grow it
+        without end: past 10,000 requests, or `MAX_RECORDED_BYTES` (32 MiB)
+        of them, the oldest are dropped first, and `dropped_requests` counts
+        them. A request without an accepted key is kept without its body
+        (``json`` is ``None``): the store answers it 401 whatever it holds.
+        """
         with self._lock:
             return list(self._requests)
+
+    @property
+    def dropped_requests(self) -> int:
+        """How many requests the recording dropped, oldest first, to stay within its bounds since the last `reset`.
+
+        ``len(store.requests) + store.dropped_requests`` is every request
+        received since then (read them while no request is arriving).
+        """
+        with self._lock:
+            return self._dropped
+
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        """Whether ``headers`` (lower-case names) carry ``Authorization: Bearer <one of the api_keys>``.
+
+        The store answers any other request 401 (unless a fault comes first)
+        whatever its body, so it neither parses nor keeps that body, and the
+        server reads it off the connection without holding it.
+        """
+        return self._service.authorized(headers)
+
+    @property
+    def faults(self) -> list[QueuedFault]:
+        """A snapshot of the faults and delays still queued, as `QueuedFault` objects.
+
+        Status and connection faults come first, in the order requests will
+        take them, then delays, which are a queue of their own. The control
+        API's ``GET /_fake/faults`` lists the same.
+
+        ```python
+        from animalstore_client.testing import FakeAnimalStore
+
+        store = FakeAnimalStore()
+        store.fail_next(503, times=2, retry_after=1)
+        store.delay_next(0.5)
+        assert [(fault.kind, fault.times) for fault in store.faults] == [("status", 2), ("delay", 1)]
+        assert store.clear_faults() == 2 and store.faults == []
+        ```
+        """
+        with self._lock:
+            queued = [
+                QueuedFault(
+                    "status",
+                    fault.remaining,
+                    status=fault.status,
+                    retry_after=fault.retry_after,
+                    body=fault.body,
+                    method=fault.method,
+                )
+                if fault.connection is None
+                else QueuedFault(
+                    "connection",
+                    fault.remaining,
+                    connection=cast("ConnectionFaultKind", fault.connection),
+                    method=fault.method,
+                )
+                for fault in self._faults
+            ]
+            queued.extend(QueuedFault("delay", int(times), delay=seconds) for seconds, times in self._delays)
+        return queued
+
+    def clear_faults(self) -> int:
+        """Drop every queued fault and delay (what `faults` lists); return how many entries were dropped.
+
+        An entry is one call of `fail_next`, `fail_next_connection` or
+        `delay_next`, whatever its ``times``. Pets, requests and the clock stay.
+        The control API's ``DELETE /_fake/faults`` does the same.
+        """
+        with self._lock:
+            count = len(self._faults) + len(self._delays)
+            self._faults.clear()
+            self._delays.clear()
+        return count
 
     def fail_next(
         self,
@@ -532,7 +678,8 @@ class FakeAnimalStore:
         One thread serves every connection. Any input gets a status line
         and an Error body, or a clean close: at most 1,024 connections
         (the longest idle gives way), 10 s for a whole request, 64 KiB of
-        header fields, HTTP/1.0 and 1.1 only (505 otherwise).
+        header fields, HTTP/1.0 and 1.1 only (505 otherwise). The body of a
+        request without an accepted key is read and dropped as it arrives.
         """
         from ._server import running_server
 
@@ -569,7 +716,7 @@ class FakeAnimalStore:
         method = method.upper()
         parsed_query = parse_qs(query, keep_blank_values=True)
         request_id = f"req_{uuid.uuid4().hex[:20]}"
-        self._record(method, path, parsed_query, headers, body, request_id)
+        self._record(method, path, query, parsed_query, headers, body, request_id)
         fault = self._take_fault(method) if take_fault else None
         if fault is not None:
             response = fault
@@ -584,6 +731,7 @@ class FakeAnimalStore:
         self,
         method: str,
         path: str,
+        raw_query: str,
         query: dict[str, list[str]],
         headers: Mapping[str, str],
         body: bytes,
@@ -595,12 +743,30 @@ class FakeAnimalStore:
             else value
             for name, value in headers.items()
         }
-        try:
-            data = json.loads(body, parse_constant=reject_constant) if body else None
-        except (ValueError, RecursionError):
-            data = None
+        data = None
+        weight = _RECORD_OVERHEAD + len(path) + len(raw_query)
+        weight += sum(len(name) + len(value) + _FIELD_OVERHEAD for name, value in shown.items())
+        weight += _FIELD_OVERHEAD * sum(len(values) for values in query.values())
+        # Only the body of a request the service will serve is worth parsing: any other is 401
+        # (a page's cross-site text/plain POST included), and one over the limit is 413.
+        if body and len(body) <= MAX_BODY_BYTES and self._service.authorized(headers):
+            try:
+                data = json.loads(body, parse_constant=reject_constant)
+            except (ValueError, RecursionError):
+                data = None
+            else:
+                separators = body.count(b",") + body.count(b":") + body.count(b"{") + body.count(b"[")
+                weight += len(body) + _JSON_OVERHEAD * separators
         with self._lock:
             self._requests.append(RecordedRequest(method, path, query, shown, data, request_id))
+            self._weights.append(weight)
+            self._recorded_bytes += weight
+            while len(self._requests) > MAX_RECORDED_REQUESTS or (
+                self._recorded_bytes > MAX_RECORDED_BYTES and len(self._requests) > 1
+            ):
+                self._requests.popleft()
+                self._recorded_bytes -= self._weights.popleft()
+                self._dropped += 1
 
     def _take(self, method: str, *, connection: bool) -> Fault | None:
         """The first queued fault ``method`` matches, used once, if it is of the kind asked for."""
