@@ -55,12 +55,25 @@ REQUIREMENTS = {
 """What each extra installs, by distribution: the install advice of a missing library quotes it."""
 
 
-def require(library: str) -> ModuleType:
-    """Import an optional library, or say exactly how to install it (or which Python it needs)."""
+def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
+    """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "urllib3"``.
+
+    A suggestion of another backend names only the ones that client has (aiohttp is async only,
+    urllib3 sync only): the names come from the client's own table.
+    """
+    names = [f'"{name}"' for name in ("httpx", *classes) if name != library]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
+    """Import an optional library, or say exactly how to install it (or which Python it needs).
+
+    ``classes`` are the client's (`_ASYNC_CLASSES` or `_SYNC_CLASSES`), whose other backends are suggested.
+    """
     if library == "pyreqwest" and sys.version_info < PYREQWEST_PYTHON:
         raise AnimalStoreError(
             'backend="pyreqwest" needs Python 3.11 or later (pyreqwest supports no older one); this is Python '
-            f'{sys.version_info[0]}.{sys.version_info[1]}: use backend="httpx", "aiohttp" or "urllib3" here'
+            f"{sys.version_info[0]}.{sys.version_info[1]}: use backend={_instead(library, classes)} here"
         )
     try:
         return importlib.import_module(library)
@@ -124,14 +137,17 @@ def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     return _choose(backend, http_client, _SYNC_CLASSES, httpx.Client)  # type: ignore[return-value]
 
 
-def _rustls_verify(verify: bool | str | ssl.SSLContext, http_client: object) -> bool | str:
+def _rustls_verify(
+    verify: bool | str | ssl.SSLContext, http_client: object, classes: dict[str, tuple[str, str]]
+) -> bool | str:
     """``verify`` as pyreqwest can take it: rustls trusts CA files, and has no `ssl.SSLContext`."""
     if isinstance(verify, ssl.SSLContext):
         if http_client is not None:
             return True  # a caller's client keeps its own trust settings
         raise ClientValidationError(
             'backend="pyreqwest" cannot use verify=<ssl.SSLContext>: its TLS (rustls) has no ssl module context. '
-            "Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use another backend",
+            "Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use another backend "
+            f"(backend={_instead('pyreqwest', classes)})",
             argument="verify",
             rule="True, False or a CA bundle path with pyreqwest",
             value=verify,
@@ -144,15 +160,15 @@ def new_transport_async(
 ) -> AsyncTransport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
     if backend == "aiohttp":
-        require("aiohttp")
+        require("aiohttp", _ASYNC_CLASSES)
         from ._transport_aiohttp import AiohttpTransport
 
         return AiohttpTransport(http_client, verify=verify)
     if backend == "pyreqwest":
-        require("pyreqwest")
+        require("pyreqwest", _ASYNC_CLASSES)
         from ._transport_pyreqwest import AsyncPyreqwestTransport
 
-        return AsyncPyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client))
+        return AsyncPyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _ASYNC_CLASSES))
     if http_client is None:
         from ._httpcore_async import AsyncHttpcoreTransport
 
@@ -168,15 +184,15 @@ def new_transport_sync(
 ) -> Transport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
     if backend == "urllib3":
-        require("urllib3")
+        require("urllib3", _SYNC_CLASSES)
         from ._transport_urllib3 import Urllib3Transport
 
         return Urllib3Transport(http_client, verify=verify)
     if backend == "pyreqwest":
-        require("pyreqwest")
+        require("pyreqwest", _SYNC_CLASSES)
         from ._transport_pyreqwest import PyreqwestTransport
 
-        return PyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client))
+        return PyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _SYNC_CLASSES))
     if http_client is None:
         from ._httpcore_sync import HttpcoreTransport
 

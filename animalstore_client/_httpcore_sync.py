@@ -124,6 +124,8 @@ class HttpcoreTransport:
     """
 
     __slots__ = ("_pools", "_ssl_context")
+    library = f"httpx/{httpx.__version__}"
+    """The default backend is httpx's: its own pool is httpcore, the transport layer httpx sends through."""
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
         self._ssl_context = ssl_context

@@ -65,6 +65,11 @@ class AsyncTransport(Protocol):
     """What the send loop needs from an HTTP library."""
 
     @property
+    def library(self) -> str:
+        """The library that sends, as the User-Agent names it: ``name/version`` (``httpx/0.28.1``)."""
+        ...
+
+    @property
     def default_headers(self) -> httpx.Headers:
         """Headers the library's own client was configured with; the SDK's own win over them."""
         ...
@@ -130,6 +135,7 @@ class AsyncHttpxTransport:
     """
 
     __slots__ = ("_client",)
+    library = f"httpx/{httpx.__version__}"
 
     def __init__(self, client: httpx.AsyncClient) -> None:
         self._client = client

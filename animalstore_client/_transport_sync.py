@@ -66,6 +66,11 @@ class Transport(Protocol):
     """What the send loop needs from an HTTP library."""
 
     @property
+    def library(self) -> str:
+        """The library that sends, as the User-Agent names it: ``name/version`` (``httpx/0.28.1``)."""
+        ...
+
+    @property
     def default_headers(self) -> httpx.Headers:
         """Headers the library's own client was configured with; the SDK's own win over them."""
         ...
@@ -131,6 +136,7 @@ class HttpxTransport:
     """
 
     __slots__ = ("_client",)
+    library = f"httpx/{httpx.__version__}"
 
     def __init__(self, client: httpx.Client) -> None:
         self._client = client

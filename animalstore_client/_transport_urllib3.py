@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import re
 import socket
 import ssl
 import threading
@@ -181,11 +182,39 @@ _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
 _FAILURES = (HTTPError, OSError)
 
 
+# How urllib3 names a pool or a connection in its messages: ``_SDKHTTPPool(host='h', port=80)``,
+# or in a repr ``<_SDKHTTPConnection(host='h', port=80) at 0x7f...>``.
+_NAMED_ORIGIN = re.compile(
+    r"<\w+\(host='([^']*)', port=([^)]*)\) at 0x[0-9a-fA-F]+>|\b\w+\(host='([^']*)', port=([^)]*)\)"
+)
+
+
+def _origin(match: re.Match[str]) -> str:
+    host, port = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    return host if port == "None" else f"{host}:{port}"
+
+
+def _message(exc: BaseException) -> str:
+    """urllib3's text for ``exc``, each pool or connection it names given as ``host:port``.
+
+    urllib3 writes the pool's or the connection's repr into its messages, which would name the
+    SDK's own classes (``_SDKHTTPPool``...): a reader learns nothing from them but the host and port.
+    """
+    args = exc.args
+    if len(args) == 2 and not isinstance(args[0], str) and isinstance(args[1], str):
+        text = f"{args[0]}: {args[1]}"  # ConnectTimeoutError(connection, message), otherwise shown as a tuple
+    else:
+        text = str(exc) or type(exc).__name__
+    return _NAMED_ORIGIN.sub(_origin, text)
+
+
 def _translated(
     exc: BaseException, request: httpx.Request, *, reading: bool = False, written: bool = False
 ) -> httpx.TransportError:
     """urllib3's failure as the httpx class the retry policy knows."""
-    message = str(exc) or type(exc).__name__
+    message = _message(exc)
     if written and isinstance(exc, SSLError):
         # A TLS failure after the request was written: the service may have acted on it.
         return httpx.ReadError(message, request=request)
@@ -283,6 +312,20 @@ class _Urllib3Stream:
         )
 
 
+def _proxy_manager(proxy: str, options: dict[str, Any]) -> urllib3.ProxyManager:
+    """A pool manager through ``proxy``, sending its ``user:password@`` (percent-decoded) as Proxy-Authorization.
+
+    urllib3 ignores credentials in a proxy URL, so the proxy would answer 407; they are taken out of
+    the URL it keeps and sent as a header only (never in a repr, a message or a log line).
+    """
+    url = httpx.URL(proxy)
+    if not url.username and not url.password:
+        return urllib3.ProxyManager(proxy, **options)
+    auth = urllib3.make_headers(proxy_basic_auth=f"{url.username}:{url.password}")
+    plain = str(url.copy_with(username=None, password=None))
+    return urllib3.ProxyManager(plain, proxy_headers=auth, **options)
+
+
 class Urllib3Transport:
     """The seam over a `urllib3.PoolManager`: the caller's, or the SDK's own (which it closes).
 
@@ -294,6 +337,7 @@ class Urllib3Transport:
     """
 
     __slots__ = ("_headers", "_lock", "_manager", "_managers", "_owned", "_ssl_context", "_timeouts")
+    library = f"urllib3/{getattr(urllib3, '__version__', '')}"  # set by urllib3, though not in its __all__
 
     def __init__(self, manager: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert manager is None or isinstance(manager, urllib3.PoolManager)
@@ -310,7 +354,7 @@ class Urllib3Transport:
 
     def _new_manager(self, proxy: str | None) -> urllib3.PoolManager:
         options: dict[str, Any] = {"num_pools": 10, "maxsize": 100, "ssl_context": self._ssl_context}
-        manager = urllib3.ProxyManager(proxy, **options) if proxy is not None else urllib3.PoolManager(**options)
+        manager = _proxy_manager(proxy, options) if proxy is not None else urllib3.PoolManager(**options)
         manager.pool_classes_by_scheme = {"http": _SDKHTTPPool, "https": _SDKHTTPSPool}
         return manager
 

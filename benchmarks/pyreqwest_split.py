@@ -59,7 +59,7 @@ def stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]] | None:
     sdk_headers = [
         ("accept", "application/json"),
         ("accept-encoding", "gzip, deflate"),
-        ("user-agent", "animalstore-client-python/1.1.0 httpx/0.28.1 Python/3.11"),
+        ("user-agent", "animalstore-client-python/1.1.0 pyreqwest/0.15.1 Python/3.11"),
         ("authorization", f"Bearer {KEY}"),
     ]
 

@@ -12,11 +12,17 @@ import httpx
 import pytest
 import urllib3
 
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, ClientValidationError
+from animalstore_client import (
+    AnimalStoreClient,
+    APIConnectionError,
+    APITimeoutError,
+    AsyncAnimalStoreClient,
+    ClientValidationError,
+)
 from animalstore_client._backends import REQUIREMENTS
 
 from .conftest import API_KEY, needs_pyreqwest
-from .servers import LoopbackServer, respond
+from .servers import LoopbackServer, refused_url, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 
@@ -130,6 +136,69 @@ def test_a_callers_aiohttp_session_is_used_and_left_open() -> None:
 
     with LoopbackServer([respond(200, [PET])]) as server:
         asyncio.run(main(server.base_url))
+
+
+def test_the_user_agent_names_the_library_of_a_callers_client() -> None:
+    """A caller's urllib3 PoolManager, httpx client or aiohttp session: the User-Agent names that library."""
+
+    def library_in(agent: str) -> str:
+        return agent.split(" ")[1]
+
+    with LoopbackServer([respond(200, [])]) as server:
+        with urllib3.PoolManager() as manager:  # a caller's client: closing the SDK's leaves it to the caller
+            AnimalStoreClient(API_KEY, base_url=server.base_url, http_client=manager).list_pets()
+        with httpx.Client() as httpx_client:
+            AnimalStoreClient(API_KEY, base_url=server.base_url, http_client=httpx_client).list_pets()
+
+        async def main() -> None:
+            async with aiohttp.ClientSession() as session:
+                await AsyncAnimalStoreClient(API_KEY, base_url=server.base_url, http_client=session).list_pets()
+            async with httpx.AsyncClient() as httpx_client:
+                await AsyncAnimalStoreClient(API_KEY, base_url=server.base_url, http_client=httpx_client).list_pets()
+
+        asyncio.run(main())
+        agents = [library_in(request.headers["user-agent"]) for request in server.received]
+    assert agents == [
+        f"urllib3/{importlib.metadata.version('urllib3')}",
+        f"httpx/{httpx.__version__}",
+        f"aiohttp/{aiohttp.__version__}",
+        f"httpx/{httpx.__version__}",
+    ]
+
+
+def test_urllib3_failures_name_no_class_of_the_sdk() -> None:
+    """urllib3 writes its pool's or connection's repr into its messages; the SDK's errors give host:port instead
+    of the SDK's own classes (_SDKHTTPPool...), for a read timeout and a refused connection alike."""
+    with LoopbackServer() as server:
+        server.script = [server.hang()]
+        client = AnimalStoreClient(API_KEY, base_url=server.base_url, backend="urllib3", timeout=0.2, max_retries=0)
+        with client, pytest.raises(APITimeoutError) as timed_out:
+            client.list_pets()
+        read_origin = f"127.0.0.1:{server.port}"
+    refused = refused_url()
+    client = AnimalStoreClient(API_KEY, base_url=refused, backend="urllib3", max_retries=0)
+    with client, pytest.raises(APIConnectionError) as not_connected:
+        client.list_pets()
+    refused_origin = refused.removeprefix("http://").removesuffix("/v1")
+    for caught, origin in ((timed_out, read_origin), (not_connected, refused_origin)):
+        texts = [str(caught.value), repr(caught.value), str(caught.value.__cause__)]
+        assert all("_SDK" not in text for text in texts), texts
+        assert f"{origin}: " in str(caught.value.__cause__)
+
+
+def test_urllib3s_connect_timeout_is_shown_without_a_repr() -> None:
+    """urllib3's ConnectTimeoutError holds the connection object and a message (shown as a tuple with the
+    object's repr); the SDK's message is host:port and the message."""
+    from urllib3.exceptions import ConnectTimeoutError
+
+    from animalstore_client._transport_urllib3 import _SDKHTTPConnection, _translated
+
+    failure = ConnectTimeoutError(
+        _SDKHTTPConnection("10.0.0.1", 8080), "Connection to 10.0.0.1 timed out. (connect timeout=0.1)"
+    )
+    translated = _translated(failure, httpx.Request("GET", "http://10.0.0.1:8080/v1/pets"))
+    assert type(translated) is httpx.ConnectTimeout
+    assert str(translated) == "10.0.0.1:8080: Connection to 10.0.0.1 timed out. (connect timeout=0.1)"
 
 
 @pytest.mark.parametrize("library", ["aiohttp", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])

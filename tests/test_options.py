@@ -5,7 +5,9 @@ Each test taking ``make_client`` runs against the sync and the async client.
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from typing import Any, cast
 
 import httpx
@@ -147,6 +149,18 @@ def test_user_agent_names_sdk_httpx_and_python(make_client: ClientFactory, route
     assert re.fullmatch(r"animalstore-client-python/\S+ httpx/[\w.]+ Python/\d+\.\d+\.\d+\S*", agent)
     assert agent.startswith(f"animalstore-client-python/{animalstore_client.__version__} ")
     assert f"httpx/{httpx.__version__}" in agent
+
+
+def test_user_agent_names_the_library_that_sends(make_client: ClientFactory) -> None:
+    """On every client and library, the User-Agent a server receives names that library and its version."""
+    with LoopbackServer() as server:
+        client = make_client(base_url=server.base_url)
+        client.list_pets()
+        agent = server.received[0].headers["user-agent"]
+    library = client.backend
+    version = importlib.import_module(library).__version__
+    python = "{}.{}.{}".format(*sys.version_info[:3])
+    assert agent == f"animalstore-client-python/{animalstore_client.__version__} {library}/{version} Python/{python}"
 
 
 def _nested_list(depth: int) -> object:

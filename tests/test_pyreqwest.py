@@ -22,6 +22,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 
 from animalstore_client import (
@@ -31,7 +32,7 @@ from animalstore_client import (
     APITimeoutError,
     AsyncAnimalStoreClient,
 )
-from animalstore_client._backends import require
+from animalstore_client._backends import _SYNC_CLASSES, require
 
 from .conftest import API_KEY, ClientFactory, needs_pyreqwest
 from .servers import LoopbackServer, refused_url, respond
@@ -49,18 +50,20 @@ def _causes(exc: BaseException) -> list[str]:
 
 
 def test_python_3_10_is_told_which_python_pyreqwest_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """backend="pyreqwest" on an older Python raises AnimalStoreError naming Python 3.11 and the other backends,
-    from both clients."""
+    """backend="pyreqwest" on an older Python raises AnimalStoreError naming Python 3.11 and the other backends
+    of that client only (aiohttp is async only, urllib3 sync only)."""
     monkeypatch.setattr(sys, "version_info", (3, 10, 0, "final", 0))
     with pytest.raises(
         AnimalStoreError, match=r'backend="pyreqwest" needs Python 3\.11 or later .* Python 3\.10'
     ) as caught:
-        require("pyreqwest")
-    assert 'use backend="httpx", "aiohttp" or "urllib3" here' in str(caught.value)
-    with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11"):
+        require("pyreqwest", _SYNC_CLASSES)
+    assert str(caught.value).endswith('Python 3.10: use backend="httpx" or "urllib3" here')
+    with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11") as sync:
         AnimalStoreClient(API_KEY, backend="pyreqwest")
-    with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11"):
+    assert str(sync.value).endswith('use backend="httpx" or "urllib3" here')
+    with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11") as async_:
         AsyncAnimalStoreClient(API_KEY, backend="pyreqwest")
+    assert str(async_.value).endswith('use backend="httpx" or "aiohttp" here')
 
 
 def test_a_missing_pyreqwest_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,7 +71,7 @@ def test_a_missing_pyreqwest_names_the_pip_command(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sys, "version_info", (3, 12, 0, "final", 0))  # past the Python check, on any Python
     monkeypatch.setitem(sys.modules, "pyreqwest", None)  # as if not installed: importing it fails
     with pytest.raises(AnimalStoreError) as caught:
-        require("pyreqwest")
+        require("pyreqwest", _SYNC_CLASSES)
     assert str(caught.value) == (
         'backend="pyreqwest" needs the pyreqwest library, which is not installed: '
         'pip install "pyreqwest>=0.15" (what the [pyreqwest] extra installs)'
@@ -95,6 +98,29 @@ def test_the_cause_that_means_nothing_was_sent_is_still_worded_so() -> None:
         assert CONNECT_CAUSE not in _causes(closed.value)
         assert [request.method for request in server.received] == ["POST"]  # it had been sent
     client.close()
+
+
+@needs_pyreqwest
+def test_a_name_that_does_not_resolve_is_still_worded_so() -> None:
+    """reqwest's failure to resolve a host name carries the cause "dns error", which the transport reports as a
+    socket.gaierror (with the library's exception as its cause): the placeholder rule looks for that."""
+    from pyreqwest import exceptions as errors
+    from pyreqwest.client import SyncClientBuilder
+
+    from animalstore_client._transport_pyreqwest import CONNECT_CAUSE, DNS_CAUSE, _translated
+
+    client = SyncClientBuilder().build()
+    url = "https://pets.name-that-does-not-resolve.invalid/v1/pets"
+    with pytest.raises(errors.ConnectError) as unresolved:
+        client.get(url).build().send()
+    client.close()
+    assert CONNECT_CAUSE in _causes(unresolved.value)
+    assert DNS_CAUSE in _causes(unresolved.value)
+    failure = _translated(unresolved.value, httpx.Request("GET", url))
+    assert type(failure) is httpx.ConnectError
+    assert isinstance(failure.__cause__, socket.gaierror)
+    assert failure.__cause__.__cause__ is unresolved.value
+    assert "://" not in str(failure.__cause__)
 
 
 @needs_pyreqwest

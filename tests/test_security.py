@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import logging
 import pickle
+import socket
 import warnings
 
 import pytest
@@ -10,12 +13,14 @@ import respx
 
 from animalstore_client import (
     AnimalStoreClient,
+    AnimalStoreError,
+    APIConnectionError,
     ClientValidationError,
     InsecureTransportWarning,
 )
 
 from .conftest import API_KEY, ClientFactory
-from .servers import LoopbackServer, respond
+from .servers import Action, LoopbackServer, refused_url, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 ERROR_503 = {"code": "unavailable", "message": "try later", "status": 503}
@@ -61,6 +66,75 @@ def test_proxy_environment_variables_are_honoured(make_client: ClientFactory, mo
             client = make_client(base_url="http://pets.internal.example/v1")
         assert client.list_pets()[0].id == 7
         assert proxy.received[0].target == "http://pets.internal.example/v1/pets"
+
+
+PROXY_USER = "pet keeper"
+PROXY_PASSWORD = "p@ss:w%rd"
+# As the variable must spell them: percent-encoded in the URL.
+PROXY_USERINFO = "pet%20keeper:p%40ss%3Aw%25rd"
+
+
+def _proxy_asking_for(proxy: LoopbackServer, credentials: str) -> Action:
+    """A forward proxy's answer: 200 with [] when the request carried these Basic credentials, else 407."""
+    expected = "Basic " + base64.b64encode(credentials.encode()).decode()
+
+    def action(conn: socket.socket) -> bool:
+        given = proxy.received[-1].headers.get("proxy-authorization")  # the request this action answers
+        if given == expected:
+            return respond(200, [])(conn)
+        return respond(407, {"message": "proxy auth"}, {"Proxy-Authenticate": 'Basic realm="proxy"'})(conn)
+
+    return action
+
+
+def test_proxy_credentials_from_the_environment_are_sent(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """HTTP_PROXY=http://user:password@host sends Proxy-Authorization, percent-decoded, on every library; the
+    password shows in no repr and no log line."""
+    caplog.set_level(logging.DEBUG)
+    with LoopbackServer() as proxy:
+        proxy.script = [_proxy_asking_for(proxy, f"{PROXY_USER}:{PROXY_PASSWORD}")]
+        monkeypatch.setenv("HTTP_PROXY", f"http://{PROXY_USERINFO}@127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("NO_PROXY", "")
+        with pytest.warns(InsecureTransportWarning):
+            client = make_client(base_url="http://pets.internal.example/v1", max_retries=0)
+        assert client.list_pets() == []
+        assert [request.target for request in proxy.received] == ["http://pets.internal.example/v1/pets"]
+        assert "proxy-authorization" in proxy.received[0].headers
+    inner = getattr(client, "inner", client)  # the async client behind the test's sync view
+    for shown in (repr(client), repr(inner), str(vars(inner)), caplog.text):
+        assert PROXY_PASSWORD not in shown
+        assert "p%40ss" not in shown
+
+
+def test_proxy_credentials_show_in_no_error(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A proxy that refuses the credentials (407), and one nothing listens on: on every library the error and
+    the log lines name neither the user nor the password."""
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("NO_PROXY", "")
+    texts: list[str] = []
+    with LoopbackServer() as proxy:
+        proxy.script = [_proxy_asking_for(proxy, "someone:else")]
+        monkeypatch.setenv("HTTP_PROXY", f"http://{PROXY_USERINFO}@127.0.0.1:{proxy.port}")
+        with pytest.warns(InsecureTransportWarning):
+            client = make_client(base_url="http://pets.internal.example/v1", max_retries=0)
+        with pytest.raises(AnimalStoreError) as refused:
+            client.list_pets()
+        texts += [str(refused.value), repr(refused.value)]
+    closed_port = refused_url().removeprefix("http://").removesuffix("/v1")
+    monkeypatch.setenv("HTTP_PROXY", f"http://{PROXY_USERINFO}@{closed_port}")
+    with pytest.warns(InsecureTransportWarning):
+        client = make_client(base_url="http://pets.internal.example/v1", max_retries=0)
+    with pytest.raises(APIConnectionError) as unreachable:
+        client.list_pets()
+    texts += [str(unreachable.value), repr(unreachable.value), str(unreachable.value.__cause__), caplog.text]
+    for text in texts:
+        assert PROXY_PASSWORD not in text
+        assert "p%40ss" not in text
+        assert "keeper" not in text
 
 
 # --- credentials in URLs ---------------------------------------------------------------------------

@@ -75,11 +75,14 @@ def test_the_three_operations_over_https(make_client: ClientFactory, tls_url: st
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
 def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: str, tls_url: str) -> None:
-    """verify= an ssl.SSLContext trusting the CA works on every library but pyreqwest, which refuses it, saying why."""
+    """verify= an ssl.SSLContext trusting the CA works on every library but pyreqwest, which refuses it, saying why
+    and naming the other backends of that client only."""
     if variant.endswith("pyreqwest"):
         refused = r"cannot use verify=<ssl.SSLContext>.*verify='/path/to/ca.pem'"
-        with pytest.raises(ClientValidationError, match=refused):
+        with pytest.raises(ClientValidationError, match=refused) as info:
             make_client(base_url=tls_url, verify=client_context())
+        others = '"httpx" or "urllib3"' if variant.startswith("sync") else '"httpx" or "aiohttp"'
+        assert f"or use another backend (backend={others})" in str(info.value)
         return
     client = make_client(base_url=tls_url, verify=client_context())
     assert client.list_pets() == []
