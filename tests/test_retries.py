@@ -9,6 +9,8 @@ Each test taking ``make_client`` runs against the sync and the async client.
 
 from __future__ import annotations
 
+import socket
+
 import httpx
 import pytest
 import respx
@@ -88,6 +90,40 @@ def test_connection_refused_is_retried_then_raised(make_client: ClientFactory, s
     assert info.value.attempts == 3
     assert isinstance(info.value.__cause__, httpx.ConnectError)
     assert sleeps == [0.5, 1.0]
+
+
+def test_a_mocked_connect_error_on_the_built_in_host_is_retried(
+    make_client: ClientFactory, router: respx.MockRouter, sleeps: list[float]
+) -> None:
+    """A ConnectError a mock raises for the default (placeholder) URL is no failure to resolve its name: it is
+    retried as for any host, and the error says nothing of placeholders."""
+    route = router.get(f"{PRODUCTION}/pets").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(APIConnectionError) as info:
+        make_client().list_pets()
+    assert route.call_count == 3
+    assert info.value.attempts == 3
+    assert sleeps == [0.5, 1.0]
+    assert "placeholder" not in str(info.value)
+
+
+def test_the_built_in_host_whose_name_does_not_resolve_fails_at_once(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
+) -> None:
+    """No name server knows the built-in placeholder host: on every library that failure is not retried, and the
+    error says the host is a placeholder and what to set."""
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)  # the client itself must look the name up
+    try:
+        socket.getaddrinfo("api.animalstore.example", 443)
+    except socket.gaierror:
+        pass
+    else:
+        pytest.skip("this machine's name server answers for api.animalstore.example")
+    with pytest.raises(APIConnectionError, match=r"is a placeholder.*set ANIMALSTORE_BASE_URL or base_url=") as info:
+        make_client().list_pets()
+    assert info.value.attempts == 1
+    assert sleeps == []
+    assert "_SDK" not in str(info.value)
 
 
 def test_silent_server_times_out_and_reads_retry(make_client: ClientFactory) -> None:
