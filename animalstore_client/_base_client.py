@@ -30,6 +30,7 @@ from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
 from ._middleware import AsyncMiddleware, Middleware, check_middleware
 from ._operations import RequestConfig
+from ._secrets import forget_locals
 from ._sending import ACCEPT_ENCODING
 from ._tls import check_verify, ssl_context
 from ._transport_async import AsyncTransport
@@ -156,9 +157,10 @@ def environment_proxy(url: httpx.URL) -> httpx.URL | None:
     return found if found.scheme in ("http", "https", "socks5", "socks5h") and found.host else None
 
 
-def _user_agent() -> str:
+def _user_agent(library: str) -> str:
+    """``animalstore-client-python/<v> <library>/<v> Python/<v>``: the library that sends, as ``transport.library``."""
     python = "{}.{}.{}".format(*sys.version_info[:3])
-    return f"animalstore-client-python/{__version__} httpx/{httpx.__version__} Python/{python}"
+    return f"animalstore-client-python/{__version__} {library} Python/{python}"
 
 
 def _build_config(
@@ -174,7 +176,7 @@ def _build_config(
     headers["Accept"] = "application/json"
     # Only the codings the send loop can undo itself (see _sending.BodyReader).
     headers["Accept-Encoding"] = ACCEPT_ENCODING
-    headers["User-Agent"] = _user_agent()
+    headers["User-Agent"] = _user_agent(transport.library)
     for name, value in default_headers.items():
         headers[name] = value
     headers["Authorization"] = f"Bearer {api_key}"
@@ -486,21 +488,27 @@ class _BaseClient:
         patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
         ```
         """
-        return self._derive(
-            api_key=api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            total_timeout=total_timeout,
-            max_response_bytes=max_response_bytes,
-            verify=verify,
-            middleware=middleware,
-            retry_budget=retry_budget,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-        )
+        try:
+            return self._derive(
+                api_key=api_key,
+                environment=environment,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=default_headers,
+                total_timeout=total_timeout,
+                max_response_bytes=max_response_bytes,
+                verify=verify,
+                middleware=middleware,
+                retry_budget=retry_budget,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+            )
+        except BaseException as exc:
+            # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            api_key = base_url = default_headers = NOT_GIVEN
+            forget_locals(exc)
+            raise
 
     @property
     def middleware(self) -> tuple[Any, ...]:

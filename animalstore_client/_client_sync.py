@@ -47,6 +47,7 @@ from ._operations import (
     parse_raw,
 )
 from ._response import APIResponse
+from ._secrets import forget_locals
 from ._sending import Answer, Attempts, Finished, Timeouts, full_response, unknown_failure
 from ._transport_sync import ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
@@ -127,27 +128,33 @@ class AnimalStoreClient(IOSync):
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
-        self._backend = choose_backend_sync(backend, http_client)
-        super().__init__(
-            api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            http_client=http_client,
-            total_timeout=total_timeout,
-            max_response_bytes=max_response_bytes,
-            verify=verify,
-            middleware=middleware,
-            retry_budget=retry_budget,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-        )
-        self._owns_pool = http_client is None
-        transport = new_transport_sync(self._backend, http_client, verify=self._transport_verify())
-        self._pool = Pool(transport, owned=self._owns_pool)
-        self._config = self._request_config()
+        try:
+            self._backend = choose_backend_sync(backend, http_client)
+            super().__init__(
+                api_key,
+                environment=environment,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=default_headers,
+                http_client=http_client,
+                total_timeout=total_timeout,
+                max_response_bytes=max_response_bytes,
+                verify=verify,
+                middleware=middleware,
+                retry_budget=retry_budget,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+            )
+            self._owns_pool = http_client is None
+            transport = new_transport_sync(self._backend, http_client, verify=self._transport_verify())
+            self._pool = Pool(transport, owned=self._owns_pool)
+            self._config = self._request_config()
+        except BaseException as exc:
+            # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            api_key = base_url = default_headers = None
+            forget_locals(exc)
+            raise
 
     def _new_transport(self) -> Transport:
         if self._wiring is not None and self._wiring.new_transport is not None:
@@ -202,6 +209,7 @@ class AnimalStoreClient(IOSync):
         except BaseException as exc:
             if observer is not None:
                 observer.finish(exc)
+            forget_locals(exc)  # what a crash reporter reads of the frames below: the library's hold the key
             raise
         if observer is not None:
             observer.finish(None)
@@ -256,7 +264,8 @@ class AnimalStoreClient(IOSync):
     ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
         try:
-            stream = transport.send(request, timeouts, attempts.deadline)
+            # Checked here, after any middleware: a request never leaves past the call's deadline.
+            stream = transport.send(request, attempts.before_send(timeouts), attempts.deadline)
             content = stream.content  # set when served from memory: nothing to read
             if content is None:
                 content = self._read(stream, attempts)

@@ -6,12 +6,14 @@ The two base URLs are written here and nowhere else.
 from __future__ import annotations
 
 import enum
-import re
+import socket
+import sys
 from collections.abc import Mapping
 
 import httpx
 
 from ._exceptions import ClientValidationError
+from ._secrets import has_userinfo, redact_url
 from ._validation import show
 
 __all__ = ["Environment", "resolve_base_url"]
@@ -66,6 +68,44 @@ def placeholder_note(host: str) -> str | None:
     )
 
 
+_MAX_CHAIN = 16
+"""Most exceptions of a cause chain looked at."""
+
+
+def name_not_resolved(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failure to resolve the host name (DNS), as any backend reports one.
+
+    The transports keep the library's exception as ``__cause__``: a `socket.gaierror` is somewhere
+    in the chain (httpx, urllib3, aiohttp's own resolver; the pyreqwest transport puts one there
+    for reqwest's "dns error"), or aiohttp's own class for it is (its aiodns resolver raises no
+    gaierror). A failure raised without one (a mock's ``httpx.ConnectError``) is not.
+    """
+    aiohttp_errors = sys.modules.get("aiohttp.client_exceptions")  # only aiohttp itself can have raised one
+    dns_error = getattr(aiohttp_errors, "ClientConnectorDNSError", None)
+    kinds = (socket.gaierror, dns_error) if isinstance(dns_error, type) else (socket.gaierror,)
+    seen: list[BaseException] = [exc]
+    index = 0
+    while index < len(seen) and index < _MAX_CHAIN:
+        current = seen[index]
+        index += 1
+        if isinstance(current, kinds):
+            return True
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None and all(linked is not other for other in seen):
+                seen.append(linked)
+    return False
+
+
+def placeholder_failure(exc: BaseException, host: str) -> str | None:
+    """The placeholder note for a call that failed because ``host``, a built-in placeholder, does not resolve.
+
+    Only a failure to resolve the name says the host is a placeholder, and is not retried (no name
+    server knows a ``.example`` name); any other failure to connect to it is one like any host's.
+    """
+    note = placeholder_note(host)
+    return note if note is not None and name_not_resolved(exc) else None
+
+
 _ALLOWED = ", ".join(repr(e.value) for e in Environment)
 
 
@@ -88,14 +128,6 @@ def parse_environment(value: object, *, argument: str) -> Environment:
     )
 
 
-_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:/*)([^/?#]*@)")
-
-
-def redact_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``."""
-    return _USERINFO.sub(r"\1***@", url)
-
-
 def normalize_base_url(value: object, *, argument: str) -> str:
     """Check an explicit base URL and return it without a trailing slash."""
     if not isinstance(value, str):
@@ -105,8 +137,10 @@ def normalize_base_url(value: object, *, argument: str) -> str:
             rule="an http:// or https:// URL",
             value=value,
         )
-    shown = redact_userinfo(value)
-    if shown != value:
+    # Echoed in the message and kept on the exception with its credentials masked
+    # (user:password@, and secret-looking query values).
+    shown = redact_url(value)
+    if has_userinfo(value):
         # Basic auth would replace the bearer key, and the password would show
         # in reprs, errors, pickles and logs.
         raise ClientValidationError(
@@ -119,18 +153,18 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     url = value.strip().rstrip("/")
     if not url.isprintable():
         raise ClientValidationError(
-            f"{argument} must be a URL of printable characters, got {show(value)}",
+            f"{argument} must be a URL of printable characters, got {show(shown)}",
             argument=argument,
             rule="an http:// or https:// URL",
-            value=value,
+            value=shown,
         )
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
         raise ClientValidationError(
-            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {show(value)}",
+            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {show(shown)}",
             argument=argument,
             rule="an http:// or https:// URL",
-            value=value,
+            value=shown,
         )
     try:
         parsed = httpx.URL(url)
@@ -139,17 +173,17 @@ def normalize_base_url(value: object, *, argument: str) -> str:
         parsed = None
     if parsed is None or not parsed.host or " " in url:
         raise ClientValidationError(
-            f"{argument} must be a valid URL such as 'https://host/v1', got {show(value)}",
+            f"{argument} must be a valid URL such as 'https://host/v1', got {show(shown)}",
             argument=argument,
             rule="an http:// or https:// URL",
-            value=value,
+            value=shown,
         )
     if "?" in url or "#" in url:
         raise ClientValidationError(
-            f"{argument} must not contain a query or fragment, got {show(value)}",
+            f"{argument} must not contain a query or fragment, got {show(shown)}",
             argument=argument,
             rule="no query or fragment",
-            value=value,
+            value=shown,
         )
     return url
 

@@ -24,9 +24,10 @@ the exchange (`APIError`), so ``except APIError`` never hides a bug in the
 calling code.
 
 Every exception pickles with its class, message and attributes, so it can
-cross a process pool or a task queue. The ``Authorization`` header of any
-request it carries is replaced by ``[redacted]`` when pickled, so the API key
-never leaves the process that way. An attribute that cannot be pickled (a
+cross a process pool or a task queue. The ``Authorization`` header (and any
+other header named in ``_secrets.SECRET_NAMES``) of a request it carries is
+replaced by ``[redacted]`` when pickled, and secret-looking query values by
+``REDACTED``, so the API key never leaves the process that way. An attribute that cannot be pickled (a
 lambda, a socket, a list nested past the recursion limit) arrives as a short
 description in a str instead, such as ``'a list nested too deeply to show'``.
 """
@@ -38,6 +39,8 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 import httpx
+
+from ._secrets import is_secret_name, redact_url
 
 if TYPE_CHECKING:
     from ._models import ErrorBody
@@ -65,14 +68,12 @@ _REDACTED = "[redacted]"
 
 
 def _redact_request(request: httpx.Request) -> httpx.Request:
-    headers = [
-        (name, _REDACTED if name.lower() == "authorization" else value) for name, value in request.headers.items()
-    ]
+    headers = [(name, _REDACTED if is_secret_name(name) else value) for name, value in request.headers.items()]
     try:
         content = request.content
     except httpx.RequestNotRead:
         content = b""
-    return httpx.Request(request.method, request.url, headers=headers, content=content)
+    return httpx.Request(request.method, redact_url(request.url), headers=headers, content=content)
 
 
 def _picklable(value: object) -> object:

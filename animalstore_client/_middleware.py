@@ -7,11 +7,14 @@ middleware sees the response before the SDK parses it.
 
 The rules a middleware cannot break, checked here:
 
-- the ``Authorization`` header, the method and the origin (scheme, host,
-  port) stay as the SDK built them: the key goes only where the client
-  sends it (a `ClientValidationError`, like ``extra_headers``);
-- ``call_next`` runs at most once per attempt (a second call is a
-  `MiddlewareError`): the client retries, within its budget and never
+- the method, the origin (scheme, host, port) and the headers the client
+  sets itself (`CLIENT_HEADERS`: ``Authorization``, ``Host``,
+  ``Content-Length``, ``Transfer-Encoding`` and the other framing and
+  hop-by-hop ones) stay as the SDK built them: the key goes only where the
+  client sends it, in a message framed as the client framed it (a
+  `ClientValidationError`, like ``extra_headers``);
+- ``call_next`` runs at most once per attempt, even when two threads race
+  for it (a second call is a `MiddlewareError`): the client retries, within its budget and never
   repeating a POST that may have been stored;
 - an exception a middleware raises that is not an `AnimalStoreError` ends
   the call as a `MiddlewareError` (the original as ``__cause__``), not
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import httpx
 
 from ._exceptions import ClientValidationError, MiddlewareError
+from ._validation import CLIENT_HEADERS
 
 if TYPE_CHECKING:
     from ._sending import Attempts
@@ -42,6 +46,7 @@ __all__ = [
     "Send",
     "awaited_async",
     "awaited_sync",
+    "called_twice",
     "check_middleware",
     "checked_request",
     "checked_response",
@@ -83,7 +88,8 @@ class Middleware(Protocol):
     operation (``"list_pets"``, ``"create_pet"``, ``"get_pet"`` or
     ``"request"``) and ``request.extensions["animalstore.call_id"]`` an id
     the attempts of one call share (a request id that survives retries).
-    It may change headers (not ``Authorization``), record, return a
+    It may change headers (not those the client sets: ``Authorization``,
+    ``Host``, ``Content-Length``, ``Transfer-Encoding``...), record, return a
     response of its own, or raise.
 
     ```python
@@ -195,13 +201,29 @@ class AttemptState:
     """One attempt's bookkeeping for the chain: what the SDK built (kept apart: a middleware may
     change the request object in place), and what the send raised."""
 
-    __slots__ = ("authorization", "error", "method", "origin")
+    __slots__ = ("error", "method", "origin", "owned")
 
     def __init__(self, original: httpx.Request) -> None:
-        self.authorization = original.headers.get_list("authorization")
+        self.owned = _owned_headers(original)
         self.method = original.method
         self.origin = _origin(original.url)
         self.error: BaseException | None = None
+
+
+_OWNED = frozenset(name.encode("ascii") for name in CLIENT_HEADERS)
+
+
+def _owned_headers(request: httpx.Request) -> list[tuple[bytes, bytes]]:
+    """The request's headers that only the client sets (`CLIENT_HEADERS`), as raw pairs in order."""
+    return [(name, value) for name, value in request.headers.raw if name.lower() in _OWNED]
+
+
+def _changed_header(before: list[tuple[bytes, bytes]], after: list[tuple[bytes, bytes]]) -> str:
+    """The name of a client-set header whose values differ between ``before`` and ``after``, as usually spelled."""
+    for name in sorted({name.lower() for name, _ in before} | {name.lower() for name, _ in after}):
+        if [v for n, v in before if n.lower() == name] != [v for n, v in after if n.lower() == name]:
+            return "-".join(part.capitalize() for part in name.decode("ascii", "replace").split("-"))
+    return "Host"  # the same values in another order: not reached for the headers the SDK sets once
 
 
 def _origin(url: httpx.URL) -> str:
@@ -209,25 +231,26 @@ def _origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
-def checked_request(
-    state: AttemptState, request: object, middleware: object, attempts: Attempts, *, called: bool
-) -> httpx.Request:
+def called_twice(middleware: object, attempts: Attempts) -> MiddlewareError:
+    """The error of a middleware that called ``call_next`` a second time in one attempt (only the first was sent)."""
+    return MiddlewareError(
+        f"middleware {_name(middleware)} called call_next twice in attempt {attempts.count}: the first request was "
+        "sent, the second was not. The client retries itself (within its retry budget, and never repeating a "
+        "request the service may have acted on): call it once",
+        request=attempts.request,
+        attempts=attempts.count,
+    )
+
+
+def checked_request(state: AttemptState, request: object, middleware: object, attempts: Attempts) -> httpx.Request:
     """The request a middleware passed to ``call_next``, once it keeps the rules.
 
     Breaking one is a `ClientValidationError` before this request is sent, as
     for a bad argument; on a retry, earlier attempts were sent (the message
-    says so). Calling ``call_next`` twice is a `MiddlewareError`: the first
-    call's request was sent already.
+    says so). The runner then takes the attempt's one ticket to send, so a
+    second call (even a racing one) is a `MiddlewareError` (`called_twice`).
     """
     who = f"middleware {_name(middleware)}"
-    if called:
-        raise MiddlewareError(
-            f"{who} called call_next twice in attempt {attempts.count}: the first request was sent, the "
-            "second was not. The client retries itself (within its retry budget, and never repeating a "
-            "request the service may have acted on): call it once",
-            request=attempts.request,
-            attempts=attempts.count,
-        )
     sent = attempts.count - 1
     earlier = (
         f" on attempt {attempts.count} ({sent} earlier {'one was' if sent == 1 else 'ones were'} sent)" if sent else ""
@@ -239,12 +262,19 @@ def checked_request(
             rule="call_next(request) with an httpx.Request",
             value=middleware,
         )
-    if request.headers.get_list("authorization") != state.authorization:
+    owned = _owned_headers(request)
+    if owned != state.owned:
+        name = _changed_header(state.owned, owned)
+        if name == "Authorization":
+            why = "the client sets it from its API key; use client.with_options(api_key=...) for another key"
+        elif name == "Host":
+            why = "it says which server gets the API key; use base_url= for another one"
+        else:
+            why = "it frames the message or belongs to one hop, so the client (or its HTTP library) sets it"
         raise ClientValidationError(
-            f"{who} changed the Authorization header{earlier}: the client sets it from its API key; use "
-            "client.with_options(api_key=...) for another key",
+            f"{who} changed the {name} header{earlier}: {why}",
             argument="middleware",
-            rule="the Authorization header left as the client set it",
+            rule=f"the {name} header left as the client set it",
             value=middleware,
         )
     if request.method != state.method or _origin(request.url) != state.origin:

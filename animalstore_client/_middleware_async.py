@@ -33,12 +33,15 @@ async def run_middleware_async(
                 state.error = exc
                 raise
         handler = middleware[index]
-        called = False
+        # One ticket: list.pop() is atomic, so of two threads racing into call_next only one sends.
+        ticket = [True]
 
         async def call_next(given: httpx.Request, /) -> httpx.Response:
-            nonlocal called
-            given = rules.checked_request(state, given, handler, attempts, called=called)
-            called = True
+            given = rules.checked_request(state, given, handler, attempts)
+            try:
+                ticket.pop()
+            except IndexError:
+                raise rules.called_twice(handler, attempts) from None
             return await step(index + 1, given)
 
         try:

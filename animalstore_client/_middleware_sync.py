@@ -34,12 +34,15 @@ def run_middleware_sync(
                 state.error = exc
                 raise
         handler = middleware[index]
-        called = False
+        # One ticket: list.pop() is atomic, so of two threads racing into call_next only one sends.
+        ticket = [True]
 
         def call_next(given: httpx.Request, /) -> httpx.Response:
-            nonlocal called
-            given = rules.checked_request(state, given, handler, attempts, called=called)
-            called = True
+            given = rules.checked_request(state, given, handler, attempts)
+            try:
+                ticket.pop()
+            except IndexError:
+                raise rules.called_twice(handler, attempts) from None
             return step(index + 1, given)
 
         try:

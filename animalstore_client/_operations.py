@@ -16,6 +16,7 @@ import httpx
 
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._models import ErrorBody, NewPet, Pet
+from ._secrets import redact_url
 from ._sending import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, copy_request, full_response
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
@@ -94,18 +95,20 @@ def _request(
     headers_argument: str = "extra_headers",
     reuse: bool = True,
 ) -> httpx.Request:
+    # Every argument is checked before a local holds the headers: a crash reporter reads the
+    # locals of the frames a ClientValidationError passes through, and these hold the key.
+    extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
     # request() URLs are the caller's: a template kept for each would grow without bound.
     if reuse and url is not None and content is None and extra_headers is None:
         template = config.templates.get(url)
         if template is None:
             template = config.templates[url] = httpx.Request(method, url, headers=config.prepared_headers)
-        extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
         return copy_request(template, {"timeout": extension})  # headers of its own: httpx may add a Cookie
+    extra = None if extra_headers is None else check_headers(extra_headers, headers_argument)
     headers = config.json_headers if content is not None else config.prepared_headers
-    if extra_headers is not None:
+    if extra is not None:
         headers = headers.copy()
-        headers.update({name.lower(): value for name, value in check_headers(extra_headers, headers_argument).items()})
-    extension = config.timeout_extension if timeout is NOT_GIVEN else check_timeout(timeout).as_dict()
+        headers.update({name.lower(): value for name, value in extra.items()})
     return httpx.Request(
         method,
         url or config.urls.get(path) or config.base_url + path,
@@ -419,7 +422,7 @@ def _origin(response: httpx.Response) -> str:
     request = response.request
     # A mock (or a server) may give no reason phrase: the status's standard one then.
     reason = response.reason_phrase or httpx.codes.get_reason_phrase(response.status_code)
-    return f"{response.status_code} {_quote(reason, 100)} from {request.method} {request.url}"
+    return f"{response.status_code} {_quote(reason, 100)} from {request.method} {redact_url(request.url)}"
 
 
 _SPACE = re.compile(r"\s+")

@@ -7,6 +7,8 @@ from typing import Generic, TypeVar
 
 import httpx
 
+from ._secrets import redact_url
+
 T = TypeVar("T")
 
 __all__ = ["APIResponse"]
@@ -66,4 +68,4 @@ class APIResponse(Generic[T]):
 
     def __repr__(self) -> str:
         request = self._http_response.request
-        return f"<APIResponse [{self.status_code}] {request.method} {request.url}>"
+        return f"<APIResponse [{self.status_code}] {request.method} {redact_url(request.url)}>"

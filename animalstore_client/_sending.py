@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 
-from ._environments import placeholder_note
+from ._environments import placeholder_failure
 from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
+from ._secrets import redact_url
 from ._tls import certificate_failure
 
 if TYPE_CHECKING:
@@ -149,9 +150,9 @@ def connection_error(
 ) -> APIConnectionError:
     """The SDK exception for a transport failure that ends a call."""
     after = f" after {attempts} attempts" if attempts > 1 else ""
-    where = f"{request.method} {request.url}"
+    where = f"{request.method} {redact_url(request.url)}"
     note = f"; {BUDGET_NOTE}" if budget_refused else ""
-    placeholder = placeholder_note(request.url.host) if isinstance(exc, httpx.ConnectError) else None
+    placeholder = placeholder_failure(exc, request.url.host)
     if placeholder is not None:
         note += f". {placeholder}"
     error: APIConnectionError
@@ -292,16 +293,31 @@ class Attempts:
         return copy_request(original, extensions)
 
     def start(self) -> Timeouts:
-        """Begin an attempt; return the per-phase timeouts it may use (none past the deadline)."""
+        """Begin an attempt; return its per-phase timeouts (`before_send` cuts them to the time left)."""
         self._started = now = self._clock()
-        timeouts: Timeouts = self.request.extensions["timeout"]
+        deadline = self._deadline
+        if deadline is not None and deadline - now <= _DEADLINE_MARGIN:
+            raise self._expired(None)
+        return self.request.extensions["timeout"]  # type: ignore[no-any-return]
+
+    def before_send(self, timeouts: Timeouts) -> Timeouts:
+        """The attempt's ``timeouts`` as it is handed to the library, after any middleware: none past the deadline.
+
+        Past the deadline nothing is handed over: the attempt fails as a connect
+        timeout (nothing was sent), which ends the call with `APITimeoutError`.
+        """
         deadline = self._deadline
         if deadline is None:
             return timeouts
-        left = deadline - now
-        if left <= _DEADLINE_MARGIN:
-            raise self._expired(None)
-        return {phase: left if value is None or value > left else value for phase, value in timeouts.items()}
+        left = deadline - self._clock()
+        if left <= 0:
+            raise httpx.ConnectTimeout(
+                "the call's total_timeout passed before the request was sent", request=self.request
+            )
+        for value in timeouts.values():
+            if value is None or value > left:
+                return {phase: left if value is None or value > left else value for phase, value in timeouts.items()}
+        return timeouts
 
     def body_reader(self, codings: Sequence[bytes]) -> BodyReader:
         """A reader for this attempt's body (its Content-Encoding ``codings``), held to the cap and the deadline."""
@@ -330,7 +346,7 @@ class Attempts:
         logger.debug(
             "%s %s failed after %.1f ms (attempt %d): %r",
             request.method,
-            request.url,
+            redact_url(request.url),
             self._elapsed_ms(),
             self.count,
             exc,
@@ -341,7 +357,8 @@ class Attempts:
         if reason is not None:
             # Not retried: the same certificate would be refused again.
             raise APIConnectionError(
-                f"TLS certificate verification failed: {request.method} {request.url}: {reason}. The server's "
+                f"TLS certificate verification failed: {request.method} {redact_url(request.url)}: {reason}. "
+                "The server's "
                 "certificate is not one this client trusts for this host name; if your own CA signed it, pass "
                 "verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
                 request=request,
@@ -350,8 +367,8 @@ class Attempts:
         delay = delay_after_error(
             request.method, exc, retries_done=self.retries, max_retries=self._max_retries, jitter=self._jitter()
         )
-        if isinstance(exc, httpx.ConnectError) and placeholder_note(request.url.host) is not None:
-            delay = None  # a name no server will ever know: another attempt fails the same way
+        if placeholder_failure(exc, request.url.host) is not None:
+            delay = None  # a name no name server knows: another attempt fails the same way
         if delay is None or not self._time_for(delay):
             raise connection_error(exc, request, self.count) from exc
         reason = error_type(exc)
@@ -366,7 +383,7 @@ class Attempts:
             logger.debug(
                 "%s %s -> %d %s in %.1f ms (attempt %d)",
                 request.method,
-                request.url,
+                redact_url(request.url),
                 response.status_code,
                 response.reason_phrase,
                 self._elapsed_ms(),
@@ -398,7 +415,7 @@ class Attempts:
         logger.info(
             "Not retrying %s %s after %s: the retry budget is exhausted (%r)",
             self.request.method,
-            self.request.url,
+            redact_url(self.request.url),
             reason,
             budget,
         )
@@ -415,7 +432,7 @@ class Attempts:
         after = f" after {self.count} attempts" if self.count > 1 else ""
         detail = f" ({cause!r})" if cause is not None else ""
         return APITimeoutError(
-            f"Request timed out: {request.method} {request.url}: total_timeout={self._total_timeout:g}s "
+            f"Request timed out: {request.method} {redact_url(request.url)}: total_timeout={self._total_timeout:g}s "
             f"passed{after}{detail}",
             request=request,
             attempts=self.count,
@@ -427,7 +444,7 @@ class Attempts:
         logger.info(
             "Retrying %s %s in %.2f s (retry %d of %d) after %s",
             self.request.method,
-            self.request.url,
+            redact_url(self.request.url),
             delay,
             self.retries,
             self._max_retries,

@@ -42,6 +42,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ._logging import logger
+from ._secrets import redact_url
 from ._sending import error_type
 from ._version import __version__
 
@@ -71,38 +72,11 @@ _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
 """The conventions' advice for ``http.client.request.duration``."""
 _KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
 _ROUTES = {"list_pets": "/pets", "create_pet": "/pets", "get_pet": "/pets/{petId}"}
-_SECRET_QUERY_KEYS = frozenset(
-    {
-        # The conventions' list...
-        "awsaccesskeyid",
-        "signature",
-        "sig",
-        "x-goog-signature",
-        # ...and names that carry a credential as often.
-        "access_token",
-        "api_key",
-        "apikey",
-        "key",
-        "password",
-        "secret",
-        "token",
-    }
-)
-_REDACTED = "REDACTED"
 
 
 def full_url(url: httpx.URL) -> str:
-    """``url`` for ``url.full``: no user or password, and secret-looking query values replaced."""
-    if url.userinfo:
-        url = url.copy_with(username=None, password=None)
-    if url.query and any(key.lower() in _SECRET_QUERY_KEYS for key in url.params):
-        url = url.copy_with(
-            params=[
-                (key, _REDACTED if key.lower() in _SECRET_QUERY_KEYS else value)
-                for key, value in url.params.multi_items()
-            ]
-        )
-    return str(url)
+    """``url`` for ``url.full``: no user or password, and secret-looking query values replaced (``_secrets``)."""
+    return redact_url(url, userinfo="")
 
 
 def _server(url: httpx.URL) -> dict[str, Any]:

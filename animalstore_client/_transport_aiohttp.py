@@ -19,7 +19,7 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import Timeouts, codings_in, headers_from_library, remembered, response_from_library
+from ._sending import Timeouts, codings_in, headers_from_library, remembered, response_from_library, within
 from ._tls import ssl_context
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
@@ -151,10 +151,10 @@ def _total(deadline: float | None, clock: Callable[[], float] = time.monotonic) 
     """
     if deadline is None:
         return None
-    left = deadline - clock()
+    left = within(None, httpx.ConnectTimeout, deadline, clock) or 0.0  # none left: nothing is sent
     if left > _COARSE:
         return math.floor(left * 10) / 10
-    return max(left, 0.001)
+    return left
 
 
 def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
@@ -175,6 +175,7 @@ class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
     __slots__ = ("_closed", "_headers", "_owned", "_proxies", "_session", "_ssl_context", "_timeouts", "_urls")
+    library = f"aiohttp/{aiohttp.__version__}"
 
     def __init__(self, session: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)

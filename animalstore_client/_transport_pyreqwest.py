@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import socket
 import ssl
 import threading
 import time
@@ -43,6 +44,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pyreqwest
 import pyreqwest.exceptions as errors
 from pyreqwest.client import BaseClientBuilder, Client, ClientBuilder, SyncClient, SyncClientBuilder
 from pyreqwest.proxy import ProxyBuilder
@@ -50,7 +52,7 @@ from pyreqwest.request import BaseRequestBuilder
 
 from ._exceptions import AnimalStoreError
 from ._logging import logger
-from ._sending import Timeouts, headers_from_library, response_from_library
+from ._sending import Timeouts, headers_from_library, response_from_library, within
 
 if TYPE_CHECKING:
     from pyreqwest.request import StreamRequest, SyncStreamRequest
@@ -64,6 +66,8 @@ _ONE_DAY = 86_400.0
 _MOST_CLIENTS = 16
 """Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
 
+_LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
+"""The library that sends, as the User-Agent names it."""
 _FAILURES = (errors.PyreqwestError,)
 # pyreqwest's classes do not say whether the request left: its ConnectError also covers a
 # connection reset after the request was written, and its ConnectTimeoutError a wait for the
@@ -71,6 +75,8 @@ _FAILURES = (errors.PyreqwestError,)
 # does. Without it (should a release word it otherwise) a failure counts as "sent", so a POST is
 # never repeated; tests/test_pyreqwest.py pins the wording.
 CONNECT_CAUSE = "client error (Connect)"
+DNS_CAUSE = "dns error"
+"""reqwest's cause for a host name that did not resolve (tests/test_pyreqwest.py pins the wording)."""
 
 
 def _cause_messages(exc: BaseException) -> list[str]:
@@ -118,6 +124,12 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
         verification.verify_message = refused.split(": ", 1)[-1]
         verification.__cause__ = exc
         failure.__cause__ = verification
+    elif kind is httpx.ConnectError and DNS_CAUSE in causes:
+        # Reported as the socket module reports a name that does not resolve, whatever the library
+        # (_environments.name_not_resolved finds it).
+        unresolved = socket.gaierror(next((cause for cause in reversed(causes) if "://" not in cause), DNS_CAUSE))
+        unresolved.__cause__ = exc
+        failure.__cause__ = unresolved
     else:
         failure.__cause__ = exc
     return failure
@@ -446,7 +458,10 @@ def _library_headers(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, st
 
 
 def _total(deadline: float | None) -> timedelta | None:
-    return None if deadline is None else _seconds(deadline - time.monotonic())
+    """The request's own total timeout: the time left until ``deadline``, never rounded up (none left: nothing sent)."""
+    if deadline is None:
+        return None
+    return timedelta(seconds=min(within(None, httpx.ConnectTimeout, deadline) or 0.0, _ONE_DAY))
 
 
 # What pyreqwest reads of a body before handing the response over (its default, kept).
@@ -582,6 +597,7 @@ class AsyncPyreqwestTransport:
     """The seam over a `pyreqwest.client.Client`: the caller's, or the SDK's own (built on first use, closed by it)."""
 
     __slots__ = ("_client", "_settings")
+    library = _LIBRARY
 
     def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
         assert client is None or isinstance(client, Client)
@@ -636,6 +652,7 @@ class PyreqwestTransport:
     """The seam over a `pyreqwest.client.SyncClient`: the caller's, or the SDK's own (built on first use)."""
 
     __slots__ = ("_client", "_settings")
+    library = _LIBRARY
 
     def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
         assert client is None or isinstance(client, SyncClient)

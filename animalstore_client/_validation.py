@@ -234,6 +234,10 @@ FORBIDDEN_HEADERS = frozenset(
 _TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
+CLIENT_HEADERS = FORBIDDEN_HEADERS | {"authorization"}
+"""Headers only the client sets: neither ``extra_headers`` nor a middleware may set or change them."""
+
+
 def check_headers(headers: object, argument: str) -> dict[str, str]:
     """A mapping of header names to str values that may not set ``Authorization``."""
     if headers is None:

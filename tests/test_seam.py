@@ -317,8 +317,22 @@ def test_aiohttp_total_timeout_is_rounded_down_only_far_from_the_deadline() -> N
     assert _total(1000.0 + 119.987, clock) == 119.9
     assert _total(1000.0 + 10.05, clock) == 10.0
     assert _total(1000.0 + 9.987, clock) == pytest.approx(9.987)
-    assert _total(1000.0 + 0.0001, clock) == 0.001
-    assert _total(999.0, clock) == 0.001
+    assert _total(1000.0 + 0.0001, clock) == pytest.approx(0.0001)  # never rounded up past the deadline
+    with pytest.raises(httpx.ConnectTimeout):  # none left: nothing is handed to aiohttp
+        _total(999.0, clock)
+
+
+def test_pyreqwest_total_timeout_is_never_rounded_up_past_the_deadline() -> None:
+    """pyreqwest's total is exactly the time left (its 1 ms floor for settings does not apply); none left, none sent."""
+    pytest.importorskip("pyreqwest", reason="the pyreqwest backend's own rule; pyreqwest is not installed")
+    from animalstore_client._transport_pyreqwest import _total
+
+    assert _total(None) is None
+    total = _total(time.monotonic() + 0.0004)
+    assert total is not None
+    assert total.total_seconds() <= 0.0004
+    with pytest.raises(httpx.ConnectTimeout):
+        _total(time.monotonic() - 0.001)
 
 
 def test_a_head_answer_that_declares_a_length_has_no_body_on_every_backend(make_client: ClientFactory) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import socket
 import zlib
 
 import httpx
@@ -12,7 +13,7 @@ import pytest
 from animalstore_client import APIConnectionError, APITimeoutError
 from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader, codings_in
 
-# Not a built-in placeholder host: a failure to connect to one of those is never retried.
+# Not a built-in placeholder host, whose name not resolving is never retried.
 URL = "https://animals.internal.test/v1/pets"
 TIMEOUTS = {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0}
 
@@ -238,10 +239,31 @@ def test_a_late_attempt_gets_only_the_time_left() -> None:
     clock = FakeClock()
     attempts = _timed(clock, 10.0)
     clock.advance(7.0)
-    assert attempts.start() == {"connect": 3.0, "read": 3.0, "write": 3.0, "pool": 3.0}
+    assert attempts.before_send(attempts.start()) == {"connect": 3.0, "read": 3.0, "write": 3.0, "pool": 3.0}
     clock.advance(0.5)
-    timeouts = attempts.start()
+    timeouts = attempts.before_send(attempts.start())
     assert timeouts["connect"] == pytest.approx(2.5)
+
+
+def test_the_time_left_is_taken_when_the_request_is_handed_over() -> None:
+    """Time spent between start() and the send (middleware) is taken off: before_send cuts to what is left then."""
+    clock = FakeClock()
+    attempts = _timed(clock, 10.0)
+    timeouts = attempts.start()
+    clock.advance(8.0)
+    assert attempts.before_send(timeouts) == {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
+
+
+def test_nothing_is_handed_over_once_the_deadline_has_passed() -> None:
+    """A request whose deadline passed after start() (a slow middleware) is a ConnectTimeout: nothing is sent."""
+    clock = FakeClock()
+    attempts = _timed(clock, 0.5)
+    timeouts = attempts.start()
+    clock.advance(0.6)
+    with pytest.raises(httpx.ConnectTimeout, match="before the request was sent"):
+        attempts.before_send(timeouts)
+    with pytest.raises(APITimeoutError, match=r"total_timeout=0.5s passed"):
+        attempts.after_error(httpx.ConnectTimeout("late", request=attempts.request))
 
 
 def test_no_attempt_starts_once_the_deadline_has_passed() -> None:
@@ -315,11 +337,37 @@ def test_elapsed_time_in_the_log_comes_from_the_clock(caplog: pytest.LogCaptureF
     "url", ["https://api.animalstore.example/v1/pets", "https://staging.api.animalstore.example/v1/pets"]
 )
 def test_a_placeholder_host_fails_at_once_saying_what_to_set(url: str) -> None:
-    """The built-in hosts are placeholders: a failure to reach one is not retried and names ANIMALSTORE_BASE_URL."""
+    """The built-in hosts are placeholders: a failure to resolve one's name is not retried and names
+    ANIMALSTORE_BASE_URL; any other failure to connect to it is retried as for any host."""
     attempts = Attempts(httpx.Request("GET", url), max_retries=2, jitter=lambda: 0.0)
+    unresolved = httpx.ConnectError("[Errno -2] Name or service not known")
+    unresolved.__cause__ = socket.gaierror(-2, "Name or service not known")
     with pytest.raises(APIConnectionError, match=r"is a placeholder.*set ANIMALSTORE_BASE_URL or base_url=") as info:
-        attempts.after_error(httpx.ConnectError("[Errno -2] Name or service not known"))
+        attempts.after_error(unresolved)
     assert info.value.attempts == 1
+    refused = Attempts(httpx.Request("GET", url), max_retries=2, jitter=lambda: 0.0)
+    assert refused.after_error(httpx.ConnectError("[Errno 111] Connection refused")) == 0.5
+
+
+def test_a_name_that_did_not_resolve_is_found_in_the_chain_as_each_library_reports_it() -> None:
+    """A socket.gaierror as cause or context, however deep, or aiohttp's own DNS class; nothing else."""
+    from aiohttp import ClientConnectorDNSError
+    from aiohttp.client_reqrep import ConnectionKey
+
+    from animalstore_client._environments import name_not_resolved
+
+    deep = httpx.ConnectError("failed")
+    middle = OSError("wrapped")
+    middle.__context__ = socket.gaierror(-2, "Name or service not known")
+    deep.__cause__ = middle
+    assert name_not_resolved(deep)
+    key = ConnectionKey("api.animalstore.example", 443, True, True, None, None, None)
+    assert name_not_resolved(ClientConnectorDNSError(key, OSError(None, "DNS lookup failed")))  # aiodns: no gaierror
+    assert not name_not_resolved(httpx.ConnectError("refused"))
+    looped = httpx.ConnectError("looped")
+    looped.__context__ = ConnectionRefusedError(111, "refused")
+    looped.__context__.__context__ = looped
+    assert not name_not_resolved(looped)
 
 
 def test_a_body_taken_whole_is_held_to_the_deadline_as_a_fed_one_is() -> None:

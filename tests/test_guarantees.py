@@ -1,0 +1,431 @@
+"""The SDK's guarantees, stated once and run over every client/library pair (``ALL_VARIANTS``).
+
+Every test here names ``ALL_VARIANTS`` itself (a test that takes ``variant`` would otherwise run on httpx only).
+
+A fifth library inherits every test here by joining the variant list in
+``conftest.py``. Each guarantee is kept above the transport seam:
+
+1. no secret in any frame of a traceback a public method raises (a frame
+   walker, and the real ``sentry-sdk`` with its default options);
+2. no request is handed to a library once the call's deadline has passed;
+3. the request that leaves has the headers the SDK set (``Host``,
+   ``Authorization``, ``Content-Length``, ``Transfer-Encoding``), and
+   ``call_next`` sends once per attempt;
+4. telemetry never changes a call's outcome;
+5. the User-Agent names the library that sends;
+6. secret-looking query values are masked in log lines and exception text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+
+from animalstore_client import (
+    AnimalStoreClient,
+    AnimalStoreError,
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AsyncAnimalStoreClient,
+    AsyncCallNext,
+    CallNext,
+    ClientValidationError,
+    MiddlewareError,
+)
+
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, ClientFactory
+from .servers import LoopbackServer, refused_url, respond
+from .tls import ca_file, server_context, stranger
+
+SECRET = "sk-live-GUARANTEE-7f3a9c1e5b"
+"""The API key of these tests: a module constant, so no test frame holds it in a local of its own."""
+TOKEN = "tok-QUERY-SECRET-51d0"
+"""A secret-looking query value (``?token=...``)."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- 1. No secret in a traceback ----------------------------------------------------------------
+
+
+def _one_level(value: object) -> Iterator[object]:
+    """``value`` and, for a mapping (headers included) or a sequence, what it holds one level deep."""
+    yield value
+    if isinstance(value, (str, bytes, bytearray)):
+        return
+    items = getattr(value, "items", None)
+    if callable(items):
+        try:
+            pairs = cast("Iterable[Iterable[object]]", items())
+            for pair in list(pairs)[:1000]:
+                yield from pair
+        except Exception:  # a mapping that cannot be listed holds nothing we can see
+            return
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        yield from list(cast("Iterable[object]", value))[:1000]
+
+
+def _holds(value: object, secret: str) -> bool:
+    if isinstance(value, str):
+        return secret in value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return secret.encode() in bytes(value)
+    return False
+
+
+def frames_holding(exc: BaseException, secret: str = SECRET) -> list[str]:
+    """Every frame local, in ``exc``'s traceback and its chained exceptions', that holds ``secret``."""
+    found: list[str] = []
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        tb = current.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            for name, value in list(frame.f_locals.items()):
+                if any(_holds(item, secret) for item in _one_level(value)):
+                    found.append(f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}:{name}")
+            tb = tb.tb_next
+        pending.extend(linked for linked in (current.__cause__, current.__context__) if linked is not None)
+    return found
+
+
+def test_the_walker_finds_a_key_in_a_library_frame() -> None:
+    """The walker is not blind: a key in a plain local, a dict, a list or bytes of a raising frame is found."""
+
+    def library(headers: dict[str, str], raw: bytes, parts: list[str]) -> None:
+        raise OSError("reset")
+
+    with pytest.raises(OSError, match="reset") as info:
+        library({"Authorization": f"Bearer {SECRET}"}, f"Bearer {SECRET}".encode(), ["x", SECRET])
+    found = frames_holding(info.value)
+    assert sorted(name.rsplit(":", 1)[1] for name in found) == ["headers", "parts", "raw"]
+
+
+def _reset(conn: socket.socket) -> bool:
+    """Read the request, then reset the connection without answering."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    return False
+
+
+def _raising(variant: str) -> Any:
+    """A middleware of the variant's kind that raises its own ValueError after the send."""
+    if variant.startswith("sync"):
+
+        def middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+            call_next(request)
+            raise ValueError("the middleware's own bug")
+
+        return middleware
+
+    async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+        await call_next(request)
+        raise ValueError("the middleware's own bug")
+
+    return async_middleware
+
+
+FAILURES = ["status", "timeout", "refused", "reset", "tls", "middleware", "validation"]
+
+
+def _operation(client: Any, operation: str, *, invalid: bool) -> Callable[[], object]:
+    """``operation`` on ``client`` as a call of no arguments; with ``invalid``, with an argument it refuses."""
+    if operation == "list_pets":
+        return lambda: client.list_pets(limit=0 if invalid else 5)
+    if operation == "create_pet":
+        return lambda: client.create_pet(name="Rex", category_id=-(2**70) if invalid else 1)
+    headers = {"Bad": "\n"} if invalid else None
+    return lambda: client.request("GET", "/pets", params={"token": TOKEN}, headers=headers)
+
+
+def _fail(kind: str, make_client: ClientFactory, variant: str, operation: str) -> BaseException:
+    """Run ``operation`` into failure ``kind`` on the variant; return what it raised."""
+    tls = server_context(stranger()) if kind == "tls" else None
+    scripts: dict[str, list[Callable[[socket.socket], bool]]] = {
+        "status": [respond(500, {"code": "boom", "message": "down", "status": 500})],
+        "reset": [_reset],
+    }
+    script = scripts.get(kind, [respond(200, [])])
+    with LoopbackServer(script, tls=tls) as server:
+        if kind == "timeout":
+            server.script = [server.hang()]
+        options: dict[str, Any] = {"max_retries": 0, "timeout": 0.5}
+        if kind == "refused":
+            options["base_url"] = refused_url()
+        elif kind == "tls":
+            options.update(base_url=server.base_url.replace("127.0.0.1", "localhost"), verify=ca_file())
+        else:
+            options["base_url"] = server.base_url
+        if kind == "middleware":
+            options["middleware"] = [_raising(variant)]
+        client = make_client(SECRET, **options)
+        call = _operation(client, operation, invalid=kind == "validation")
+        with pytest.raises(AnimalStoreError) as info:
+            call()
+        return info.value
+
+
+EXPECTED: dict[str, type[AnimalStoreError]] = {
+    "status": APIStatusError,
+    "timeout": APITimeoutError,
+    "refused": APIConnectionError,
+    "reset": APIConnectionError,
+    "tls": APIConnectionError,
+    "middleware": MiddlewareError,
+    "validation": ClientValidationError,
+}
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet", "request"])
+@pytest.mark.parametrize("kind", FAILURES)
+def test_no_frame_of_a_raised_traceback_holds_the_key(
+    make_client: ClientFactory, variant: str, kind: str, operation: str
+) -> None:
+    """For each failure kind and operation, no frame below the call (the library's included) holds the API key."""
+    exc = _fail(kind, make_client, variant, operation)
+    assert isinstance(exc, EXPECTED[kind]), repr(exc)
+    assert frames_holding(exc) == []
+    # The traceback still says where it failed, and a connection error keeps the library's exception.
+    assert exc.__traceback__ is not None
+    if kind in ("timeout", "refused", "reset"):
+        assert exc.__cause__ is not None
+        assert exc.__cause__.__traceback__ is not None
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_refused_constructor_or_copy_holds_no_key_in_its_frames(variant: str) -> None:
+    """A client refused at construction, or a with_options copy refused, leaves no frame holding the key."""
+    cls: Callable[..., Any] = AnimalStoreClient if variant.startswith("sync") else AsyncAnimalStoreClient
+    backend: Any = variant.split("-")[1] if "-" in variant else "httpx"
+    with pytest.raises(ClientValidationError) as info:
+        cls(SECRET, base_url=f"https://h.example/v1?api_key={SECRET}", backend=backend)
+    assert frames_holding(info.value) == []
+    assert SECRET not in str(info.value)
+    assert SECRET not in repr(info.value.value)
+    client = cls(SECRET, base_url="http://127.0.0.1:9/v1", backend=backend)
+    with pytest.raises(ClientValidationError) as info:
+        client.with_options(api_key=SECRET + "\n")
+    assert frames_holding(info.value, SECRET) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_sentry_with_default_options_sends_no_key(variant: str) -> None:
+    """The real sentry-sdk, default options (frame locals on), captures every failure kind: no event holds the key."""
+    pytest.importorskip("sentry_sdk", reason="sentry-sdk is a test requirement: pip install -r tests/requirements.txt")
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.sentry_probe", variant],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["events"] == report["failures"] > 0, report
+    assert report["with_locals"] == report["events"], report  # the reporter did read frame locals
+    assert report["key_found"] == 0, report
+
+
+# --- 2. No request after the deadline -------------------------------------------------------------
+
+
+def _slow(variant: str, seconds: float) -> Any:
+    """A middleware of the variant's kind that waits ``seconds`` before call_next."""
+    if variant.startswith("sync"):
+
+        def middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+            time.sleep(seconds)
+            return call_next(request)
+
+        return middleware
+
+    async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+        await asyncio.sleep(seconds)
+        return await call_next(request)
+
+    return async_middleware
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_nothing_is_sent_once_the_deadline_passed_in_middleware(make_client: ClientFactory, variant: str) -> None:
+    """A middleware that waits past total_timeout: the POST never reaches the server; the call is APITimeoutError."""
+    with LoopbackServer([respond(201, {"id": 1, "name": "Rex", "categoryId": 1})]) as server:
+        client = make_client(base_url=server.base_url, total_timeout=0.5, middleware=[_slow(variant, 0.6)])
+        with pytest.raises(APITimeoutError, match="total_timeout"):
+            client.create_pet(name="Rex", category_id=1)
+        time.sleep(0.1)  # a request handed over late would have arrived by now
+        assert server.received == []
+
+
+# --- 3. The request that leaves is the one the SDK built ------------------------------------------
+
+
+def _setting(variant: str, name: str, value: str) -> Any:
+    """A middleware of the variant's kind that sets header ``name`` before call_next."""
+    if variant.startswith("sync"):
+
+        def middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+            request.headers[name] = value
+            return call_next(request)
+
+        return middleware
+
+    async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+        request.headers[name] = value
+        return await call_next(request)
+
+    return async_middleware
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("Host", "evil.example"),
+        ("Authorization", "Bearer someone-else"),
+        ("Content-Length", "3"),
+        ("Transfer-Encoding", "chunked"),
+    ],
+)
+def test_a_middleware_cannot_change_where_the_key_goes_or_the_framing(
+    make_client: ClientFactory, variant: str, name: str, value: str
+) -> None:
+    """Host, Authorization, Content-Length or Transfer-Encoding set by a middleware: refused, named; nothing sent."""
+    with LoopbackServer() as server:
+        client = make_client(base_url=server.base_url, middleware=[_setting(variant, name, value)])
+        with pytest.raises(ClientValidationError, match=f"changed the {name} header"):
+            client.create_pet(name="Rex", category_id=1)
+        assert server.received == []
+
+
+@pytest.mark.parametrize("variant", ["sync", "sync-urllib3", PYREQWEST_VARIANTS[0]], indirect=True)
+def test_two_threads_racing_into_call_next_send_once(make_client: ClientFactory, variant: str) -> None:
+    """A middleware that calls call_next from two threads at once: one request leaves, the other is refused."""
+    outcomes: list[str] = []
+
+    def racing(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+        barrier = threading.Barrier(2, timeout=5)
+        answers: list[httpx.Response] = []
+
+        def go() -> None:
+            barrier.wait()
+            try:
+                answers.append(call_next(request))
+                outcomes.append("sent")
+            except MiddlewareError:
+                outcomes.append("refused")
+
+        threads = [threading.Thread(target=go) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        return answers[0]
+
+    with LoopbackServer([respond(200, [])]) as server:
+        client = make_client(base_url=server.base_url, middleware=[racing], max_retries=0)
+        for _ in range(20):
+            client.list_pets()
+        assert len(server.received) == 20
+    assert outcomes.count("sent") == 20
+    assert outcomes.count("refused") == 20
+
+
+# --- 4. Telemetry never changes an outcome ----------------------------------------------------------
+
+
+class _BrokenTracerProvider:
+    """A tracer provider whose get_tracer raises."""
+
+    def get_tracer(self, *args: object, **kwargs: object) -> Any:
+        raise RuntimeError("tracer provider down")
+
+
+class _BrokenMeterProvider:
+    """A meter provider whose get_meter raises."""
+
+    def get_meter(self, *args: object, **kwargs: object) -> Any:
+        raise RuntimeError("meter provider down")
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_broken_telemetry_changes_no_outcome(
+    make_client: ClientFactory, variant: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Providers that raise: the POST is stored once, a 500 is still InternalServerError, one WARNING says why."""
+    pytest.importorskip("opentelemetry", reason="the [otel] extra is a test requirement")
+    pet = {"id": 7, "name": "Rex", "categoryId": 1}
+    error = {"code": "boom", "message": "down", "status": 500}
+    with LoopbackServer([respond(201, pet), respond(500, error), respond(201, pet)]) as server:
+        client = make_client(
+            base_url=server.base_url,
+            max_retries=0,
+            tracer_provider=_BrokenTracerProvider(),
+            meter_provider=_BrokenMeterProvider(),
+        )
+        with caplog.at_level(logging.WARNING, logger="animalstore_client"):
+            assert client.create_pet(name="Rex", category_id=1).id == 7
+            with pytest.raises(APIStatusError) as info:
+                client.create_pet(name="Rex", category_id=1)
+            assert info.value.status_code == 500
+            assert client.create_pet(name="Rex", category_id=1).id == 7
+        assert len(server.received) == 3
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert warnings
+    assert all("provider" in record.getMessage() for record in warnings)
+    assert len(warnings) <= 2  # once per failing component, not once per call
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+# --- 5. Named truthfully --------------------------------------------------------------------------
+
+def test_the_user_agent_names_the_library_that_sends(make_client: ClientFactory, variant: str) -> None:
+    """The User-Agent says animalstore-client-python/<v> <library>/<v>: the library that sent it."""
+    library = variant.split("-")[1] if "-" in variant else "httpx"
+    with LoopbackServer() as server:
+        make_client(base_url=server.base_url).list_pets()
+        agent = server.received[0].headers["user-agent"]
+    assert agent.startswith("animalstore-client-python/")
+    assert f" {library}/" in agent
+    others = {"httpx", "aiohttp", "urllib3", "pyreqwest"} - {library}
+    assert not any(f" {other}/" in agent for other in others), agent
+
+
+# --- 6. One list of what is secret ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_secret_query_value_is_masked_in_logs_and_exception_text(
+    make_client: ClientFactory, variant: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """?token=... never shows in a DEBUG or INFO log line or in the exception's text; other values do."""
+    error = {"code": "boom", "message": "down", "status": 503}
+    with LoopbackServer([respond(503, error)]) as server:
+        client = make_client(base_url=server.base_url, max_retries=1)
+        with caplog.at_level(logging.DEBUG, logger="animalstore_client"), pytest.raises(APIStatusError) as info:
+            client.request("GET", "/pets", params={"token": TOKEN, "limit": "5"})
+    text = [str(info.value), repr(info.value), *(record.getMessage() for record in caplog.records)]
+    assert len(caplog.records) >= 2
+    assert not any(TOKEN in line for line in text)
+    assert any("token=REDACTED" in line and "limit=5" in line for line in text)
