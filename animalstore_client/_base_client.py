@@ -506,8 +506,8 @@ class _BaseClient:
             )
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            forget_locals(exc, (api_key, self._api_key) if isinstance(api_key, str) else (self._api_key,))
             api_key = base_url = default_headers = NOT_GIVEN
-            forget_locals(exc)
             raise
 
     @property
@@ -653,7 +653,12 @@ class _BaseClient:
             modules = sys.modules
             if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
                 return None  # the application never imported OpenTelemetry: no provider can be set
-            telemetry = _global_telemetry()
+            try:
+                telemetry = _global_telemetry()
+            except Exception as exc:  # noqa: BLE001  # telemetry never changes a call's outcome
+                # Importing OpenTelemetry's propagators raises when OTEL_PROPAGATORS names a missing one.
+                _telemetry_unavailable(exc)
+                return None
         return telemetry.call(operation, request)
 
     def _after_fork(self, pool: Pool) -> None:
@@ -686,6 +691,16 @@ def _global_telemetry() -> Telemetry:
     return global_telemetry()
 
 
+_UNAVAILABLE: list[str] = []
+
+
+def _telemetry_unavailable(exc: Exception) -> None:
+    """Say once per process, at WARNING, that the global telemetry could not be set up; calls go on without it."""
+    if not _UNAVAILABLE:
+        _UNAVAILABLE.append(type(exc).__name__)
+        logger.warning("OpenTelemetry could not be set up, so calls are not traced: %s: %s", type(exc).__name__, exc)
+
+
 def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
     """The telemetry of a client given these providers; ``None`` means the global providers, looked up per call."""
     if tracer_provider is None and meter_provider is None:
@@ -699,6 +714,9 @@ def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry
             "tracer_provider and meter_provider need the OpenTelemetry API: pip install "
             f'"{REQUIREMENTS["opentelemetry-api"]}" (what the [otel] extra installs)'
         ) from exc
+    except Exception as exc:  # noqa: BLE001  # installed but failing to import: telemetry never stops a client
+        _telemetry_unavailable(exc)
+        return None
     return Telemetry(tracer_provider, meter_provider)  # type: ignore[arg-type]
 
 

@@ -154,8 +154,8 @@ class AsyncAnimalStoreClient(IOAsync):
             self._config = self._request_config()
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())
             api_key = base_url = default_headers = None
-            forget_locals(exc)
             raise
 
     def _new_transport(self) -> AsyncTransport:
@@ -211,7 +211,8 @@ class AsyncAnimalStoreClient(IOAsync):
         except BaseException as exc:
             if observer is not None:
                 observer.finish(exc)
-            forget_locals(exc)  # what a crash reporter reads of the frames below: the library's hold the key
+            # What a crash reporter reads of the frames below: the library's hold the key.
+            forget_locals(exc, (self._api_key,))
             raise
         if observer is not None:
             observer.finish(None)

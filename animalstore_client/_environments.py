@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import enum
 import socket
-import sys
 from collections.abc import Mapping
 
 import httpx
@@ -76,19 +75,16 @@ def name_not_resolved(exc: BaseException) -> bool:
     """Whether ``exc`` is a failure to resolve the host name (DNS), as any backend reports one.
 
     The transports keep the library's exception as ``__cause__``: a `socket.gaierror` is somewhere
-    in the chain (httpx, urllib3, aiohttp's own resolver; the pyreqwest transport puts one there
-    for reqwest's "dns error"), or aiohttp's own class for it is (its aiodns resolver raises no
-    gaierror). A failure raised without one (a mock's ``httpx.ConnectError``) is not.
+    in the chain (httpx, urllib3, aiohttp's threaded resolver; the aiohttp and pyreqwest transports
+    put one there for aiohttp's ``ClientConnectorDNSError`` and reqwest's "dns error"). A failure
+    raised without one (a mock's ``httpx.ConnectError``) is not.
     """
-    aiohttp_errors = sys.modules.get("aiohttp.client_exceptions")  # only aiohttp itself can have raised one
-    dns_error = getattr(aiohttp_errors, "ClientConnectorDNSError", None)
-    kinds = (socket.gaierror, dns_error) if isinstance(dns_error, type) else (socket.gaierror,)
     seen: list[BaseException] = [exc]
     index = 0
     while index < len(seen) and index < _MAX_CHAIN:
         current = seen[index]
         index += 1
-        if isinstance(current, kinds):
+        if isinstance(current, socket.gaierror):
             return True
         for linked in (current.__cause__, current.__context__):
             if linked is not None and all(linked is not other for other in seen):

@@ -201,34 +201,48 @@ class AttemptState:
     """One attempt's bookkeeping for the chain: what the SDK built (kept apart: a middleware may
     change the request object in place), and what the send raised."""
 
-    __slots__ = ("error", "method", "origin", "owned")
+    __slots__ = ("body", "error", "method", "origin", "owned")
 
     def __init__(self, original: httpx.Request) -> None:
         self.owned = _owned_headers(original)
         self.method = original.method
         self.origin = _origin(original.url)
+        self.body = _body(original)
         self.error: BaseException | None = None
 
 
 _OWNED = frozenset(name.encode("ascii") for name in CLIENT_HEADERS)
 
 
-def _owned_headers(request: httpx.Request) -> list[tuple[bytes, bytes]]:
-    """The request's headers that only the client sets (`CLIENT_HEADERS`), as raw pairs in order."""
-    return [(name, value) for name, value in request.headers.raw if name.lower() in _OWNED]
+def _owned_headers(request: httpx.Request) -> dict[bytes, list[bytes]]:
+    """The values of each header only the client sets (`CLIENT_HEADERS`), by lower-case name."""
+    owned: dict[bytes, list[bytes]] = {}
+    for name, value in request.headers.raw:
+        lower = name.lower()
+        if lower in _OWNED:
+            owned.setdefault(lower, []).append(value)
+    return owned
 
 
-def _changed_header(before: list[tuple[bytes, bytes]], after: list[tuple[bytes, bytes]]) -> str:
+def _changed_header(before: dict[bytes, list[bytes]], after: dict[bytes, list[bytes]]) -> str:
     """The name of a client-set header whose values differ between ``before`` and ``after``, as usually spelled."""
-    for name in sorted({name.lower() for name, _ in before} | {name.lower() for name, _ in after}):
-        if [v for n, v in before if n.lower() == name] != [v for n, v in after if n.lower() == name]:
-            return "-".join(part.capitalize() for part in name.decode("ascii", "replace").split("-"))
-    return "Host"  # the same values in another order: not reached for the headers the SDK sets once
+    name = min(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    return "-".join(part.capitalize() for part in name.decode("ascii", "replace").split("-"))
+
+
+def _body(request: httpx.Request) -> bytes | None:
+    """The request's body, or ``None`` for a streamed one that was never read (not the SDK's: it sends bytes)."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        return None
 
 
 def _origin(url: httpx.URL) -> str:
+    # A user:password@ counts: with one, some libraries would replace the bearer key by Basic auth.
     port = "" if url.port is None else f":{url.port}"
-    return f"{url.scheme}://{url.host}{port}"
+    userinfo = "***@" if url.userinfo else ""
+    return f"{url.scheme}://{userinfo}{url.host}{port}"
 
 
 def called_twice(middleware: object, attempts: Attempts) -> MiddlewareError:
@@ -277,6 +291,15 @@ def checked_request(state: AttemptState, request: object, middleware: object, at
             rule=f"the {name} header left as the client set it",
             value=middleware,
         )
+    body = state.body
+    if request.stream is not attempts.request.stream and _body(request) != body:
+        raise ClientValidationError(
+            f"{who} changed the request body{earlier}: the client frames the body it built; a middleware may "
+            "change headers (not those the client sets), the path and the query",
+            argument="middleware",
+            rule="the body left as the client built it",
+            value=middleware,
+        )
     if request.method != state.method or _origin(request.url) != state.origin:
         raise ClientValidationError(
             f"{who} changed the request to {request.method} {_origin(request.url)}{earlier}; a middleware may change "
@@ -315,6 +338,8 @@ def checked_response(result: object, middleware: object, attempts: Attempts, req
             request=attempts.request,
             attempts=attempts.count,
         ) from None
+    except Exception as exc:  # a Response subclass of the middleware's whose .content raises
+        raise wrapped_error(exc, middleware, attempts) from exc
     try:
         result.request  # noqa: B018
     except RuntimeError:  # a response the middleware made itself

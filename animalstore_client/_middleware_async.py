@@ -52,6 +52,8 @@ async def run_middleware_async(
             if exc is state.error:
                 raise  # the send's own failure, passed on: the retry policy decides
             raise rules.wrapped_error(exc, handler, attempts) from exc
+        finally:
+            ticket.clear()  # a call_next kept past its attempt sends nothing later
         return rules.checked_response(result, handler, attempts, current)
 
     return await step(0, request)

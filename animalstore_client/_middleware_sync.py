@@ -53,6 +53,8 @@ def run_middleware_sync(
             if exc is state.error:
                 raise  # the send's own failure, passed on: the retry policy decides
             raise rules.wrapped_error(exc, handler, attempts) from exc
+        finally:
+            ticket.clear()  # a call_next kept past its attempt sends nothing later
         return rules.checked_response(result, handler, attempts, current)
 
     return step(0, request)

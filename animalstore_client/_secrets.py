@@ -19,14 +19,25 @@ Nothing here imports the rest of the package: every layer may use it.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import inspect
 import re
 import sys
+from collections.abc import Mapping
 from types import FrameType
+from typing import cast
 from urllib.parse import unquote_plus
 
-__all__ = ["REDACTED", "SECRET_NAMES", "forget_locals", "has_userinfo", "is_secret_name", "redact_url"]
+__all__ = [
+    "REDACTED",
+    "SECRET_NAMES",
+    "forget_locals",
+    "has_userinfo",
+    "is_secret_name",
+    "redact_text",
+    "redact_url",
+]
 
 SECRET_NAMES = frozenset(
     {
@@ -72,13 +83,13 @@ def is_secret_name(name: str) -> bool:
     return name.lower() in SECRET_NAMES
 
 
-_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:/*)([^/?#]*@)")
-_QUERY_PAIR = re.compile(r"(^|[&;])([^=&;#]*)=([^&;#]*)")
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s@]*@)")
+_PAIR = re.compile(r"([?&;])([^=&;#\s]+)=([^&;#\s'\"]*)")
 
 
 def has_userinfo(url: str) -> bool:
     """Whether the URL text ``url`` holds a ``user:password@`` part."""
-    return _USERINFO.match(url) is not None
+    return _USERINFO.match(url.lstrip()) is not None
 
 
 def _masked_pair(match: re.Match[str]) -> str:
@@ -88,88 +99,121 @@ def _masked_pair(match: re.Match[str]) -> str:
     return match[0]
 
 
+def redact_text(text: str, *, userinfo: str = "***@") -> str:
+    """``text`` with every ``user:password@`` of a URL in it, and every secret-looking query value, masked.
+
+    For URLs (`redact_url`) and for text that quotes one, such as a library's error message
+    (aiohttp's ``Connection timeout to host https://...?token=...``). ``userinfo`` replaces the
+    ``user:password@`` part (``""`` drops it, as ``url.full`` wants).
+    """
+    if "@" in text:
+        text = _USERINFO.sub(lambda match: match[1] + userinfo, text)
+    if "=" in text:
+        text = _PAIR.sub(_masked_pair, text)
+    return text
+
+
 def redact_url(url: object, *, userinfo: str = "***@") -> str:
     """``url`` (an `httpx.URL` or any text) as it may be shown: no ``user:password@``, no secret query value.
 
     Works on text that is not a valid URL too (a ``base_url`` being refused).
-    ``userinfo`` replaces the ``user:password@`` part (``""`` drops it, as ``url.full`` wants).
     """
-    text = str(url)
-    if "@" in text:
-        text = _USERINFO.sub(lambda match: match[1] + userinfo, text)
-    path, mark, rest = text.partition("?")
-    if not mark:
-        return text
-    query, hash_mark, fragment = rest.partition("#")
-    return f"{path}?{_QUERY_PAIR.sub(_masked_pair, query)}{hash_mark}{fragment}"
+    return redact_text(str(url), userinfo=userinfo)
 
 
 _GENERATOR_CODE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-# Python 3.13 made frame.clear() refuse a suspended frame (RuntimeError) as it refuses an executing
-# one; before, it closed the suspended generator or coroutine, which must not happen to one still in use.
+# Before Python 3.13, frame.clear() closes a suspended generator or coroutine instead of refusing
+# (RuntimeError), as it refuses a running frame; before 3.12, a finished coroutine's frame has no
+# f_back to prove which frame awaited it.
 _CLEAR_REFUSES_SUSPENDED = sys.version_info >= (3, 13)
+_FINISHED_CORO_KNOWS_CALLER = sys.version_info >= (3, 12)
 _MOST_EXCEPTIONS = 64
-"""Most exceptions of one chain whose frames are cleared: a chain is a few long, a cycle is cut by identity."""
+"""Most exceptions of one chain looked at: a chain is a few long, a cycle is cut by identity."""
+_GROUP: type[BaseException] | None = getattr(builtins, "BaseExceptionGroup", None)
 
 
-def forget_locals(exc: BaseException) -> None:
-    """Clear the local variables of the finished frames in ``exc``'s traceback and its chained exceptions.
+def forget_locals(exc: BaseException, secrets: tuple[str, ...] = ()) -> None:
+    """Clear the local variables of the frames ``exc`` and the exceptions it chains passed out of.
 
-    A frame still running (the caller's, a thread's, an event loop's) is left
-    as it is, and so is, before Python 3.13, a generator or coroutine frame
-    that may be suspended rather than finished: clearing one would close it.
-    Such a frame is cleared only where the exception passed out of it (not
-    the first of its traceback) and no task of the running event loop waits
-    in it.
+    Called where an exception leaves the SDK, with that frame still running: ``exc``'s traceback
+    starts there. An exception it chains (``__cause__``, ``__context__``, a group's members) is one
+    of this call's when its traceback starts in a frame of those already found: one the call ran.
+    So an exception the caller was handling when it called (every exception raised during the
+    call has it as its last ``__context__``) and the caller's own frames are left alone.
+
+    Of this call's tracebacks, every frame but the first (where the exception was caught, maybe
+    still running) is one the exception passed out of, so it has finished: its locals are
+    cleared, keeping its code and line for the traceback. The exception is a generator or
+    coroutine frame that a stored exception re-raised elsewhere (``Future.result()``) put there,
+    maybe still suspended: before Python 3.13, clearing it would close it, so such a frame is
+    cleared only where its caller is proven (3.12+: ``f_back`` is the frame before it) or it
+    holds one of ``secrets`` (the key) in its locals. Never raises: it is best effort on a path
+    that is already failing.
     """
-    waiting: set[int] | None = None
+    try:
+        _forget(exc, secrets)
+    except Exception:  # noqa: BLE001  # the exception being raised must stay the one that leaves
+        return
+
+
+def _forget(exc: BaseException, secrets: tuple[str, ...]) -> None:
+    ours: set[int] = set()
     seen: set[int] = set()
     pending: list[BaseException] = [exc]
+    first_exception = True
     while pending and len(seen) < _MOST_EXCEPTIONS:
-        current = pending.pop()
+        current = pending.pop(0)
         if id(current) in seen:
             continue
         seen.add(id(current))
         tb = current.__traceback__
-        first = True
+        if tb is not None and not first_exception and id(tb.tb_frame) not in ours:
+            continue  # raised before this call, or elsewhere: not this call's to clear
+        first_exception = False
+        previous = None
         while tb is not None:
             frame = tb.tb_frame
-            if not frame.f_code.co_flags & _GENERATOR_CODE or _CLEAR_REFUSES_SUSPENDED:
-                _clear(frame)
-            elif not first:
-                if waiting is None:
-                    waiting = _waiting_frames()
-                if id(frame) not in waiting:
-                    _clear(frame)
-            first = False
+            ours.add(id(frame))
+            if previous is not None:
+                _clear(frame, previous, secrets)
+            previous = frame
             tb = tb.tb_next
-        for linked in (current.__cause__, current.__context__, *getattr(current, "exceptions", ())):
-            if isinstance(linked, BaseException):
-                pending.append(linked)
+        linked: list[object] = [current.__cause__, current.__context__]
+        if _GROUP is not None and isinstance(current, _GROUP):
+            linked.extend(getattr(current, "exceptions", ()))
+        pending.extend(item for item in linked if isinstance(item, BaseException))
 
 
-def _clear(frame: FrameType) -> None:
+def _clear(frame: FrameType, caller: FrameType, secrets: tuple[str, ...]) -> None:
+    if (
+        frame.f_code.co_flags & _GENERATOR_CODE
+        and not _CLEAR_REFUSES_SUSPENDED
+        and not (_FINISHED_CORO_KNOWS_CALLER and frame.f_back is caller)
+        and not _holds_secret(frame, secrets)
+    ):
+        return  # may be suspended, and clearing would close it: left as it is
     # Refused for a running frame (and, from 3.13, a suspended one): not finished, so left alone.
     with contextlib.suppress(RuntimeError):
         frame.clear()
 
 
-def _waiting_frames() -> set[int]:
-    """The ids of the frames of every coroutine the running asyncio loop's tasks wait in (none outside a loop)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return set()
-    try:
-        tasks = asyncio.all_tasks()
-    except RuntimeError:  # no running asyncio loop (a sync client, or trio)
-        return set()
-    frames: set[int] = set()
-    for task in tasks:
-        awaited: object = task.get_coro()
-        for _ in range(256):  # an await chain this deep is not a real one
-            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
-            if frame is None:
-                break
-            frames.add(id(frame))
-            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
-    return frames
+def _holds_secret(frame: FrameType, secrets: tuple[str, ...]) -> bool:
+    """Whether a local of ``frame`` contains one of ``secrets``, directly or in a mapping or sequence (two levels)."""
+    return bool(secrets) and any(_contains(value, secrets, 2) for value in frame.f_locals.values())
+
+
+def _contains(value: object, secrets: tuple[str, ...], depth: int) -> bool:
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("latin-1")
+    if isinstance(value, str):
+        return any(secret in value for secret in secrets)
+    if depth == 0:
+        return False
+    if isinstance(value, Mapping):
+        pairs = cast("Mapping[object, object]", value)
+        return any(
+            _contains(key, secrets, 0) or _contains(item, secrets, depth - 1) for key, item in list(pairs.items())[:256]
+        )
+    if isinstance(value, (list, tuple)):
+        return any(_contains(item, secrets, depth - 1) for item in list(cast("list[object]", value))[:256])
+    return False

@@ -33,7 +33,7 @@ from ._environments import placeholder_failure
 from ._exceptions import APIConnectionError, APITimeoutError
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
-from ._secrets import redact_url
+from ._secrets import redact_text, redact_url
 from ._tls import certificate_failure
 
 if TYPE_CHECKING:
@@ -158,11 +158,11 @@ def connection_error(
     error: APIConnectionError
     if isinstance(exc, httpx.TimeoutException):
         error = APITimeoutError(
-            f"Request timed out: {where}{after} ({exc!r}){note}", request=request, attempts=attempts
+            f"Request timed out: {where}{after} ({redact_text(repr(exc))}){note}", request=request, attempts=attempts
         )
     else:
         error = APIConnectionError(
-            f"Connection error: {where}{after} ({exc!r}){note}", request=request, attempts=attempts
+            f"Connection error: {where}{after} ({redact_text(repr(exc))}){note}", request=request, attempts=attempts
         )
     if budget_refused:
         error.retry_budget_exhausted = True
@@ -206,7 +206,7 @@ def unknown_failure(exc: Exception, request: httpx.Request) -> httpx.ReadError:
     Counted as "sent, no complete answer": the service may have acted on
     the request, so only a read is retried.
     """
-    failure = httpx.ReadError(f"{type(exc).__name__}: {exc}", request=request)
+    failure = httpx.ReadError(redact_text(f"{type(exc).__name__}: {exc}"), request=request)
     failure.__cause__ = exc
     return failure
 
@@ -303,14 +303,15 @@ class Attempts:
     def before_send(self, timeouts: Timeouts) -> Timeouts:
         """The attempt's ``timeouts`` as it is handed to the library, after any middleware: none past the deadline.
 
-        Past the deadline nothing is handed over: the attempt fails as a connect
-        timeout (nothing was sent), which ends the call with `APITimeoutError`.
+        Past the deadline (within the margin `start` keeps too) nothing is handed over:
+        the attempt fails as a connect timeout (nothing was sent), which ends the call
+        with `APITimeoutError`.
         """
         deadline = self._deadline
         if deadline is None:
             return timeouts
         left = deadline - self._clock()
-        if left <= 0:
+        if left <= _DEADLINE_MARGIN:  # as in start(): a library may round a timer this short up
             raise httpx.ConnectTimeout(
                 "the call's total_timeout passed before the request was sent", request=self.request
             )
@@ -343,14 +344,15 @@ class Attempts:
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
         request = self.request
-        logger.debug(
-            "%s %s failed after %.1f ms (attempt %d): %r",
-            request.method,
-            redact_url(request.url),
-            self._elapsed_ms(),
-            self.count,
-            exc,
-        )
+        if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
+            logger.debug(
+                "%s %s failed after %.1f ms (attempt %d): %s",
+                request.method,
+                redact_url(request.url),
+                self._elapsed_ms(),
+                self.count,
+                redact_text(repr(exc)),
+            )
         if self._deadline is not None and self._clock() >= self._deadline - _DEADLINE_MARGIN:
             raise self._expired(exc) from exc
         reason = certificate_failure(exc)
@@ -430,7 +432,7 @@ class Attempts:
     def _expired(self, cause: httpx.RequestError | None) -> APITimeoutError:
         request = self.request
         after = f" after {self.count} attempts" if self.count > 1 else ""
-        detail = f" ({cause!r})" if cause is not None else ""
+        detail = f" ({redact_text(repr(cause))})" if cause is not None else ""
         return APITimeoutError(
             f"Request timed out: {request.method} {redact_url(request.url)}: total_timeout={self._total_timeout:g}s "
             f"passed{after}{detail}",

@@ -44,6 +44,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ._logging import logger
 from ._secrets import redact_url
 from ._sending import error_type
+from ._validation import CLIENT_HEADERS
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -395,7 +396,12 @@ class AttemptObserver:
                 context = trace.set_span_in_context(span, call.context)
                 try:
                     # Sent on every backend, whatever its instrumentation: the service joins the trace here.
-                    propagate.inject(request.headers, context=context)
+                    # Through a carrier of its own: a propagator may not set a header only the client sets.
+                    carrier: dict[str, str] = {}
+                    propagate.inject(carrier, context=context)
+                    for name, value in carrier.items():
+                        if name.lower() not in CLIENT_HEADERS:
+                            request.headers[name] = value
                 except Exception as exc:
                     call.telemetry.failed(_INJECT, exc)
                 self._token = otel_context.attach(context)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable
@@ -71,6 +72,22 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
             return httpx_class(str(exc) or type(exc).__name__, request=request)
     return httpx.RemoteProtocolError(repr(exc), request=request)
 
+
+def _unresolved(exc: BaseException) -> BaseException:
+    """``exc``, behind a `socket.gaierror` when it is aiohttp's own report of a name that did not resolve.
+
+    aiohttp's aiodns resolver raises no `socket.gaierror`: so the failure is reported as the socket
+    module reports one, whatever the library (``_environments.name_not_resolved`` looks for it).
+    """
+    if not isinstance(exc, _DNS_ERROR) or isinstance(exc.__cause__, socket.gaierror):
+        return exc
+    unresolved = socket.gaierror(str(exc))
+    unresolved.__cause__ = exc
+    return unresolved
+
+
+# aiohttp 3.11 brought its own class for it (the oldest release the extra allows is 3.12.4).
+_DNS_ERROR: type[BaseException] = aiohttp.ClientConnectorDNSError
 
 # What _translated knows; anything else (cancellation included) passes untouched.
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
@@ -267,7 +284,7 @@ class AiohttpTransport:
                 proxy=proxy,
             )
         except _FAILURES as exc:
-            raise _translated(exc, request) from exc
+            raise _translated(exc, request) from _unresolved(exc)
         return _AiohttpStream(response, request, started)
 
     async def aclose(self) -> None:

@@ -145,7 +145,7 @@ def inject_faults(store: FakeAnimalStore, done: threading.Event) -> None:
     store.fail_next_connection("reset", times=3, method="GET")
     injected_at = 0
     while not done.wait(0.01):
-        seen = len(store.requests)
+        seen = len(store.requests) + store.dropped_requests  # the store keeps the last 10,000
         if seen >= injected_at + 50:  # one 503 per 50 requests, however fast they come
             store.fail_next(503, retry_after=0, method="POST")
             injected_at = seen
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             faults.join(timeout=5)
     print(
         f"{args.engine}: {len(ids)} pets in {elapsed:.1f} s ({len(ids) / elapsed:.0f}/s) by {len(workers)} "
-        f"process(es); {len(store.requests)} requests with the retries"
+        f"process(es); {len(store.requests) + store.dropped_requests} requests with the retries"
     )
     problems = problems_with(store, rows, ids, workers)
     for problem in problems:

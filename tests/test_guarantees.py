@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -203,11 +204,12 @@ def test_no_frame_of_a_raised_traceback_holds_the_key(
     exc = _fail(kind, make_client, variant, operation)
     assert isinstance(exc, EXPECTED[kind]), repr(exc)
     assert frames_holding(exc) == []
-    # The traceback still says where it failed, and a connection error keeps the library's exception.
-    assert exc.__traceback__ is not None
+    # The traceback still says where it failed: down to the frame that handed the request to the library
+    # (or the library's own), and a connection error keeps the library's exception as its cause.
     if kind in ("timeout", "refused", "reset"):
         assert exc.__cause__ is not None
-        assert exc.__cause__.__traceback__ is not None
+        text = "".join(traceback.format_exception(exc))
+        assert any(place in text for place in ("site-packages", "_transport_", "_httpcore_", "_deadline_")), text
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
@@ -320,16 +322,27 @@ def test_a_middleware_cannot_change_where_the_key_goes_or_the_framing(
 
 
 @pytest.mark.parametrize("variant", ["sync", "sync-urllib3", PYREQWEST_VARIANTS[0]], indirect=True)
-def test_two_threads_racing_into_call_next_send_once(make_client: ClientFactory, variant: str) -> None:
-    """A middleware that calls call_next from two threads at once: one request leaves, the other is refused."""
+def test_two_threads_racing_into_call_next_send_once(
+    make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two threads in call_next at once, both past its checks before either goes on: one request leaves."""
+    from animalstore_client import _middleware
+
+    checked = _middleware.checked_request
+    barrier = threading.Barrier(2, timeout=5)
+
+    def both_checked(*args: Any) -> httpx.Request:
+        request = checked(*args)
+        barrier.wait()  # both threads have passed the checks: only the ticket stands between them and the send
+        return request
+
+    monkeypatch.setattr(_middleware, "checked_request", both_checked)
     outcomes: list[str] = []
 
     def racing(request: httpx.Request, call_next: CallNext) -> httpx.Response:
-        barrier = threading.Barrier(2, timeout=5)
         answers: list[httpx.Response] = []
 
         def go() -> None:
-            barrier.wait()
             try:
                 answers.append(call_next(request))
                 outcomes.append("sent")
@@ -341,15 +354,140 @@ def test_two_threads_racing_into_call_next_send_once(make_client: ClientFactory,
             thread.start()
         for thread in threads:
             thread.join(timeout=10)
+        barrier.reset()
         return answers[0]
 
     with LoopbackServer([respond(200, [])]) as server:
         client = make_client(base_url=server.base_url, middleware=[racing], max_retries=0)
-        for _ in range(20):
+        for _ in range(5):
             client.list_pets()
-        assert len(server.received) == 20
-    assert outcomes.count("sent") == 20
-    assert outcomes.count("refused") == 20
+        assert len(server.received) == 5
+    assert sorted(outcomes) == ["refused"] * 5 + ["sent"] * 5
+
+
+def _rewriting(variant: str, change: Callable[[httpx.Request], httpx.Request]) -> Any:
+    """A middleware of the variant's kind that passes ``change(request)`` to call_next."""
+    if variant.startswith("sync"):
+
+        def middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+            return call_next(change(request))
+
+        return middleware
+
+    async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
+        return await call_next(change(request))
+
+    return async_middleware
+
+
+def _same_header_again(request: httpx.Request) -> httpx.Request:
+    request.headers["authorization"] = request.headers["authorization"]  # httpx keeps the name's new case
+    return request
+
+
+def _rebuilt(request: httpx.Request) -> httpx.Request:
+    return httpx.Request(
+        request.method,
+        request.url,
+        headers=dict(request.headers),
+        content=request.content,
+        extensions=request.extensions,
+    )
+
+
+def _other_body(request: httpx.Request) -> httpx.Request:
+    return httpx.Request(
+        request.method, request.url, headers=request.headers, content=b'{"name":"Evil","categoryId":1}'
+    )
+
+
+def _with_userinfo(request: httpx.Request) -> httpx.Request:
+    request.url = request.url.copy_with(username="user", password="pw")
+    return request
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+@pytest.mark.parametrize("change", [_same_header_again, _rebuilt], ids=["header-set-again", "rebuilt"])
+def test_a_middleware_may_rebuild_the_request_it_was_given(
+    make_client: ClientFactory, variant: str, change: Callable[[httpx.Request], httpx.Request]
+) -> None:
+    """Setting a client header to the value it has, or rebuilding the request from its own parts, is allowed."""
+    with LoopbackServer([respond(201, {"id": 1, "name": "Rex", "categoryId": 1})]) as server:
+        client = make_client(base_url=server.base_url, middleware=[_rewriting(variant, change)])
+        assert client.create_pet(name="Rex", category_id=1).id == 1
+        assert len(server.received) == 1
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+@pytest.mark.parametrize(
+    ("change", "named"), [(_other_body, "changed the request body"), (_with_userinfo, "changed the request to")]
+)
+def test_a_middleware_cannot_swap_the_body_or_add_credentials_to_the_url(
+    make_client: ClientFactory, variant: str, change: Callable[[httpx.Request], httpx.Request], named: str
+) -> None:
+    """Another body (whatever its headers say) or a user:password@ in the URL: refused before anything is sent."""
+    with LoopbackServer() as server:
+        client = make_client(base_url=server.base_url, middleware=[_rewriting(variant, change)])
+        with pytest.raises(ClientValidationError, match=named):
+            client.create_pet(name="Rex", category_id=1)
+        assert server.received == []
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_call_next_kept_past_its_attempt_sends_nothing(make_client: ClientFactory, variant: str) -> None:
+    """A middleware that answers itself and keeps call_next cannot send with it in a later attempt or call."""
+    kept: list[Any] = []
+
+    def answer_and_keep(request: httpx.Request, call_next: Any) -> httpx.Response:
+        kept.append((call_next, request))
+        return httpx.Response(200, json=[])
+
+    async def async_answer_and_keep(request: httpx.Request, call_next: Any) -> httpx.Response:
+        return answer_and_keep(request, call_next)
+
+    middleware = answer_and_keep if variant.startswith("sync") else async_answer_and_keep
+    with LoopbackServer() as server:
+        client = make_client(base_url=server.base_url, middleware=[middleware])
+        assert client.list_pets() == []
+        call_next, request = kept[0]
+
+        def send_again() -> None:
+            result = call_next(request)
+            if asyncio.iscoroutine(result):
+                asyncio.run(result)
+
+        with pytest.raises(MiddlewareError, match="twice"):
+            send_again()
+        assert server.received == []
+
+
+class _BrokenResponse(httpx.Response):
+    """A middleware's own response whose body cannot be read."""
+
+    @property
+    def content(self) -> bytes:
+        raise KeyError("no body here")
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_middleware_response_whose_body_raises_is_a_middleware_error(
+    make_client: ClientFactory, variant: str
+) -> None:
+    """A Response subclass whose .content raises ends the call as MiddlewareError, not the KeyError itself."""
+
+    def broken(request: httpx.Request, call_next: Any) -> httpx.Response:
+        return _BrokenResponse(200)
+
+    async def async_broken(request: httpx.Request, call_next: Any) -> httpx.Response:
+        return broken(request, call_next)
+
+    with LoopbackServer() as server:
+        client = make_client(
+            base_url=server.base_url, middleware=[broken if variant.startswith("sync") else async_broken]
+        )
+        with pytest.raises(MiddlewareError, match="KeyError") as info:
+            client.list_pets()
+    assert isinstance(info.value.__cause__, KeyError)
 
 
 # --- 4. Telemetry never changes an outcome ----------------------------------------------------------
@@ -398,8 +536,43 @@ def test_broken_telemetry_changes_no_outcome(
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_propagator_cannot_set_a_header_only_the_client_sets(make_client: ClientFactory, variant: str) -> None:
+    """A trace propagator that injects Host and Authorization: its own header goes out, those two do not."""
+    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is a test requirement")
+    from opentelemetry import propagate
+    from opentelemetry.propagators.textmap import CarrierT, Setter, TextMapPropagator, default_setter
+    from opentelemetry.sdk.trace import TracerProvider
+
+    class Meddling(TextMapPropagator):
+        def extract(self, carrier: object, context: Any = None, getter: Any = None) -> Any:
+            raise NotImplementedError
+
+        def inject(self, carrier: CarrierT, context: Any = None, setter: Setter[CarrierT] = default_setter) -> None:
+            setter.set(carrier, "host", "evil.example")
+            setter.set(carrier, "authorization", "Bearer someone-else")
+            setter.set(carrier, "x-trace-id", "42")
+
+        @property
+        def fields(self) -> set[str]:
+            return {"host", "authorization", "x-trace-id"}
+
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(Meddling())
+    try:
+        with LoopbackServer() as server:
+            make_client(SECRET, base_url=server.base_url, tracer_provider=TracerProvider()).list_pets()
+            headers = server.received[0].headers
+    finally:
+        propagate.set_global_textmap(before)
+    assert headers["x-trace-id"] == "42"
+    assert headers["host"].startswith("127.0.0.1")
+    assert headers["authorization"] == f"Bearer {SECRET}"
+
+
 # --- 5. Named truthfully --------------------------------------------------------------------------
 
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
 def test_the_user_agent_names_the_library_that_sends(make_client: ClientFactory, variant: str) -> None:
     """The User-Agent says animalstore-client-python/<v> <library>/<v>: the library that sent it."""
     library = variant.split("-")[1] if "-" in variant else "httpx"

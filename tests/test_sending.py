@@ -350,10 +350,7 @@ def test_a_placeholder_host_fails_at_once_saying_what_to_set(url: str) -> None:
 
 
 def test_a_name_that_did_not_resolve_is_found_in_the_chain_as_each_library_reports_it() -> None:
-    """A socket.gaierror as cause or context, however deep, or aiohttp's own DNS class; nothing else."""
-    from aiohttp import ClientConnectorDNSError
-    from aiohttp.client_reqrep import ConnectionKey
-
+    """A socket.gaierror as cause or context, however deep; nothing else (the transports put one there)."""
     from animalstore_client._environments import name_not_resolved
 
     deep = httpx.ConnectError("failed")
@@ -361,13 +358,33 @@ def test_a_name_that_did_not_resolve_is_found_in_the_chain_as_each_library_repor
     middle.__context__ = socket.gaierror(-2, "Name or service not known")
     deep.__cause__ = middle
     assert name_not_resolved(deep)
-    key = ConnectionKey("api.animalstore.example", 443, True, True, None, None, None)
-    assert name_not_resolved(ClientConnectorDNSError(key, OSError(None, "DNS lookup failed")))  # aiodns: no gaierror
     assert not name_not_resolved(httpx.ConnectError("refused"))
     looped = httpx.ConnectError("looped")
     looped.__context__ = ConnectionRefusedError(111, "refused")
     looped.__context__.__context__ = looped
     assert not name_not_resolved(looped)
+
+
+def test_aiohttp_s_own_dns_error_is_reported_as_the_socket_module_reports_one() -> None:
+    """aiohttp's aiodns resolver raises no gaierror: its transport puts one in the chain, and the rule finds it."""
+    pytest.importorskip("aiohttp", reason="the aiohttp backend's own translation; aiohttp is not installed")
+    from aiohttp import ClientConnectorDNSError
+    from aiohttp.client_reqrep import ConnectionKey
+
+    from animalstore_client._environments import name_not_resolved
+    from animalstore_client._transport_aiohttp import _unresolved
+
+    key = ConnectionKey("api.animalstore.example", 443, True, True, None, None, None)
+    dns = ClientConnectorDNSError(key, OSError(None, "DNS lookup failed"))
+    assert not name_not_resolved(dns)  # the core names no library
+    cause = _unresolved(dns)
+    assert isinstance(cause, socket.gaierror)
+    assert cause.__cause__ is dns
+    failure = httpx.ConnectError("dns")
+    failure.__cause__ = cause
+    assert name_not_resolved(failure)
+    refused = OSError(111, "refused")
+    assert _unresolved(refused) is refused
 
 
 def test_a_body_taken_whole_is_held_to_the_deadline_as_a_fed_one_is() -> None:
