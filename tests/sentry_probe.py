@@ -18,7 +18,7 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
 from tests.conftest import ClientFactory, SyncView
-from tests.test_guarantees import FAILURES, SECRET, _fail
+from tests.test_guarantees import FAILURES, OPERATIONS, SECRET, _fail
 
 
 class _Kept(Transport):
@@ -53,7 +53,7 @@ def main(variant: str) -> None:
     make_client: ClientFactory = factory
     failures = 0
     for kind in FAILURES:
-        for operation in ("list_pets", "create_pet", "request"):
+        for operation in OPERATIONS:
             exc = _fail(kind, make_client, variant, operation)
             failures += 1
             sentry_sdk.capture_exception(exc)
