@@ -11,16 +11,11 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 
 from . import _public
 from ._backends import AsyncBackendName, BackendName
-from ._base_client import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    DEFAULT_TOTAL_TIMEOUT,
-    InsecureTransportWarning,
-)
+from ._base_client import InsecureTransportWarning
 from ._budget import RetryBudget
 from ._client_async import AsyncAnimalStoreClient
 from ._client_sync import AnimalStoreClient
+from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT
 from ._environments import Environment
 from ._exceptions import (
     AnimalStoreError,

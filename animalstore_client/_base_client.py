@@ -5,7 +5,7 @@ by hand) and `AnimalStoreClient` (``_client_sync``, generated from it by
 ``scripts/unasync.py``). What cannot be generated, because it differs by
 nature rather than by ``async``/``await``, is here: `IOSync` and `IOAsync`
 (how to sleep, and which connection pool to use). The decisions of the send
-loop live in ``_sending``; the HTTP library sits behind ``_transport_async``.
+loop live in ``_attempts`` and ``_body``; the HTTP library sits behind ``_transport_async``.
 """
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from typing_extensions import Self
 
+from ._body import ACCEPT_ENCODING
 from ._budget import RetryBudget
+from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT, HTTPX_DEFAULT_TIMEOUT
 from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
 from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
 from ._middleware import AsyncMiddleware, Middleware, check_middleware
 from ._operations import RequestConfig
+from ._proxies import environment_proxy
 from ._secrets import forget_locals
-from ._sending import ACCEPT_ENCODING
 from ._tls import check_verify, ssl_context
 from ._transport_async import AsyncTransport
 from ._transport_sync import Transport
@@ -53,29 +55,7 @@ if TYPE_CHECKING:
 
     from ._telemetry import CallObserver, Telemetry
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_TOTAL_TIMEOUT",
-    "InsecureTransportWarning",
-    "Wiring",
-]
-
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
-"""30 s to read, write or wait for a pooled connection; 5 s to connect."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries after the first attempt."""
-DEFAULT_TOTAL_TIMEOUT = 120.0
-"""Seconds one call may take in all: every attempt, sleep and body (the total default of Google's API clients)."""
-DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-"""The largest response body read, after content decoding: 10 MiB, some thousand times a full page of pets."""
-DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-"""Connection pool limits: enough that hundreds of concurrent async calls queue
-briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
-
-_HTTPX_DEFAULT_TIMEOUT = httpx.Timeout(5.0)
+__all__ = ["InsecureTransportWarning", "Wiring"]
 
 
 class InsecureTransportWarning(UserWarning):
@@ -134,29 +114,6 @@ def _warn_if_unverified(base_url: str, verify: object, stacklevel: int) -> None:
         )
 
 
-def environment_proxy(url: httpx.URL) -> httpx.URL | None:
-    """The proxy the environment names for ``url`` (``HTTPS_PROXY``...), unless ``NO_PROXY`` exempts it.
-
-    Read with the standard library (`urllib.request.getproxies` and
-    `urllib.request.proxy_bypass`), the same for every backend. A proxy
-    variable that is not a URL is ignored, as httpx would refuse it.
-    """
-    import urllib.request
-
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    if not proxy:
-        return None
-    host = url.host if url.port is None else f"{url.host}:{url.port}"
-    try:
-        if urllib.request.proxy_bypass(host):
-            return None
-        found = httpx.URL(proxy if "://" in proxy else f"http://{proxy}")
-    except (httpx.InvalidURL, ValueError, OSError):
-        return None
-    return found if found.scheme in ("http", "https", "socks5", "socks5h") and found.host else None
-
-
 def _user_agent(library: str) -> str:
     """``animalstore-client-python/<v> <library>/<v> Python/<v>``: the library that sends, as ``transport.library``."""
     python = "{}.{}.{}".format(*sys.version_info[:3])
@@ -174,7 +131,7 @@ def _build_config(
     # headers) come first, so that headers the SDK needs always win.
     headers = httpx.Headers(transport.default_headers)
     headers["Accept"] = "application/json"
-    # Only the codings the send loop can undo itself (see _sending.BodyReader).
+    # Only the codings the send loop can undo itself (see _body.BodyReader).
     headers["Accept-Encoding"] = ACCEPT_ENCODING
     headers["User-Agent"] = _user_agent(transport.library)
     for name, value in default_headers.items():
@@ -331,7 +288,7 @@ class _BaseClient:
             timeout = (
                 http_client.timeout
                 if isinstance(http_client, (httpx.Client, httpx.AsyncClient))
-                and http_client.timeout != _HTTPX_DEFAULT_TIMEOUT
+                and http_client.timeout != HTTPX_DEFAULT_TIMEOUT
                 else DEFAULT_TIMEOUT
             )
         self._timeout = check_timeout(timeout)

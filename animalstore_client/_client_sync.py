@@ -4,7 +4,7 @@
 Each operation is a build (``_operations``), a send and a parse. The send loop
 performs only the I/O: every decision between its steps (timeouts, retries,
 backoff, logging, the attempt count, decoding the body) is made by
-``_sending.Attempts`` and ``_sending.BodyReader``, and the HTTP library sits
+``_attempts.Attempts`` and ``_body.BodyReader``, and the HTTP library sits
 behind the transport seam.
 """
 
@@ -20,15 +20,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import httpx
 from typing_extensions import Self, deprecated
 
+from ._attempts import Answer, Attempts, Finished, full_response, unknown_failure
 from ._backends import BackendName, choose_backend_sync, new_transport_sync
-from ._base_client import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TOTAL_TIMEOUT,
-    IOSync,
-    Pool,
-)
+from ._base_client import IOSync, Pool
 from ._budget import RetryBudget
+from ._deadline import Timeouts
+from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._exceptions import AnimalStoreError
@@ -48,7 +45,6 @@ from ._operations import (
 )
 from ._response import APIResponse
 from ._secrets import forget_locals
-from ._sending import Answer, Attempts, Finished, Timeouts, full_response, unknown_failure
 from ._transport_sync import ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpcore
 
+from ._deadline import DEADLINE, within
 from ._readiness import readable_now
-from ._sending import DEADLINE, within
 
 __all__ = ["DeadlineBackend"]
 

@@ -15,9 +15,12 @@ from typing import Any, cast
 import httpcore
 import httpx
 
+from ._body import codings_in
+from ._deadline import Timeouts, deadline_scope
+from ._defaults import DEFAULT_LIMITS
 from ._exceptions import AnimalStoreError
+from ._httpx_private import headers_from_library, response_from_library
 from ._proxies import PoolsByProxy
-from ._sending import Timeouts, codings_in, deadline_scope, headers_from_library, response_from_library
 
 __all__ = ["AsyncHttpcoreTransport"]
 
@@ -114,7 +117,7 @@ class AsyncHttpcoreTransport:
     One `httpcore.AsyncConnectionPool` sends direct, and one
     `httpcore.AsyncHTTPProxy` per proxy the environment names; the proxy is
     chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
-    `_base_client.environment_proxy` reads them). Every pool's network
+    `_proxies.environment_proxy` reads them). Every pool's network
     backend is `AsyncDeadlineBackend`, given through httpcore's
     ``network_backend=`` argument, so each socket operation is held to the
     call's deadline. No cookie is kept and no redirect followed. The tables
@@ -144,7 +147,6 @@ class AsyncHttpcoreTransport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> httpcore.AsyncConnectionPool:
-        from ._base_client import DEFAULT_LIMITS
         from ._deadline_async import AsyncDeadlineBackend
 
         options: dict[str, Any] = {

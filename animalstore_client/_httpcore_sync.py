@@ -16,9 +16,12 @@ from typing import Any, cast
 import httpcore
 import httpx
 
+from ._body import codings_in
+from ._deadline import Timeouts, deadline_scope
+from ._defaults import DEFAULT_LIMITS
 from ._exceptions import AnimalStoreError
+from ._httpx_private import headers_from_library, response_from_library
 from ._proxies import PoolsByProxy
-from ._sending import Timeouts, codings_in, deadline_scope, headers_from_library, response_from_library
 
 __all__ = ["HttpcoreTransport"]
 
@@ -115,7 +118,7 @@ class HttpcoreTransport:
     One `httpcore.ConnectionPool` sends direct, and one
     `httpcore.HTTPProxy` per proxy the environment names; the proxy is
     chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
-    `_base_client.environment_proxy` reads them). Every pool's network
+    `_proxies.environment_proxy` reads them). Every pool's network
     backend is `DeadlineBackend`, given through httpcore's
     ``network_backend=`` argument, so each socket operation is held to the
     call's deadline. No cookie is kept and no redirect followed. The tables
@@ -145,7 +148,6 @@ class HttpcoreTransport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> httpcore.ConnectionPool:
-        from ._base_client import DEFAULT_LIMITS
         from ._deadline_sync import DeadlineBackend
 
         options: dict[str, Any] = {

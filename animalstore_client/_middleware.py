@@ -34,7 +34,7 @@ from ._exceptions import ClientValidationError, MiddlewareError
 from ._validation import CLIENT_HEADERS
 
 if TYPE_CHECKING:
-    from ._sending import Attempts
+    from ._attempts import Attempts
 
 __all__ = [
     "AsyncCallNext",

@@ -14,7 +14,7 @@ from . import _middleware as rules  # pyright: ignore[reportPrivateUsage]  # thi
 from ._exceptions import AnimalStoreError
 
 if TYPE_CHECKING:
-    from ._sending import Attempts
+    from ._attempts import Attempts
 
 __all__ = ["run_middleware_async"]
 

@@ -14,10 +14,11 @@ from typing import TypeVar, cast
 
 import httpx
 
+from ._attempts import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, full_response
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
+from ._httpx_private import copy_request
 from ._models import ErrorBody, NewPet, Pet
 from ._secrets import redact_url
-from ._sending import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, copy_request, full_response
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
     LIMIT_MAX,

@@ -1,7 +1,7 @@
 """One connection pool per proxy, chosen for each request URL: the SDK's own pools on httpx and urllib3.
 
 The proxy a URL goes through is read from the environment
-(`_base_client.environment_proxy`) once per origin; a client derived with
+(`environment_proxy`) once per origin; a client derived with
 another base URL (``with_options``) then goes through the proxy meant for it,
 or none. The tables are shared by every thread or task using the client, so
 they are read and written under one lock.
@@ -55,8 +55,6 @@ class PoolsByProxy(Generic[P]):
             if key in self._proxies:
                 proxy = self._proxies[key]
             else:
-                from ._base_client import environment_proxy
-
                 found = environment_proxy(url)
                 proxy = self._proxies[key] = None if found is None else str(found)
             pool = self._pools.get(proxy)
@@ -72,3 +70,26 @@ class PoolsByProxy(Generic[P]):
             self._pools.clear()
             self._proxies.clear()
         return pools
+
+
+def environment_proxy(url: httpx.URL) -> httpx.URL | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``...), unless ``NO_PROXY`` exempts it.
+
+    Read with the standard library (`urllib.request.getproxies` and
+    `urllib.request.proxy_bypass`), the same for every backend. A proxy
+    variable that is not a URL is ignored, as httpx would refuse it.
+    """
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy:
+        return None
+    host = url.host if url.port is None else f"{url.host}:{url.port}"
+    try:
+        if urllib.request.proxy_bypass(host):
+            return None
+        found = httpx.URL(proxy if "://" in proxy else f"http://{proxy}")
+    except (httpx.InvalidURL, ValueError, OSError):
+        return None
+    return found if found.scheme in ("http", "https", "socks5", "socks5h") and found.host else None

@@ -41,9 +41,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from ._attempts import error_type
 from ._logging import logger
 from ._secrets import redact_url
-from ._sending import error_type
 from ._validation import CLIENT_HEADERS
 from ._version import __version__
 
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, Meter, MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
-    from ._sending import Attempts
+    from ._attempts import Attempts
 
 
 def _http_suppressor() -> Callable[[], contextlib.AbstractContextManager[None]] | None:

@@ -20,7 +20,10 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from ._sending import Timeouts, codings_in, headers_from_library, remembered, response_from_library, within
+from ._body import codings_in
+from ._deadline import Timeouts, remembered, within
+from ._httpx_private import headers_from_library, response_from_library
+from ._proxies import environment_proxy
 from ._tls import ssl_context
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
@@ -244,8 +247,6 @@ class AiohttpTransport:
         try:
             return self._proxies[key]
         except KeyError:
-            from ._base_client import environment_proxy
-
             proxy = environment_proxy(url)
             self._proxies[key] = found = None if proxy is None else str(proxy)
             return found

@@ -50,9 +50,11 @@ from pyreqwest.client import BaseClientBuilder, Client, ClientBuilder, SyncClien
 from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import BaseRequestBuilder
 
+from ._deadline import Timeouts, within
 from ._exceptions import AnimalStoreError
+from ._httpx_private import headers_from_library, response_from_library
 from ._logging import logger
-from ._sending import Timeouts, headers_from_library, response_from_library, within
+from ._proxies import environment_proxy
 
 if TYPE_CHECKING:
     from pyreqwest.request import StreamRequest, SyncStreamRequest
@@ -379,8 +381,6 @@ class _Settings:
         if origin in self._proxies:
             proxy = self._proxies[origin]
         else:
-            from ._base_client import environment_proxy
-
             found = environment_proxy(url)
             proxy = self._proxies[origin] = None if found is None else str(found)
         entry = (proxy, *key)

@@ -24,7 +24,9 @@ from typing import Protocol
 
 import httpx
 
-from ._sending import Timeouts, codings_in, finished_response
+from ._body import codings_in
+from ._deadline import Timeouts
+from ._httpx_private import finished_response
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 

@@ -37,16 +37,9 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from ._deadline import DEADLINE, Timeouts, deadline_scope, remembered, within
+from ._httpx_private import headers_from_library, response_from_library
 from ._proxies import PoolsByProxy
-from ._sending import (
-    DEADLINE,
-    Timeouts,
-    deadline_scope,
-    headers_from_library,
-    remembered,
-    response_from_library,
-    within,
-)
 from ._tls import ssl_context
 
 __all__ = ["Urllib3Transport"]

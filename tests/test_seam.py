@@ -187,7 +187,7 @@ def test_the_seam_reports_its_clients_state_and_headers() -> None:
 
 def test_a_finished_response_behaves_as_a_read_one() -> None:
     """The response the SDK hands out has its body read: content, text, json(), read() and iteration agree."""
-    from animalstore_client._sending import finished_response
+    from animalstore_client._httpx_private import finished_response
 
     request = httpx.Request("GET", "https://api.animalstore.example/v1/pets")
     body = json.dumps([PET]).encode()
@@ -214,7 +214,7 @@ def test_a_finished_response_behaves_as_a_read_one() -> None:
 )
 def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[bytes, bytes]]) -> None:
     """The shortcut that fills httpx.Headers directly gives what httpx.Headers(pairs) gives, on every read."""
-    from animalstore_client._sending import headers_from_library
+    from animalstore_client._httpx_private import headers_from_library
 
     fast, slow = headers_from_library(pairs), httpx.Headers(pairs)
     assert fast.raw == slow.raw
@@ -229,7 +229,7 @@ def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[
 
 def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
     """Should httpx drop an attribute the SDK writes, importing the SDK fails and names it, instead of degrading."""
-    from animalstore_client._sending import require_private
+    from animalstore_client._httpx_private import require_private
 
     class Headers:
         """A stand-in for a future httpx.Headers without _list."""
@@ -242,7 +242,7 @@ def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[httpx.Response]:
     """Every `httpx.Response` the send loop makes from an attempt's `Answer`, in order."""
-    from animalstore_client._sending import Answer
+    from animalstore_client._attempts import Answer
 
     responses: list[httpx.Response] = []
     original = Answer.http_response

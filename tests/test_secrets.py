@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator, Iterator
 import httpx
 import pytest
 
+from animalstore_client._attempts import connection_error
 from animalstore_client._secrets import SECRET_NAMES, forget_locals, is_secret_name, redact_text, redact_url
-from animalstore_client._sending import connection_error
 
 KEY = "sk-secret-unit-4c2d"
 

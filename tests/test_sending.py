@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from animalstore_client import APIConnectionError, APITimeoutError
-from animalstore_client._sending import ACCEPT_ENCODING, Attempts, BodyReader, codings_in
+from animalstore_client._attempts import Attempts
+from animalstore_client._body import ACCEPT_ENCODING, BodyReader, codings_in
 
 # Not a built-in placeholder host, whose name not resolving is never retried.
 URL = "https://animals.internal.test/v1/pets"
@@ -181,7 +182,7 @@ def test_text_is_decoded_only_with_text_encodings() -> None:
     """Every codec name Python knows, as a charset, decodes hostile bytes to str without raising or growing."""
     import encodings.aliases
 
-    from animalstore_client._sending import text_encoding
+    from animalstore_client._body import text_encoding
 
     names = set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
     names |= {"idna", "punycode", "undefined", "utf-16", "utf-32", "utf-8-sig", "unicode_escape", "bz2", "mbcs"}
@@ -200,7 +201,7 @@ def test_text_is_decoded_only_with_text_encodings() -> None:
 @pytest.mark.parametrize("charset", ["bz2", "zlib", "base64", "hex", "utf-16", "idna", "no-such-codec", "utf\x00-8"])
 def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(charset: str) -> None:
     """A charset naming a non-text codec (or none) gives UTF-8; JSON is always UTF-8."""
-    from animalstore_client._sending import text_encoding
+    from animalstore_client._body import text_encoding
 
     assert text_encoding(httpx.Headers({"Content-Type": f"text/plain; charset={charset}"})) == "utf-8"
     assert text_encoding(httpx.Headers({"Content-Type": "application/json; charset=latin-1"})) == "utf-8"
@@ -400,7 +401,7 @@ def test_a_body_taken_whole_is_held_to_the_deadline_as_a_fed_one_is() -> None:
 
 def test_a_remembered_value_is_made_once_and_the_table_stays_bounded() -> None:
     """remembered() makes a value on first need only, and empties a full table before adding to it."""
-    from animalstore_client._sending import remembered
+    from animalstore_client._deadline import remembered
 
     table: dict[int, str] = {}
     made: list[int] = []

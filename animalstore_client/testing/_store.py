@@ -23,10 +23,11 @@ from urllib.parse import parse_qs
 import attrs
 import httpx
 
-from .._base_client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT, Wiring
+from .._base_client import Wiring
 from .._budget import RetryBudget
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
+from .._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from .._exceptions import ClientValidationError
 from .._models import Pet
 from .._validation import NOT_GIVEN, NotGiven, check_api_key
