@@ -180,6 +180,9 @@ _FAILURES = (HTTPError, OSError)
 _NAMED_ORIGIN = re.compile(
     r"<\w+\(host='([^']*)', port=([^)]*)\) at 0x[0-9a-fA-F]+>|\b\w+\(host='([^']*)', port=([^)]*)\)"
 )
+# Before urllib3 2.3, a connection's repr is the plain object one, which names no host:
+# ``<animalstore_client._transport_urllib3._SDKHTTPConnection object at 0x7f...>``.
+_PLAIN_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
 def _origin(match: re.Match[str]) -> str:
@@ -189,25 +192,31 @@ def _origin(match: re.Match[str]) -> str:
     return host if port == "None" else f"{host}:{port}"
 
 
-def _message(exc: BaseException) -> str:
+def _message(exc: BaseException, url: httpx.URL | None = None) -> str:
     """urllib3's text for ``exc``, each pool or connection it names given as ``host:port``.
 
     urllib3 writes the pool's or the connection's repr into its messages, which would name the
     SDK's own classes (``_SDKHTTPPool``...): a reader learns nothing from them but the host and port.
+    A repr that names no host (older urllib3) is given as the host and port of ``url``.
     """
     args = exc.args
     if len(args) == 2 and not isinstance(args[0], str) and isinstance(args[1], str):
         text = f"{args[0]}: {args[1]}"  # ConnectTimeoutError(connection, message), otherwise shown as a tuple
     else:
         text = str(exc) or type(exc).__name__
-    return _NAMED_ORIGIN.sub(_origin, text)
+    text = _NAMED_ORIGIN.sub(_origin, text)
+    if url is not None and "object at 0x" in text:
+        port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+        host = f"[{url.host}]" if ":" in url.host else url.host
+        text = _PLAIN_REPR.sub(f"{host}:{port}", text)
+    return text
 
 
 def _translated(
     exc: BaseException, request: httpx.Request, *, reading: bool = False, written: bool = False
 ) -> httpx.TransportError:
     """urllib3's failure as the httpx class the retry policy knows."""
-    message = _message(exc)
+    message = _message(exc, request.url)
     if written and isinstance(exc, SSLError):
         # A TLS failure after the request was written: the service may have acted on it.
         return httpx.ReadError(message, request=request)
