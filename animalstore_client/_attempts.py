@@ -275,8 +275,8 @@ class Attempts:
             # Not retried: the same certificate would be refused again.
             raise APIConnectionError(
                 f"TLS certificate verification failed: {request.method} {redact_url(request.url)}: {reason}. "
-                "The server's "
-                "certificate is not one this client trusts for this host name; if your own CA signed it, pass "
+                "The server's certificate is not one this client trusts for this host name; if your own CA signed "
+                "it, pass "
                 "verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
                 request=request,
                 attempts=self.count,

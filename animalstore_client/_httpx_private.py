@@ -52,6 +52,29 @@ require_private(httpx.Response(200, content=b""), "_content", "a finished respon
 require_private(httpx.Headers(), "_list", "headers filled from a library's raw pairs")
 
 
+def _check_copy() -> None:
+    """Fail loudly if `copy_request` no longer makes a request equal to its template (httpx moved its state)."""
+    template = httpx.Request("POST", "http://h/v1/pets", headers={"A": "1"}, content=b"{}", extensions={"x": 1})
+    copy = copy_request(template, {"y": 2})
+    copy.headers["B"] = "2"
+    if (
+        copy.method != "POST"
+        or copy.url != template.url
+        or copy.content != b"{}"
+        or copy.extensions != {"y": 2}
+        or "B" in template.headers
+        or copy.headers["A"] != "1"
+    ):
+        raise ImportError(
+            f"animalstore_client copies httpx requests through their __dict__ (copy_request), and httpx "
+            f"{httpx.__version__} keeps a request's state elsewhere: install the httpx release this SDK was tested "
+            "with, or a newer animalstore-client"
+        )
+
+
+_check_copy()
+
+
 def finished_response(
     status_code: int,
     headers: httpx.Headers,

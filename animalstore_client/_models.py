@@ -51,14 +51,18 @@ class PetStatus(str, enum.Enum):
     @property
     def is_known(self) -> bool:
         """Whether this is one of the members this SDK version knows."""
-        return self._value_ in PetStatus._value2member_map_
+        return self._value_ in KNOWN_STATUSES
+
+
+KNOWN_STATUSES: dict[str, PetStatus] = {member.value: member for member in PetStatus}
+"""The members this SDK version knows, by wire value."""
 
 
 def _status(value: PetStatus | PetStatusLiteral | None) -> PetStatus | None:
     """A model's ``status``: a member (known or kept from the service) as it is, a wire value as its member."""
     if value is None or isinstance(value, PetStatus):
         return value
-    member = PetStatus._value2member_map_.get(value) if isinstance(value, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+    member = KNOWN_STATUSES.get(value) if isinstance(value, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
     if member is None:
         from ._exceptions import ClientValidationError
 
@@ -69,18 +73,38 @@ def _status(value: PetStatus | PetStatusLiteral | None) -> PetStatus | None:
             rule=f"a PetStatus or one of {values}",
             value=value,
         )
-    return member  # type: ignore[return-value]  # the map holds PetStatus members
+    return member
 
 
 def pet_status_from_wire(value: str) -> PetStatus:
     """The member for ``value``, or a new `PetStatus` holding an unknown value."""
-    member = PetStatus._value2member_map_.get(value)
+    member = KNOWN_STATUSES.get(value)
     if member is not None:
-        return member  # type: ignore[return-value]  # the map holds PetStatus members
+        return member
+    # Made around Enum's __new__, which refuses a value it does not know: a str of the PetStatus
+    # class with Enum's documented _value_ and _name_ set (checked below, when this module is imported).
     unknown = str.__new__(PetStatus, value)
     unknown._value_ = value
     unknown._name_ = value.upper()
     return unknown
+
+
+def _check_unknown_status() -> None:
+    """Fail loudly, naming it, if an unknown status made as above no longer behaves as a PetStatus."""
+    made = pet_status_from_wire("adopted")
+    if (
+        type(made) is not PetStatus
+        or str(made) != "adopted"
+        or getattr(made, "value", None) != "adopted"
+        or made.is_known
+    ):
+        raise ImportError(
+            "animalstore_client keeps a status it does not know as a PetStatus made with str.__new__ and Enum's "
+            "_value_ and _name_; this Python's enum no longer allows it: install a newer animalstore-client"
+        )
+
+
+_check_unknown_status()
 
 
 class _JSONModel:

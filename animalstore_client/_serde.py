@@ -18,7 +18,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._exceptions import ClientValidationError
-from ._models import ErrorBody, NewPet, Pet, PetStatus, pet_status_from_wire
+from ._models import KNOWN_STATUSES, ErrorBody, NewPet, Pet, PetStatus, pet_status_from_wire
 
 T = TypeVar("T")
 
@@ -63,17 +63,20 @@ def _structure_status(value: object, _: type) -> PetStatus:
     raise TypeError(f"expected a string, got {_describe(value)}")
 
 
-_KNOWN_STATUSES: dict[object, PetStatus] = {member.value: member for member in PetStatus}
 _UNKNOWN: Any = object()
 # None maps to None so that an absent status needs no branch.
-_STATUS_OR_NONE: dict[object, PetStatus | None] = {None: None, **_KNOWN_STATUSES}
+_STATUS_OR_NONE: dict[object, PetStatus | None] = {}
+_STATUS_OR_NONE.update(KNOWN_STATUSES)
+_STATUS_OR_NONE[None] = None
 
 
 # Pets are built by setting their slots directly: attrs' frozen __init__
 # goes through object.__setattr__ once per field, and that is a third of the
-# cost of a page. The result is the same object (tests/test_serde.py compares
+# cost of a page. The result is the same object (tests/test_models.py compares
 # it field for field with Pet(...), and fails if Pet gains a field).
 _new_object = object.__new__
+if [field.name for field in attrs.fields(Pet)] != ["id", "name", "category_id", "status"]:
+    raise ImportError("Pet's fields changed: _serde._fast_pets sets exactly id, name, category_id and status")
 _SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
 
 

@@ -152,6 +152,29 @@ class _SDKHTTPSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _SDKHTTPSConnection  # pyright: ignore[reportAssignmentType]
 
 
+def _check_pool_classes() -> None:
+    """Fail loudly, naming it, if a pool manager no longer makes its pools from ``pool_classes_by_scheme``.
+
+    The SDK's pool classes go in there (`Urllib3Transport._new_manager`): without them urllib3's own
+    connections would send, and no read would be held to the call's deadline. Making a pool opens no
+    connection.
+    """
+    manager = urllib3.PoolManager()
+    manager.pool_classes_by_scheme = {"http": _SDKHTTPPool, "https": _SDKHTTPSPool}
+    if not isinstance(manager.connection_from_url("http://127.0.0.1:9/"), _SDKHTTPPool):
+        from ._exceptions import AnimalStoreError
+
+        raise AnimalStoreError(
+            f"urllib3 {getattr(urllib3, '__version__', '')} no longer makes its pools from "
+            "PoolManager.pool_classes_by_scheme, "
+            "which the SDK sets to use its own connection classes: install the urllib3 release this SDK was "
+            "tested with, or a newer animalstore-client"
+        )
+    manager.clear()
+
+
+_check_pool_classes()
+
 # Headers urllib3 writes itself from the request.
 _LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})
 _CHUNK = 64 * 1024

@@ -14,7 +14,7 @@ from typing import cast
 import httpx
 
 from ._exceptions import ClientValidationError
-from ._models import PetStatus
+from ._models import KNOWN_STATUSES, PetStatus
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -129,9 +129,9 @@ def check_status(status: object, argument: str = "status") -> PetStatus | None:
     if status is None:
         return None
     if isinstance(status, str):
-        member = PetStatus._value2member_map_.get(str(status))
+        member = KNOWN_STATUSES.get(str(status))
         if member is not None:
-            return PetStatus(member)
+            return member
     raise _fail(argument, f"a PetStatus or one of {_STATUS_VALUES}", status)
 
 

@@ -140,3 +140,17 @@ def test_plumbing_benchmark_buckets_each_sample_by_its_innermost_telling_frame()
     shares, functions = plumbing.attribute(lines)
     assert shares == {"library": 0.5, "json": 0.3, "parse": 0.1, "plumbing": 0.1, "other": 0.0}
     assert dict(functions) == {"AiohttpTransport.send (_transport_aiohttp.py)": 0.1}
+
+
+def test_private_reaches_benchmark_smoke_run() -> None:
+    """benchmarks/private_reaches.py --quick --server fake times every reach with and without its public route."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / "private_reaches.py"), "--quick", "--server", "fake"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for reach in ("copy_request", "_fast_pets", "Response._content", "is_readable"):
+        assert reach in result.stdout, result.stdout

@@ -231,3 +231,16 @@ def test_an_unknown_status_from_the_service_still_builds_a_pet() -> None:
     pet = Pet.from_dict({"id": 1, "name": "Rex", "categoryId": 1, "status": "adopted"})
     assert pet.status == "adopted"
     assert attrs.evolve(pet, name="Max").status is pet.status
+
+
+def test_the_fast_path_builds_the_same_pets_as_their_init() -> None:
+    """Pets built around attrs' __init__ equal, hash and compare field for field like Pet(...) (Pet's fields listed)."""
+    from animalstore_client._serde import structure
+
+    data = [{"id": 7, "name": "Rex", "categoryId": 3, "status": "pending"}, {"id": 8, "name": "Tom", "categoryId": 1}]
+    built = structure(data, list[Pet])
+    expected = [Pet(7, "Rex", 3, PetStatus.PENDING), Pet(8, "Tom", 1, None)]
+    assert built == expected
+    assert [hash(pet) for pet in built] == [hash(pet) for pet in expected]
+    assert [attrs.astuple(pet) for pet in built] == [attrs.astuple(pet) for pet in expected]
+    assert [field.name for field in attrs.fields(Pet)] == ["id", "name", "category_id", "status"]

@@ -11,6 +11,7 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpcore
 import httpx
@@ -350,3 +351,31 @@ def test_a_head_answer_that_declares_a_length_has_no_body_on_every_backend(make_
         assert response.headers["content-length"] == "5000"
         assert [pet.id for pet in client.list_pets()] == [PET["id"]]
     assert [received.method for received in server.received] == ["HEAD", "GET"]
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
+def test_httpcore_still_asks_a_pooled_connection_is_readable(
+    make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default backend answers httpcore's "is_readable" itself (docs/architecture.md): httpcore still asks it.
+
+    Should a release of httpcore ask by another name, the SDK's answer would go unused and the pool
+    would be as slow as anyio's (benchmarks/private_reaches.py measures the difference): this fails first.
+    """
+    from animalstore_client import _deadline_async, _deadline_sync
+
+    asked: list[str] = []
+    for module, name in ((_deadline_sync, "_DeadlineStream"), (_deadline_async, "_AsyncDeadlineStream")):
+        cls = getattr(module, name)
+        answer = cls.get_extra_info
+
+        def spy(self: Any, info: str, answer: Any = answer) -> Any:
+            asked.append(info)
+            return answer(self, info)
+
+        monkeypatch.setattr(cls, "get_extra_info", spy)
+    with LoopbackServer([respond(200, [])]) as server:
+        client = make_client(base_url=server.base_url)
+        client.list_pets()
+        client.list_pets()  # on the pooled connection
+    assert "is_readable" in asked

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from http import HTTPStatus
 
 import httpx
 
 from .._exceptions import APIStatusError, ClientValidationError
 from .._operations import status_error
-from ._messages import FAKE_BASE_URL
+from ._messages import FAKE_BASE_URL, reason_phrase
 
 __all__ = ["make_status_error"]
 
@@ -54,7 +53,7 @@ def make_status_error(
             rule="an int from 300 to 599",
             value=status,
         )
-    phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+    phrase = reason_phrase(status, "Error")
     body = {
         "code": re.sub(r"\W+", "_", phrase.lower()).strip("_") if code is None else code,
         "message": phrase if message is None else message,

@@ -11,6 +11,7 @@ import math
 import re
 import time
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any, Literal, cast, get_args
 
 import attrs
@@ -208,3 +209,11 @@ def sleep(seconds: float) -> None:
     """Block for ``seconds``; the server thread's way of delaying."""
     if seconds > 0:
         time.sleep(seconds)
+
+
+_PHRASES = {status.value: status.phrase for status in HTTPStatus}
+
+
+def reason_phrase(status: int, default: str) -> str:
+    """The standard reason phrase of ``status``, or ``default`` for a status HTTP does not name."""
+    return _PHRASES.get(status, default)

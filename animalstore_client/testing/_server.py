@@ -40,13 +40,12 @@ import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from email.utils import formatdate
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from urllib.parse import urlsplit
 
 from ._control import CONTROL_PREFIX
 from ._control import control as answer_control
-from ._messages import MAX_BODY_BYTES, FakeResponse, error_response
+from ._messages import MAX_BODY_BYTES, FakeResponse, error_response, reason_phrase
 
 if TYPE_CHECKING:
     from ._store import FakeAnimalStore
@@ -249,7 +248,7 @@ class _Peer(asyncio.Protocol):
 
 
 def _phrase(status: int) -> str:
-    return HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Unknown"
+    return reason_phrase(status, "Unknown")
 
 
 class FakeServer:

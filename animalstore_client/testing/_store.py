@@ -16,7 +16,6 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from urllib.parse import parse_qs
 
@@ -48,6 +47,7 @@ from ._messages import (
     error_response,
     is_int64,
     ok,
+    reason_phrase,
     reject_constant,
     retry_after_ok,
 )
@@ -794,7 +794,7 @@ class FakeAnimalStore:
             return None
         headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
         if fault.body is None:
-            phrase = HTTPStatus(fault.status).phrase if fault.status in HTTPStatus._value2member_map_ else "Error"
+            phrase = reason_phrase(fault.status, "Error")
             code = re.sub(r"\W+", "_", phrase.lower()).strip("_")
             return error_response(fault.status, code, f"Injected fault: {fault.status} {phrase}", headers)
         if isinstance(fault.body, (str, bytes)):
