@@ -65,8 +65,8 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     def get_extra_info(self, info: str) -> Any:
         # httpcore asks every idle connection "is_readable" each time it places
         # a request or takes one back; anyio's streams answer by building a
-        # dict of every socket attribute (half the client's CPU at 100 calls in
-        # flight). One poll() of this socket answers it, sharing nothing.
+        # dict of every socket attribute. One poll() of this socket answers it,
+        # sharing nothing: 3.7 % of a call at 100 in flight (benchmarks/private_reaches.py).
         if info == "is_readable" and self._socket is not None:
             return readable_now(self._socket.fileno())
         return self._stream.get_extra_info(info)
