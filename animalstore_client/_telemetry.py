@@ -193,13 +193,11 @@ class Telemetry:
             if component in self._failed:
                 return
             self._failed.add(component)
-        kind = type(error)
-        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
         logger.warning(
             "OpenTelemetry failed, ignored (telemetry never changes a call's outcome): %s raised %s: %s. "
             "Further failures of %s are ignored without a log.",
             component,
-            name,
+            error_type(error),
             error,
             component,
             exc_info=error,
@@ -307,21 +305,21 @@ class CallObserver:
 
     def retried(self, reason: str) -> None:
         """Count a retry."""
-        instruments = self.instruments
-        if instruments is not None and instruments.retries is not None:
-            try:
-                instruments.retries.add(1, {**self.base, "animalstore.retry.reason": reason})
-            except Exception as exc:
-                self.telemetry.failed(_ADD_RETRIES, exc)
+        if self.instruments is not None:
+            self._count(self.instruments.retries, _ADD_RETRIES, reason)
 
     def refused(self, reason: str) -> None:
         """Count a retry the budget refused."""
-        instruments = self.instruments
-        if instruments is not None and instruments.refusals is not None:
+        if self.instruments is not None:
+            self._count(self.instruments.refusals, _ADD_REFUSALS, reason)
+
+    def _count(self, counter: Counter | None, component: str, reason: str) -> None:
+        """Add one to ``counter`` (``None`` when it failed to be made) for ``reason``; failures go to `failed`."""
+        if counter is not None:
             try:
-                instruments.refusals.add(1, {**self.base, "animalstore.retry.reason": reason})
+                counter.add(1, {**self.base, "animalstore.retry.reason": reason})
             except Exception as exc:
-                self.telemetry.failed(_ADD_REFUSALS, exc)
+                self.telemetry.failed(component, exc)
 
     def attempt(self, request: httpx.Request, number: int) -> AttemptObserver | None:
         """Start observing attempt ``number``, whose request is about to go through middleware and out.
