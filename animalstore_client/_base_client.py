@@ -26,26 +26,20 @@ from typing_extensions import Self
 
 from ._body import ACCEPT_ENCODING
 from ._budget import RetryBudget
-from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT, HTTPX_DEFAULT_TIMEOUT
-from ._environments import API_KEY_VARIABLE, Environment, normalize_base_url, parse_environment, resolve_base_url
+from ._environments import Environment
 from ._exceptions import AnimalStoreError, ClientValidationError
 from ._logging import configure_from_env, logger
-from ._middleware import AsyncMiddleware, Middleware, check_middleware
+from ._middleware import AsyncMiddleware, Middleware
 from ._operations import RequestConfig
+from ._options import OPTION_NAMES, Settings
 from ._proxies import environment_proxy
 from ._secrets import forget_locals
-from ._tls import check_verify, ssl_context
+from ._tls import ssl_context
 from ._transport_async import AsyncTransport
 from ._transport_sync import Transport
 from ._validation import (
     NOT_GIVEN,
     NotGiven,
-    check_api_key,
-    check_headers,
-    check_max_response_bytes,
-    check_max_retries,
-    check_timeout,
-    check_total_timeout,
 )
 from ._version import __version__
 
@@ -205,31 +199,6 @@ def _no_jitter() -> float:
     return 0.0
 
 
-def _check_provider(value: object, argument: str, method: str) -> None:
-    if value is not None and not callable(getattr(value, method, None)):
-        kind = "TracerProvider" if method == "get_tracer" else "MeterProvider"
-        raise ClientValidationError(
-            f"{argument} must be an OpenTelemetry {kind} (with .{method}()), or None for the global one; "
-            f"got {type(value).__name__}",
-            argument=argument,
-            rule=f"an object with .{method}(), or None",
-            value=value,
-        )
-
-
-def _check_budget(value: object) -> RetryBudget | None:
-    if value is NOT_GIVEN:
-        return RetryBudget()
-    if value is None or isinstance(value, RetryBudget):
-        return value
-    raise ClientValidationError(
-        f"retry_budget must be a RetryBudget or None (no budget), got {value!r}",
-        argument="retry_budget",
-        rule="a RetryBudget, or None",
-        value=value,
-    )
-
-
 OTEL_TRACE = "opentelemetry.trace"
 OTEL_METRICS = "opentelemetry.metrics"
 """Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
@@ -241,6 +210,7 @@ class _BaseClient:
     _pool: Pool
     _owns_pool: bool
     _config: RequestConfig
+    _settings: Settings
     _wiring: Wiring | None = None
     _is_async = False
     _clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -253,170 +223,66 @@ class _BaseClient:
 
         return random.random()
 
-    def __init__(
-        self,
-        api_key: str | None,
-        *,
-        environment: Environment | str | None,
-        base_url: str | None,
-        timeout: object,
-        max_retries: int,
-        default_headers: Mapping[str, str] | None,
-        http_client: object,
-        total_timeout: object = DEFAULT_TOTAL_TIMEOUT,
-        max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
-        verify: object = True,
-        middleware: object = None,
-        retry_budget: object = NOT_GIVEN,
-        tracer_provider: object = None,
-        meter_provider: object = None,
-    ) -> None:
-        env = os.environ
-        configure_from_env(env)
-        if api_key is None:
-            api_key = env.get(API_KEY_VARIABLE, "").strip() or None
-            if api_key is None:
-                raise AnimalStoreError(
-                    "No API key given: pass api_key=... to the client or set the "
-                    f"{API_KEY_VARIABLE} environment variable."
-                )
-        self._api_key = check_api_key(api_key)
-        self._base_url = resolve_base_url(base_url=base_url, environment=environment, env=env)
-        if timeout is NOT_GIVEN:
-            # A caller's own httpx client keeps its timeout unless it is
-            # httpx's stock 5 s, which is shorter than this API needs.
-            timeout = (
-                http_client.timeout
-                if isinstance(http_client, (httpx.Client, httpx.AsyncClient))
-                and http_client.timeout != HTTPX_DEFAULT_TIMEOUT
-                else DEFAULT_TIMEOUT
-            )
-        self._timeout = check_timeout(timeout)
-        self._max_retries = check_max_retries(max_retries)
-        self._default_headers = check_headers(default_headers, "default_headers")
-        self._total_timeout = check_total_timeout(total_timeout)
-        self._max_response_bytes = check_max_response_bytes(max_response_bytes)
-        self._verify = check_verify(verify)
-        self._middleware: tuple[Any, ...] = check_middleware(middleware, is_async=self._is_async)
-        self._retry_budget = _check_budget(retry_budget)
-        _check_provider(tracer_provider, "tracer_provider", "get_tracer")
-        _check_provider(meter_provider, "meter_provider", "get_meter")
-        self._telemetry = _telemetry_for(tracer_provider, meter_provider)
+    def __init__(self, given: Mapping[str, Any], choose_backend: Callable[[object, object], str]) -> None:
+        """Check and keep the constructor's arguments (`_options.OPTIONS` by name)."""
+        configure_from_env(os.environ)
+        self._settings = settings = Settings.from_arguments(
+            given, is_async=self._is_async, choose_backend=choose_backend
+        )
+        http_client = given["http_client"]
+        self._telemetry = _telemetry_for(settings.tracer_provider, settings.meter_provider)
         # Built now, so a CA file that is not one fails here rather than inside a call.
-        self._ssl_context = ssl_context(self._verify) if http_client is None else None
-        if http_client is not None and verify is not True:
-            raise ClientValidationError(
-                "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
-                "trust settings: configure them on it, or leave http_client out",
-                argument="verify",
-                rule="left out (True) when http_client is given",
-                value=verify,
-            )
+        self._ssl_context = ssl_context(settings.verify) if http_client is None else None
         self._closed = False
         # The environment's proxies apply unless the caller's own client ignores
         # them (a urllib3 PoolManager never reads them).
         self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
         # Frames: here, the subclass __init__, the caller.
-        _warn_if_insecure(self._base_url, stacklevel=3, env_proxies=self._env_proxies)
-        _warn_if_unverified(self._base_url, self._verify, stacklevel=3)
+        _warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
+        _warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
 
     def _request_config(self) -> RequestConfig:
-        return _build_config(self._pool.transport, self._base_url, self._api_key, self._default_headers, self._timeout)
+        settings = self._settings
+        return _build_config(
+            self._pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
+        )
 
-    def _derive(
-        self,
-        *,
-        api_key: object,
-        environment: object,
-        base_url: object,
-        timeout: object,
-        max_retries: object,
-        default_headers: object,
-        total_timeout: object,
-        max_response_bytes: object,
-        verify: object = NOT_GIVEN,
-        middleware: object = NOT_GIVEN,
-        retry_budget: object = NOT_GIVEN,
-        tracer_provider: object = NOT_GIVEN,
-        meter_provider: object = NOT_GIVEN,
-    ) -> Self:
-        # Only the client that created the pool closes it.
-        changes: dict[str, object] = {"_owns_pool": False, "_closed": False}
-        changes.update(self._operating_changes(middleware, retry_budget, tracer_provider, meter_provider))
-        if verify is not NOT_GIVEN:
-            if not self._pool.owned:
-                raise ClientValidationError(
-                    "verify applies to the SDK's own connection pool; this client sends through a caller's "
-                    "http_client, which keeps its own trust settings",
-                    argument="verify",
-                    rule="only for a client without http_client",
-                    value=verify,
-                )
-            changes["_verify"] = checked = check_verify(verify)
-            changes["_ssl_context"] = ssl_context(checked)
-        if api_key is not NOT_GIVEN:
-            changes["_api_key"] = check_api_key(api_key)
-        if base_url is not NOT_GIVEN:
-            changes["_base_url"] = normalize_base_url(base_url, argument="base_url")
+    def _derive(self, given: Mapping[str, Any]) -> Self:
+        """A copy of this client with `with_options`'s arguments (`_options.OPTIONS` by name) applied."""
+        verify_given = given["verify"] is not NOT_GIVEN
+        if verify_given and not self._pool.owned:
+            raise ClientValidationError(
+                "verify applies to the SDK's own connection pool; this client sends through a caller's "
+                "http_client, which keeps its own trust settings",
+                argument="verify",
+                rule="only for a client without http_client",
+                value=given["verify"],
+            )
+        settings = self._settings.changed(given, is_async=self._is_async)
+        if given["base_url"] is not NOT_GIVEN:
             # Frames: here, with_options, the caller.
-            _warn_if_insecure(str(changes["_base_url"]), stacklevel=3, env_proxies=self._env_proxies)
-        elif environment is not NOT_GIVEN:
-            changes["_base_url"] = parse_environment(environment, argument="environment").base_url
-        if timeout is not NOT_GIVEN:
-            changes["_timeout"] = check_timeout(timeout)
-        if max_retries is not NOT_GIVEN:
-            changes["_max_retries"] = check_max_retries(max_retries)
-        if default_headers is not NOT_GIVEN:
-            changes["_default_headers"] = {**self._default_headers, **check_headers(default_headers, "default_headers")}
-        if total_timeout is not NOT_GIVEN:
-            changes["_total_timeout"] = check_total_timeout(total_timeout)
-        if max_response_bytes is not NOT_GIVEN:
-            changes["_max_response_bytes"] = check_max_response_bytes(max_response_bytes)
+            _warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
         clone = copy.copy(self)
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
-        state.update(changes)
-        if "_verify" in changes:
+        # Only the client that created the pool closes it.
+        state.update(_settings=settings, _owns_pool=False, _closed=False)
+        if given["tracer_provider"] is not NOT_GIVEN or given["meter_provider"] is not NOT_GIVEN:
+            state["_telemetry"] = _telemetry_for(settings.tracer_provider, settings.meter_provider)
+        if verify_given:
+            state["_ssl_context"] = ssl_context(settings.verify)
             # Other trust needs other connections: a pool of the new client's own, which it closes.
             state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
             state["_owns_pool"] = True
-        if "_verify" in changes or "_base_url" in changes:
-            _warn_if_unverified(state["_base_url"], state["_verify"], stacklevel=3)
-        state["_config"] = _build_config(
-            state["_pool"].transport,
-            state["_base_url"],
-            state["_api_key"],
-            state["_default_headers"],
-            state["_timeout"],
-        )
+        if verify_given or given["base_url"] is not NOT_GIVEN or given["environment"] is not NOT_GIVEN:
+            _warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+        state["_config"] = clone._request_config()  # noqa: SLF001  # the same class
         return clone
-
-    def _operating_changes(
-        self, middleware: object, retry_budget: object, tracer_provider: object, meter_provider: object
-    ) -> dict[str, object]:
-        """`_derive`'s changes to how calls are run: middleware, retry budget, telemetry."""
-        changes: dict[str, object] = {}
-        if middleware is not NOT_GIVEN:
-            changes["_middleware"] = check_middleware(middleware, is_async=self._is_async)
-        if retry_budget is not NOT_GIVEN:
-            # A new budget only when asked: None, or one given. Left out, the copy shares this client's.
-            changes["_retry_budget"] = _check_budget(retry_budget)
-        if tracer_provider is not NOT_GIVEN or meter_provider is not NOT_GIVEN:
-            current = self._telemetry
-            tracer: object = current.tracer_provider if current is not None else None
-            meter: object = current.meter_provider if current is not None else None
-            if tracer_provider is not NOT_GIVEN:
-                _check_provider(tracer_provider, "tracer_provider", "get_tracer")
-                tracer = tracer_provider
-            if meter_provider is not NOT_GIVEN:
-                _check_provider(meter_provider, "meter_provider", "get_meter")
-                meter = meter_provider
-            changes["_telemetry"] = _telemetry_for(tracer, meter)
-        return changes
 
     def with_options(
         self,
         *,
+        # <options: with_options> written by scripts/codegen.py from _options.OPTIONS
         api_key: str | NotGiven = NOT_GIVEN,
         environment: Environment | str | NotGiven = NOT_GIVEN,
         base_url: str | NotGiven = NOT_GIVEN,
@@ -430,6 +296,7 @@ class _BaseClient:
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | NotGiven | None = NOT_GIVEN,
         meter_provider: MeterProvider | NotGiven | None = NOT_GIVEN,
+        # </options>
     ) -> Self:
         """A new client with some options changed, sharing this one's connection pool and retry budget.
 
@@ -445,62 +312,53 @@ class _BaseClient:
         patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
         ```
         """
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
         try:
-            return self._derive(
-                api_key=api_key,
-                environment=environment,
-                base_url=base_url,
-                timeout=timeout,
-                max_retries=max_retries,
-                default_headers=default_headers,
-                total_timeout=total_timeout,
-                max_response_bytes=max_response_bytes,
-                verify=verify,
-                middleware=middleware,
-                retry_budget=retry_budget,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-            )
+            return self._derive(given)
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
-            forget_locals(exc, (api_key, self._api_key) if isinstance(api_key, str) else (self._api_key,))
-            api_key = base_url = default_headers = NOT_GIVEN
+            kept = self._settings.api_key
+            forget_locals(exc, (api_key, kept) if isinstance(api_key, str) else (kept,))
+            # This frame is still running, so it cannot be cleared: its secrets go by hand.
+            del api_key, base_url, default_headers, kept
+            given.clear()
             raise
 
     @property
     def middleware(self) -> tuple[Any, ...]:
         """The middleware run around each attempt, outermost first."""
-        return self._middleware
+        return self._settings.middleware
 
     @property
     def retry_budget(self) -> RetryBudget | None:
         """The `RetryBudget` this client's retries draw on, shared with its `with_options` copies; or ``None``."""
-        return self._retry_budget
+        return self._settings.retry_budget
 
     @property
     def base_url(self) -> str:
         """The base URL requests go to, without a trailing slash."""
-        return self._base_url
+        return self._settings.base_url
 
     @property
     def timeout(self) -> httpx.Timeout:
         """The timeout applied to each request unless a call passes its own."""
-        return self._timeout
+        return self._settings.timeout
 
     @property
     def max_retries(self) -> int:
         """How many times a failed request may be retried."""
-        return self._max_retries
+        return self._settings.max_retries
 
     @property
     def total_timeout(self) -> float | None:
         """Seconds one call may take in all, retries and sleeps included; ``None`` for no deadline."""
-        return self._total_timeout
+        return self._settings.total_timeout
 
     @property
     def max_response_bytes(self) -> int | None:
         """The largest response body read, after decoding; ``None`` for no cap."""
-        return self._max_response_bytes
+        return self._settings.max_response_bytes
 
     @property
     def is_closed(self) -> bool:
@@ -537,7 +395,7 @@ class _BaseClient:
             )
         if self.is_closed:
             raise AnimalStoreError(f"This {name} is closed; pickle an open client.")
-        if isinstance(self._verify, ssl.SSLContext):
+        if isinstance(self._settings.verify, ssl.SSLContext):
             raise AnimalStoreError(
                 f"This {name} was given verify=<ssl.SSLContext>, which cannot be pickled: give verify the path "
                 "of the CA bundle instead (verify='/path/to/ca.pem'), which the loaded client loads again."
@@ -548,24 +406,11 @@ class _BaseClient:
                 "this process: pickle client.with_options(tracer_provider=None, meter_provider=None), whose "
                 "loaded copy uses the global providers the worker sets up."
             )
-        settings: dict[str, object] = {
-            "api_key": self._api_key,
-            "base_url": self._base_url,
-            "timeout": self._timeout,
-            "max_retries": self._max_retries,
-            "default_headers": self._default_headers,
-            "total_timeout": self._total_timeout,
-            "max_response_bytes": self._max_response_bytes,
-            "backend": getattr(self, "_backend", None),
-            "verify": self._verify,
-            "middleware": list(self._middleware),
-            "retry_budget": self._retry_budget,
-        }
-        return (_load_client, (type(self), settings))
+        return (_load_client, (type(self), self._settings.pickled()))
 
     def __repr__(self) -> str:
         # The key is deliberately absent: reprs end up in logs and tracebacks.
-        return f"{type(self).__name__}(base_url={self._base_url!r}, max_retries={self._max_retries})"
+        return f"{type(self).__name__}(base_url={self._settings.base_url!r}, max_retries={self._settings.max_retries})"
 
     def _check_open(self) -> None:
         if self._closed or self._pool.transport.is_closed:
@@ -577,8 +422,8 @@ class _BaseClient:
     def _transport_verify(self) -> bool | str | ssl.SSLContext:
         """The trust a new transport of the SDK's gets: the context made when the client was, or for
         pyreqwest (rustls, which takes no `ssl.SSLContext`) ``verify`` itself."""
-        if getattr(self, "_backend", None) == "pyreqwest":
-            return self._verify
+        if self._settings.backend == "pyreqwest":
+            return self._settings.verify
         return self._ssl_context or True
 
     def _wire(self, wiring: Wiring) -> None:

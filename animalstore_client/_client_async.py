@@ -14,7 +14,7 @@ import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -42,6 +42,7 @@ from ._operations import (
     parse_list_pets,
     parse_raw,
 )
+from ._options import OPTION_NAMES
 from ._response import APIResponse
 from ._secrets import forget_locals
 from ._transport_async import AsyncResponseStream, AsyncTransport
@@ -105,10 +106,9 @@ class AsyncAnimalStoreClient(IOAsync):
             global one.
     """
 
-    _backend: AsyncBackendName
-
     def __init__(
         self,
+        # <options: constructor> written by scripts/codegen.py from _options.OPTIONS
         api_key: str | None = None,
         *,
         environment: Environment | str | None = None,
@@ -125,44 +125,33 @@ class AsyncAnimalStoreClient(IOAsync):
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
+        # </options>
     ) -> None:
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
         try:
-            self._backend = choose_backend_async(backend, http_client)
-            super().__init__(
-                api_key,
-                environment=environment,
-                base_url=base_url,
-                timeout=timeout,
-                max_retries=max_retries,
-                default_headers=default_headers,
-                http_client=http_client,
-                total_timeout=total_timeout,
-                max_response_bytes=max_response_bytes,
-                verify=verify,
-                middleware=middleware,
-                retry_budget=retry_budget,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-            )
+            super().__init__(given, choose_backend_async)
             self._owns_pool = http_client is None
-            transport = new_transport_async(self._backend, http_client, verify=self._transport_verify())
+            transport = new_transport_async(self.backend, http_client, verify=self._transport_verify())
             self._pool = Pool(transport, owned=self._owns_pool)
             self._config = self._request_config()
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
             forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())
-            api_key = base_url = default_headers = None
+            # This frame is still running, so it cannot be cleared: its secrets go by hand.
+            del api_key, base_url, default_headers
+            given.clear()
             raise
 
     def _new_transport(self) -> AsyncTransport:
         if self._wiring is not None and self._wiring.new_transport is not None:
             return self._wiring.new_transport()  # type: ignore[no-any-return]
-        return new_transport_async(self._backend, None, verify=self._transport_verify())
+        return new_transport_async(self.backend, None, verify=self._transport_verify())
 
     @property
     def backend(self) -> AsyncBackendName:
         """The HTTP library this client sends through."""
-        return self._backend
+        return cast("AsyncBackendName", self._settings.backend)  # chosen by choose_backend_async
 
     async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
@@ -173,17 +162,18 @@ class AsyncAnimalStoreClient(IOAsync):
         observer = self._observe(operation, request)
         try:
             transport = self._transport()
+            settings = self._settings
             attempts = Attempts(
                 request,
-                max_retries=self._max_retries,
+                max_retries=settings.max_retries,
                 jitter=self._jitter_source(),
-                total_timeout=self._total_timeout,
-                max_response_bytes=self._max_response_bytes,
-                budget=self._retry_budget,
+                total_timeout=settings.total_timeout,
+                max_response_bytes=settings.max_response_bytes,
+                budget=settings.retry_budget,
                 budget_clock=self._clock,
                 observer=observer,
             )
-            middleware = self._middleware
+            middleware = settings.middleware
             plain = not middleware and observer is None
             if observer is not None:
                 observer.attempts = attempts
@@ -208,7 +198,7 @@ class AsyncAnimalStoreClient(IOAsync):
             if observer is not None:
                 observer.finish(exc)
             # What a crash reporter reads of the frames below: the library's hold the key.
-            forget_locals(exc, (self._api_key,))
+            forget_locals(exc, (self._settings.api_key,))
             raise
         if observer is not None:
             observer.finish(None)

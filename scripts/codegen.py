@@ -1,0 +1,208 @@
+"""Write the code that follows from the package's declarations: the options' signatures, the operations' methods.
+
+    python scripts/codegen.py          # rewrite every generated region, then run scripts/unasync.py
+    python scripts/codegen.py --check  # exit 1, with a diff, if a region is stale (CI runs this)
+
+Each client option is declared once, in ``_options.OPTIONS``, and each
+operation once, in ``_operations.OPERATIONS``. The public signatures stay
+explicit and typed in the source (what readers, type checkers and the API
+reference see); this script writes them into the regions marked
+``# <options: ...>`` / ``# <operations: ...>`` ... ``# </...>`` of the async
+client, `with_options` and the testing kit, and the ``Args:`` section of the
+async client's docstring. ``scripts/unasync.py`` then makes the sync client
+from the async one, as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import difflib
+import importlib
+import importlib.util
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "animalstore_client"
+sys.path.insert(0, str(ROOT))
+
+_REGION = re.compile(
+    r"^(?P<indent>[ \t]*)# <(?P<kind>options|operations): (?P<name>[\w ]+)>.*\n"
+    r"(?P<body>(?:.*\n)*?)(?P=indent)# </(?P=kind)>\n",
+    re.MULTILINE,
+)
+
+
+def _unasync_words(text: str) -> str:
+    """``text`` in the sync spelling, by the substitutions of scripts/unasync.py."""
+    spec = importlib.util.spec_from_file_location("unasync_script", ROOT / "scripts" / "unasync.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for pattern, replacement in module.SUBSTITUTIONS:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+@dataclass(frozen=True)
+class OptionText:
+    """What this script needs of an `_options.Option`: its literal fields."""
+
+    name: str
+    annotation: str
+    default: str
+    doc: str
+    changes: str | None
+    kit: bool
+
+
+def _literal(node: ast.expr, constants: dict[str, object]) -> object:
+    if isinstance(node, ast.Name) and node.id in constants:
+        return constants[node.id]
+    return ast.literal_eval(node)
+
+
+def _assignments(tree: ast.Module) -> dict[str, ast.expr]:
+    """The module-level ``NAME = value`` (or ``NAME: type = value``) of a parsed module."""
+    found: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found[node.target.id] = node.value
+    return found
+
+
+def _options() -> list[OptionText]:
+    """`_options.OPTIONS`, read from its source: the package need not import (its signatures may be stale)."""
+    assignments = _assignments(ast.parse((PACKAGE / "_options.py").read_text()))
+    constants: dict[str, object] = {}
+    for name, value in assignments.items():
+        with contextlib.suppress(ValueError):
+            constants[name] = ast.literal_eval(value)
+    table = assignments.get("OPTIONS")
+    if not isinstance(table, ast.Tuple):
+        raise SystemExit("scripts/codegen.py: OPTIONS (a tuple) not found in animalstore_client/_options.py")
+    found: list[OptionText] = []
+    for call in table.elts:
+        assert isinstance(call, ast.Call)
+        values: dict[str, Any] = {"changes": None, "kit": True}
+        values.update(
+            zip(("name", "annotation", "default", "doc"), (_literal(a, constants) for a in call.args), strict=False)
+        )
+        values.update({k.arg: _literal(k.value, constants) for k in call.keywords if k.arg in ("changes", "kit")})
+        found.append(OptionText(**values))
+    return found
+
+
+def _parameters(lines: Iterable[str], indent: str) -> str:
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def option_parameters(which: str) -> list[str]:
+    """The parameter lines of one signature that takes the options."""
+    options = _options()
+    if which == "constructor":
+        first, *rest = options
+        return [
+            f"{first.name}: {first.annotation} = {first.default},",
+            "*,",
+            *(f"{o.name}: {o.annotation} = {o.default}," for o in rest),
+        ]
+    if which == "with_options":
+        return [f"{o.name}: {o.changes} = NOT_GIVEN," for o in options if o.changes is not None]
+    if which in ("kit", "kit sync"):
+        lines = [f"{o.name}: {o.annotation} = {o.default}," for o in options if o.kit]
+        return [_unasync_words(line) for line in lines] if which == "kit sync" else lines
+    raise SystemExit(f"scripts/codegen.py: no options region named {which!r}")
+
+
+def option_docs() -> list[str]:
+    """The ``Args:`` entries of the client's docstring, one line each (continuations indented)."""
+    lines: list[str] = []
+    for option in _options():
+        first, *more = option.doc.split("\n")
+        lines.append(f"{option.name}: {first}")
+        lines.extend(f"    {line}" for line in more)
+    return lines
+
+
+def _region(kind: str, name: str, indent: str) -> str:
+    if kind == "options":
+        return _parameters(option_parameters(name), indent)
+    operations = importlib.import_module("animalstore_client._operations_codegen")
+    return textwrap.indent(operations.region(name), indent, lambda line: bool(line.strip()))
+
+
+def regenerate(text: str) -> str:
+    """``text`` with every generated region, and the ``Args:`` of a docstring above an options region, rewritten."""
+
+    def replace(match: re.Match[str]) -> str:
+        indent, kind, name = match["indent"], match["kind"], match["name"]
+        opening = match.group(0).splitlines(keepends=True)[0]
+        return opening + _region(kind, name, indent) + f"{indent}# </{kind}>\n"
+
+    text = _REGION.sub(replace, text)
+    return _with_args(text)
+
+
+_ARGS = re.compile(r"^(?P<indent>    )Args:\n(?:(?P=indent)    .*\n|\n)*?(?=(?P=indent)\"\"\")", re.MULTILINE)
+
+
+def _with_args(text: str) -> str:
+    """The class docstring's ``Args:`` section, when the module has a constructor region: from `option_docs`."""
+    if "# <options: constructor>" not in text:
+        return text
+    entries = "".join(f"        {line}\n" for line in option_docs())
+    return _ARGS.sub(lambda match: f"    Args:\n{entries}", text, count=1)
+
+
+def _targets() -> list[Path]:
+    found = [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "# <options: " in path.read_text() or "# <operations: " in path.read_text()
+    ]
+    return [path for path in found if not path.name.endswith("_sync.py") or path.name == "_store_sync.py"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with ``--check`` compare) every region; then the sync modules, unless checking."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a region is stale")
+    check = parser.parse_args(argv).check
+    stale: list[str] = []
+    for path in _targets():
+        current = path.read_text()
+        wanted = regenerate(current)
+        if wanted == current:
+            continue
+        name = str(path.relative_to(ROOT))
+        stale.append(name)
+        if check:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), name, name))
+        else:
+            path.write_text(wanted)
+            print(f"wrote {name}")
+    if check:
+        if stale:
+            print(
+                f"\nstale: {', '.join(stale)}; run `python scripts/codegen.py` and commit the result.", file=sys.stderr
+            )
+            return 1
+        return 0
+    # The sync modules follow from the async ones.
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "unasync.py")], check=False).returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
