@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 import httpx
-from typing_extensions import Self, deprecated
+from typing_extensions import Self
 
 from ._attempts import Answer, Attempts, Finished, full_response, unknown_failure
 from ._backends import BackendName, choose_backend_sync, new_transport_sync
@@ -26,23 +26,11 @@ from ._base_client import IOSync, Pool
 from ._budget import RetryBudget
 from ._deadline import Timeouts
 from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
-from ._deprecation import warns_deprecated
 from ._environments import Environment
 from ._exceptions import AnimalStoreError
 from ._middleware import Middleware
 from ._middleware_sync import run_middleware_sync
-from ._models import Pet, PetStatus, PetStatusLiteral
-from ._operations import (
-    RequestConfig,
-    build_create_pet,
-    build_get_pet,
-    build_list_pets,
-    build_request,
-    parse_create_pet,
-    parse_get_pet,
-    parse_list_pets,
-    parse_raw,
-)
+from ._operations import RequestConfig, build_request, parse_raw
 from ._options import OPTION_NAMES
 from ._response import APIResponse
 from ._secrets import forget_locals
@@ -56,6 +44,22 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from ._telemetry import CallObserver
+
+# <operations: imports> written by scripts/codegen.py from _operations.OPERATIONS
+from typing_extensions import deprecated
+
+from ._deprecation import GET_PET_DEPRECATION, warns_deprecated
+from ._models import Pet, PetStatus, PetStatusLiteral
+from ._operations import (
+    build_create_pet,
+    build_get_pet,
+    build_list_pets,
+    parse_create_pet,
+    parse_get_pet,
+    parse_list_pets,
+)
+
+# </operations>
 
 __all__ = ["AnimalStoreClient", "AnimalStoreClientWithRawResponse"]
 
@@ -305,6 +309,7 @@ class AnimalStoreClient(IOSync):
 
         return self._call(operation, request, parse)
 
+    # <operations: client> written by scripts/codegen.py from _operations.OPERATIONS
     def list_pets(
         self,
         *,
@@ -315,7 +320,11 @@ class AnimalStoreClient(IOSync):
     ) -> list[Pet]:
         """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
         request = build_list_pets(
-            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+            self._config,
+            limit=limit,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
         )
         return self._call("list_pets", request, parse_list_pets)
 
@@ -345,14 +354,14 @@ class AnimalStoreClient(IOSync):
         return self._call("create_pet", request, parse_create_pet)
 
     @deprecated(
-        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        # GET_PET_DEPRECATION, copied in by scripts/codegen.py: checkers read only a literal.
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
         " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
         "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
         " help(AnimalStoreClient.get_pet) lists the recipes.",
         category=None,
     )
-    @warns_deprecated
+    @warns_deprecated(GET_PET_DEPRECATION)
     def get_pet(
         self,
         pet_id: int,
@@ -376,8 +385,15 @@ class AnimalStoreClient(IOSync):
         - after an ambiguous `create_pet` failure: list and match name and
           category; "not found" does not prove it was not stored.
         """
-        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        request = build_get_pet(
+            self._config,
+            pet_id,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
         return self._call("get_pet", request, parse_get_pet)
+
+    # </operations>
 
     def request(
         self,
@@ -440,6 +456,7 @@ class AnimalStoreClientWithRawResponse:
         self._config = config
         self._send_raw = send_raw
 
+    # <operations: raw> written by scripts/codegen.py from _operations.OPERATIONS
     def list_pets(
         self,
         *,
@@ -450,7 +467,11 @@ class AnimalStoreClientWithRawResponse:
     ) -> APIResponse[list[Pet]]:
         """`AnimalStoreClient.list_pets`, with the raw response."""
         request = build_list_pets(
-            self._config, limit=limit, status=status, timeout=timeout, extra_headers=extra_headers
+            self._config,
+            limit=limit,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
         )
         return self._send_raw("list_pets", request, parse_list_pets)
 
@@ -475,14 +496,14 @@ class AnimalStoreClientWithRawResponse:
         return self._send_raw("create_pet", request, parse_create_pet)
 
     @deprecated(
-        # GET_PET_DEPRECATION, copied in by scripts/unasync.py: checkers read only a literal.
+        # GET_PET_DEPRECATION, copied in by scripts/codegen.py: checkers read only a literal.
         "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
         " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
         "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
         " help(AnimalStoreClient.get_pet) lists the recipes.",
         category=None,
     )
-    @warns_deprecated
+    @warns_deprecated(GET_PET_DEPRECATION)
     def get_pet(
         self,
         pet_id: int,
@@ -491,5 +512,12 @@ class AnimalStoreClientWithRawResponse:
         extra_headers: Mapping[str, str] | None = None,
     ) -> APIResponse[Pet]:
         """`AnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""
-        request = build_get_pet(self._config, pet_id, timeout=timeout, extra_headers=extra_headers)
+        request = build_get_pet(
+            self._config,
+            pet_id,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
         return self._send_raw("get_pet", request, parse_get_pet)
+
+    # </operations>

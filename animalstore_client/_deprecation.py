@@ -2,7 +2,7 @@
 
 Type checkers read the message only from a string literal in the
 ``@deprecated(...)`` decorator, so each decorator holds a copy that
-``scripts/unasync.py`` writes from `GET_PET_DEPRECATION` (and checks in CI).
+``scripts/codegen.py`` writes from `GET_PET_DEPRECATION` (and checks in CI).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ GET_PET_DEPRECATION = (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def warns_deprecated(function: F) -> F:
-    """Warn at the caller's line on every call of ``function``, sync or async.
+def warns_deprecated(message: str) -> Callable[[F], F]:
+    """A decorator: warn ``message`` at the caller's line on every call of the function, sync or async.
 
     ``typing_extensions.deprecated`` does this too, but for a coroutine
     function on Python < 3.12 it imports asyncio, which would double the cost
@@ -36,13 +36,16 @@ def warns_deprecated(function: F) -> F:
     keep its name: pyright then says ``The method "get_pet" ... is deprecated``.
     """
 
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        # Warned when called, not when awaited: the caller's line is then on the stack.
-        warnings.warn(GET_PET_DEPRECATION, DeprecationWarning, stacklevel=2)
-        return function(*args, **kwargs)
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            # Warned when called, not when awaited: the caller's line is then on the stack.
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return function(*args, **kwargs)
 
-    mark = getattr(inspect, "markcoroutinefunction", None)  # Python 3.12+
-    if mark is not None and inspect.iscoroutinefunction(function):
-        return cast("F", mark(wrapper))
-    return cast("F", wrapper)
+        mark = getattr(inspect, "markcoroutinefunction", None)  # Python 3.12+
+        if mark is not None and inspect.iscoroutinefunction(function):
+            return cast("F", mark(wrapper))
+        return cast("F", wrapper)
+
+    return decorate

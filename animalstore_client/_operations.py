@@ -9,20 +9,23 @@ and every rule can be tested without a network or a mock.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import TypeVar, cast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import httpx
 
 from ._attempts import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, full_response
+from ._deprecation import GET_PET_DEPRECATION
 from ._exceptions import APIResponseValidationError, APIStatusError, ClientValidationError, status_error_class
 from ._httpx_private import copy_request
-from ._models import ErrorBody, NewPet, Pet
+from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
 from ._secrets import redact_url
 from ._serde import StructureError, dumps, loads, structure, unstructure
 from ._validation import (
     LIMIT_MAX,
     NOT_GIVEN,
+    NotGiven,
     check_headers,
     check_int64,
     check_json,
@@ -123,12 +126,13 @@ def _request(
 def build_list_pets(
     config: RequestConfig,
     *,
-    limit: object = None,
-    status: object = None,
-    timeout: object = NOT_GIVEN,
-    extra_headers: object = None,
+    limit: int | None = None,
+    status: PetStatus | PetStatusLiteral | None = None,
+    timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+    extra_headers: Mapping[str, str] | None = None,
 ) -> httpx.Request:
-    """``GET /pets``; ``limit`` and ``status`` are sent only when given."""
+    """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
+    # ``limit`` and ``status`` are sent only when given.
     checked_limit = check_limit(limit)
     checked_status = check_status(status)
     key = (checked_limit, None if checked_status is None else checked_status.value)
@@ -150,13 +154,18 @@ def build_list_pets(
 def build_create_pet(
     config: RequestConfig,
     *,
-    name: object,
-    category_id: object,
-    status: object = None,
-    timeout: object = NOT_GIVEN,
-    extra_headers: object = None,
+    name: str,
+    category_id: int,
+    status: PetStatus | PetStatusLiteral | None = None,
+    timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+    extra_headers: Mapping[str, str] | None = None,
 ) -> httpx.Request:
-    """``POST /pets`` with a NewPet JSON body."""
+    """Add an animal (``POST /pets``) and return it with the id the service assigned.
+
+    Retries: only where the service cannot have stored the pet (a failure
+    to connect, 429, 503); never after a read timeout, 500, 502 or 504,
+    so a retry never creates a duplicate.
+    """
     new_pet = NewPet(
         name=check_str(name, "name"),
         category_id=check_int64(category_id, "category_id"),
@@ -168,12 +177,27 @@ def build_create_pet(
 
 def build_get_pet(
     config: RequestConfig,
-    pet_id: object,
+    pet_id: int,
     *,
-    timeout: object = NOT_GIVEN,
-    extra_headers: object = None,
+    timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+    extra_headers: Mapping[str, str] | None = None,
 ) -> httpx.Request:
-    """``GET /pets/{petId}``."""
+    """Fetch one animal by id (``GET /pets/{petId}``).
+
+    Deprecated: the service removes this operation on 2030-12-05. The
+    replacement it names, `list_pets` with ``status=``, is not a lookup
+    by id: there is no id filter, and a page holds at most 100 pets
+    (lowest ids first). Instead of ``get_pet(pet_id)``:
+
+    - status known: take the pet with that id from
+      ``list_pets(status=..., limit=100)``; found only among the first
+      100 pets with that status;
+    - status unknown: the same without ``status``; found only among the
+      first 100 pets of the store;
+    - a pet you just created: keep the `Pet` that `create_pet` returned;
+    - after an ambiguous `create_pet` failure: list and match name and
+      category; "not found" does not prove it was not stored.
+    """
     path = f"/pets/{check_int64(pet_id, 'pet_id')}"
     return _request(config, "GET", path, timeout=timeout, extra_headers=extra_headers)
 
@@ -441,3 +465,36 @@ def _quote(text: str, limit: int) -> str:
 def _snippet(text: str, limit: int = 200) -> str:
     flat = _SPACE.sub(" ", text[: limit * 4]).strip()
     return _quote(flat, limit)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the service, declared once, in `OPERATIONS`.
+
+    From it follow the client methods and their raw-response twins (written
+    by ``scripts/codegen.py``: the build function's parameters are the
+    method's, its docstring the method's, and the parse function's return
+    type the method's result), the span names and ``url.template`` of
+    telemetry (`ROUTES`), and the API reference. The build function builds
+    the request with this ``method`` and ``route`` (a test checks it).
+    """
+
+    name: str
+    """The client method's name; also the operation name telemetry and logs use."""
+    method: str
+    route: str
+    """The path template, as the service's specification writes it (``/pets/{petId}``)."""
+    build: Callable[..., httpx.Request]
+    parse: Callable[[Finished, int], Any]
+    deprecated: str | None = None
+    """The deprecation message: the methods warn with it and are marked ``@deprecated`` for type checkers."""
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("list_pets", "GET", "/pets", build_list_pets, parse_list_pets),
+    Operation("create_pet", "POST", "/pets", build_create_pet, parse_create_pet),
+    Operation("get_pet", "GET", "/pets/{petId}", build_get_pet, parse_get_pet, deprecated=GET_PET_DEPRECATION),
+)
+
+ROUTES: dict[str, str] = {operation.name: operation.route for operation in OPERATIONS}
+"""Each operation's route template, by operation name: telemetry names spans ``GET /pets/{petId}`` with it."""

@@ -43,6 +43,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ._attempts import error_type
 from ._logging import logger
+from ._operations import ROUTES
 from ._secrets import redact_url
 from ._validation import CLIENT_HEADERS
 from ._version import __version__
@@ -72,7 +73,6 @@ _SCHEMA_URL = "https://opentelemetry.io/schemas/1.26.0"
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 """The conventions' advice for ``http.client.request.duration``."""
 _KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
-_ROUTES = {"list_pets": "/pets", "create_pet": "/pets", "get_pet": "/pets/{petId}"}
 
 
 def full_url(url: httpx.URL) -> str:
@@ -374,7 +374,7 @@ class AttemptObserver:
         self._suppression: contextlib.AbstractContextManager[None] | None = None
         tracer = call.tracer
         if tracer is not None:
-            route = _ROUTES.get(call.operation)
+            route = ROUTES.get(call.operation)
             method = attributes["http.request.method"]
             name = method if route is None or method == "_OTHER" else f"{method} {route}"
             span_attributes = {**attributes, "url.full": full_url(request.url)}

@@ -19,7 +19,6 @@ import argparse
 import ast
 import contextlib
 import difflib
-import importlib
 import importlib.util
 import re
 import subprocess
@@ -41,14 +40,19 @@ _REGION = re.compile(
 )
 
 
-def _unasync_words(text: str) -> str:
-    """``text`` in the sync spelling, by the substitutions of scripts/unasync.py."""
+def _unasync_script() -> Any:
+    """scripts/unasync.py, loaded as a module: its substitutions and its deprecation literals are reused here."""
     spec = importlib.util.spec_from_file_location("unasync_script", ROOT / "scripts" / "unasync.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for pattern, replacement in module.SUBSTITUTIONS:
+    return module
+
+
+def _unasync_words(text: str) -> str:
+    """``text`` in the sync spelling, by the substitutions of scripts/unasync.py."""
+    for pattern, replacement in _unasync_script().SUBSTITUTIONS:
         text = re.sub(pattern, replacement, text)
     return text
 
@@ -136,11 +140,141 @@ def option_docs() -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class OperationText:
+    """What this script needs of an `_operations.Operation`: its name, its functions' source, its deprecation."""
+
+    name: str
+    build: ast.FunctionDef
+    parse: ast.FunctionDef
+    deprecated: str | None
+    """The name of the message's constant in ``_deprecation``."""
+
+
+def _operations() -> list[OperationText]:
+    """`_operations.OPERATIONS`, read from its source (see `_options`)."""
+    tree = ast.parse((PACKAGE / "_operations.py").read_text())
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    table = _assignments(tree).get("OPERATIONS")
+    if not isinstance(table, ast.Tuple):
+        raise SystemExit("scripts/codegen.py: OPERATIONS (a tuple) not found in animalstore_client/_operations.py")
+    found: list[OperationText] = []
+    for call in table.elts:
+        assert isinstance(call, ast.Call)
+        name, build, parse = call.args[0], call.args[3], call.args[4]
+        assert isinstance(name, ast.Constant)
+        assert isinstance(build, ast.Name)
+        assert isinstance(parse, ast.Name)
+        deprecated = next((k.value for k in call.keywords if k.arg == "deprecated"), None)
+        assert deprecated is None or isinstance(deprecated, ast.Name)
+        found.append(
+            OperationText(
+                str(name.value), functions[build.id], functions[parse.id], deprecated.id if deprecated else None
+            )
+        )
+    return found
+
+
+def _arguments(build: ast.FunctionDef) -> tuple[list[str], list[str]]:
+    """The method's parameter lines and the build call's argument lines: the build function's, ``config`` aside."""
+    args = build.args
+    positional = [*args.posonlyargs, *args.args][1:]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parameters = ["self,"]
+    passed = ["self._config,"]
+    for arg, default in [*zip(positional, defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]:
+        if args.kwonlyargs and arg is args.kwonlyargs[0]:
+            parameters.append("*,")
+        assert arg.annotation is not None, f"{build.name}: parameter {arg.arg} has no annotation"
+        text = f"{arg.arg}: {ast.unparse(arg.annotation)}"
+        parameters.append(f"{text} = {ast.unparse(default)}," if default is not None else f"{text},")
+        passed.append(f"{arg.arg}={arg.arg}," if arg in args.kwonlyargs else f"{arg.arg},")
+    return parameters, passed
+
+
+def _docstring(text: str) -> list[str]:
+    lines = text.splitlines()
+    if len(lines) == 1:
+        return [f'"""{text}"""']
+    return [f'"""{lines[0]}', *lines[1:], '"""']
+
+
+def _method(operation: OperationText, raw: bool) -> list[str]:
+    parameters, passed = _arguments(operation.build)
+    returns = operation.parse.returns
+    assert returns is not None, f"{operation.parse.name} has no return annotation"
+    result = ast.unparse(returns)
+    if raw:
+        result = f"APIResponse[{result}]"
+        note = " (deprecated likewise)" if operation.deprecated else ""
+        doc = [f'"""`AsyncAnimalStoreClient.{operation.name}`, with the raw response{note}."""']
+        send = "self._send_raw"
+    else:
+        docstring = ast.get_docstring(operation.build)
+        assert docstring, f"{operation.build.name} has no docstring: it is the method's"
+        doc = _docstring(docstring)
+        send = "self._call"
+    lines: list[str] = []
+    if operation.deprecated:
+        lines += [
+            "@deprecated(",
+            f"    # {operation.deprecated}, copied in by scripts/codegen.py: checkers read only a literal.",
+            '    "",',
+            "    category=None,",
+            ")",
+            f"@warns_deprecated({operation.deprecated})",
+        ]
+    lines += [f"async def {operation.name}(", *(f"    {line}" for line in parameters), f") -> {result}:"]
+    lines += [f"    {line}" if line else "" for line in doc]
+    lines += [f"    request = {operation.build.name}(", *(f"        {line}" for line in passed), "    )"]
+    lines.append(f'    return await {send}("{operation.name}", request, {operation.parse.name})')
+    return lines
+
+
+def _import(module: str, names: list[str]) -> list[str]:
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 120:
+        return [line]
+    return [f"from {module} import (", *(f"    {name}," for name in names), ")"]
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's isort order: CONSTANTS, then Classes, then functions.
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def operations_region(which: str) -> str:
+    """The text of one operations region: the client's methods, the raw view's, or the imports they need."""
+    operations = _operations()
+    if which in ("client", "raw"):
+        methods = ["\n".join(_method(operation, raw=which == "raw")) for operation in operations]
+        return "\n\n".join(methods) + "\n\n"  # ruff format's blank line before the closing comment
+    if which != "imports":
+        raise SystemExit(f"scripts/codegen.py: no operations region named {which!r}")
+    models_tree = ast.parse((PACKAGE / "_models.py").read_text())
+    models = {node.name for node in models_tree.body if isinstance(node, ast.ClassDef)} | set(_assignments(models_tree))
+    used: set[str] = set()
+    functions: list[str] = []
+    for operation in operations:
+        functions += [operation.build.name, operation.parse.name]
+        annotations = [arg.annotation for arg in operation.build.args.kwonlyargs + operation.build.args.args]
+        for annotation in [*annotations, operation.parse.returns]:
+            if annotation is not None:
+                used |= {node.id for node in ast.walk(annotation) if isinstance(node, ast.Name)}
+    deprecations = sorted({operation.deprecated for operation in operations if operation.deprecated})
+    lines: list[str] = []
+    if deprecations:
+        lines += ["from typing_extensions import deprecated", ""]
+        lines += _import("._deprecation", sorted([*deprecations, "warns_deprecated"], key=_isort_key))
+    lines += _import("._models", sorted(used & models, key=_isort_key))
+    lines += _import("._operations", sorted(functions, key=_isort_key))
+    return "\n".join(lines) + "\n\n"
+
+
 def _region(kind: str, name: str, indent: str) -> str:
     if kind == "options":
         return _parameters(option_parameters(name), indent)
-    operations = importlib.import_module("animalstore_client._operations_codegen")
-    return textwrap.indent(operations.region(name), indent, lambda line: bool(line.strip()))
+    return textwrap.indent(operations_region(name), indent, lambda line: bool(line.strip()))
 
 
 def regenerate(text: str) -> str:
@@ -152,6 +286,9 @@ def regenerate(text: str) -> str:
         return opening + _region(kind, name, indent) + f"{indent}# </{kind}>\n"
 
     text = _REGION.sub(replace, text)
+    if "# <operations: " in text:
+        unasync = _unasync_script()
+        text = unasync.with_deprecation_literals(text, unasync.deprecation_message())
     return _with_args(text)
 
 

@@ -18,13 +18,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "unasync.py"
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("unasync_script", SCRIPT)
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def _load_script() -> ModuleType:
+    return _load("unasync_script", SCRIPT)
 
 
 @pytest.fixture
@@ -39,6 +44,27 @@ def test_generated_files_are_fresh() -> None:
         [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, check=False, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_generated_regions_are_fresh() -> None:
+    """`scripts/codegen.py --check` passes: every signature and method matches `OPTIONS` and `OPERATIONS`."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "codegen.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_hand_edit_inside_a_region_is_written_over() -> None:
+    """A changed default inside a generated signature goes back to the declared one."""
+    codegen = _load("codegen_script", ROOT / "scripts" / "codegen.py")
+    text = (ROOT / "animalstore_client" / "_client_async.py").read_text()
+    edited = text.replace("max_retries: int = DEFAULT_MAX_RETRIES,", "max_retries: int = 3,", 1)
+    assert edited != text
+    assert codegen.regenerate(edited) == text
 
 
 def test_generated_files_say_so_in_their_first_line(unasync: ModuleType) -> None:
