@@ -11,7 +11,6 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 
 from . import _public
 from ._backends import AsyncBackendName, BackendName
-from ._base_client import InsecureTransportWarning
 from ._budget import RetryBudget
 from ._client_async import AsyncAnimalStoreClient
 from ._client_sync import AnimalStoreClient
@@ -35,6 +34,7 @@ from ._exceptions import (
     RateLimitError,
     UnprocessableEntityError,
 )
+from ._insecure import InsecureTransportWarning
 from ._middleware import AsyncCallNext, AsyncMiddleware, CallNext, Middleware
 from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
 from ._response import APIResponse

@@ -15,7 +15,6 @@ import os
 import ssl
 import sys
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,11 +27,11 @@ from ._body import ACCEPT_ENCODING
 from ._budget import RetryBudget
 from ._environments import Environment
 from ._exceptions import AnimalStoreError, ClientValidationError
+from ._insecure import warn_if_insecure, warn_if_unverified
 from ._logging import configure_from_env, logger
 from ._middleware import AsyncMiddleware, Middleware
 from ._operations import RequestConfig
 from ._options import OPTION_NAMES, Settings
-from ._proxies import environment_proxy
 from ._secrets import forget_locals
 from ._tls import ssl_context
 from ._transport_async import AsyncTransport
@@ -49,63 +48,7 @@ if TYPE_CHECKING:
 
     from ._telemetry import CallObserver, Telemetry
 
-__all__ = ["InsecureTransportWarning", "Wiring"]
-
-
-class InsecureTransportWarning(UserWarning):
-    """The API key could be read on the way: plain ``http://``, or ``verify=False``, to a host that is not loopback.
-
-    The bearer key would cross the network in clear text, or to a server
-    whose certificate nobody checked. Use ``https://`` with certificate
-    checks; both are silent only for ``localhost``, ``127.0.0.0/8`` and ``::1``.
-    """
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    import ipaddress  # only for plain-http URLs; keeps the import light
-
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = True) -> None:
-    url = httpx.URL(base_url)
-    if url.scheme != "http":
-        return
-    if not _is_loopback(url.host):
-        warnings.warn(
-            f"base_url {base_url!r} is plain http:// to a non-loopback host: the API key would be "
-            "sent in clear text. Use https://.",
-            InsecureTransportWarning,
-            stacklevel=stacklevel + 1,
-        )
-        return
-    proxy = environment_proxy(url) if env_proxies else None
-    if proxy is not None and not _is_loopback(proxy.host):
-        warnings.warn(
-            f"base_url {base_url!r} is plain http:// and the environment's proxy settings send it "
-            f"through the proxy {proxy.host!r}: the API key would reach that proxy in clear text. "
-            "Use https://, or add the host to NO_PROXY.",
-            InsecureTransportWarning,
-            stacklevel=stacklevel + 1,
-        )
-
-
-def _warn_if_unverified(base_url: str, verify: object, stacklevel: int) -> None:
-    if verify is not False:
-        return
-    url = httpx.URL(base_url)
-    if url.scheme == "https" and not _is_loopback(url.host):
-        warnings.warn(
-            f"verify=False: certificates are not checked for {url.host!r}, so anyone on the path can read "
-            "the API key and the answers. Use verify='/path/to/ca-bundle.pem' for a private CA.",
-            InsecureTransportWarning,
-            stacklevel=stacklevel + 1,
-        )
+__all__ = ["Wiring"]
 
 
 def _user_agent(library: str) -> str:
@@ -238,8 +181,8 @@ class _BaseClient:
         # them (a urllib3 PoolManager never reads them).
         self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
         # Frames: here, the subclass __init__, the caller.
-        _warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
-        _warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+        warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
+        warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
 
     def _request_config(self) -> RequestConfig:
         settings = self._settings
@@ -261,7 +204,7 @@ class _BaseClient:
         settings = self._settings.changed(given, is_async=self._is_async)
         if given["base_url"] is not NOT_GIVEN:
             # Frames: here, with_options, the caller.
-            _warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
+            warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
         clone = copy.copy(self)
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
@@ -275,7 +218,7 @@ class _BaseClient:
             state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
             state["_owns_pool"] = True
         if verify_given or given["base_url"] is not NOT_GIVEN or given["environment"] is not NOT_GIVEN:
-            _warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+            warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
         state["_config"] = clone._request_config()  # noqa: SLF001  # the same class
         return clone
 
