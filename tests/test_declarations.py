@@ -123,18 +123,6 @@ def test_the_kit_factories_take_the_options_marked_for_the_kit() -> None:
 
 # --- operations ------------------------------------------------------------------------------------------------
 
-SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
-    "list_pets": ((), {"limit": 5}),
-    "create_pet": ((), {"name": "Rex", "category_id": 1}),
-    "get_pet": ((1,), {}),
-}
-"""Arguments each operation is called with here: a new operation needs its own (the test says so)."""
-
-
-def _sample(operation: Operation) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    assert operation.name in SAMPLES, f"add sample arguments for the new operation {operation.name!r} to SAMPLES"
-    return SAMPLES[operation.name]
-
 
 def _public_operations(cls: type) -> set[str]:
     hand_written = {"request", "close", "aclose", "with_options"}
@@ -163,8 +151,7 @@ def test_the_clients_offer_exactly_the_declared_operations(cls: type) -> None:
 def test_each_build_sends_the_declared_method_and_route(operation: Operation) -> None:
     """What the build function sends matches the declaration's method and route template."""
     config = RequestConfig(base_url="https://x.example/v1", headers={}, timeout=httpx.Timeout(5.0))
-    args, kwargs = _sample(operation)
-    request = operation.build(config, *args, **kwargs)
+    request = operation.build(config, **operation.example)
     assert request.method == operation.method
     pattern = "^/v1" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(operation.route)) + "$"
     assert re.match(pattern, request.url.path), (request.url.path, operation.route)
@@ -179,10 +166,9 @@ def test_each_operation_is_served_by_the_fake_store_and_traced_by_its_route(oper
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     store = FakeAnimalStore()
     store.add_pets([{"id": 1, "name": "Rex", "categoryId": 1}])
-    args, kwargs = _sample(operation)
     with store.client(tracer_provider=provider) as client, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        getattr(client, operation.name)(*args, **kwargs)
+        getattr(client, operation.name)(**operation.example)
     names = [span.name for span in exporter.get_finished_spans() if span.kind.name == "CLIENT"]
     assert f"{operation.method} {operation.route}" in names, names
     provider.shutdown()
@@ -196,8 +182,7 @@ def test_a_deprecated_operation_warns_with_its_declared_message() -> None:
         for operation in OPERATIONS:
             if operation.deprecated is None:
                 continue
-            args, kwargs = _sample(operation)
             with pytest.warns(DeprecationWarning, match=re.escape(operation.deprecated)) as caught:
-                getattr(client, operation.name)(*args, **kwargs)
+                getattr(client, operation.name)(**operation.example)
             assert str(caught[0].message) == operation.deprecated
             assert caught[0].filename == __file__
