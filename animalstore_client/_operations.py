@@ -20,6 +20,7 @@ from ._httpx_private import copy_request
 from ._models import ErrorBody, NewPet, Pet
 from ._secrets import redact_url
 from ._serde import StructureError, dumps, loads, structure, unstructure
+from ._show import show
 from ._validation import (
     LIMIT_MAX,
     NOT_GIVEN,
@@ -31,7 +32,6 @@ from ._validation import (
     check_status,
     check_str,
     check_timeout,
-    show,
 )
 
 T = TypeVar("T")

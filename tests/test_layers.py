@@ -32,9 +32,10 @@ BELOW_THE_CLIENTS = [
     "_body",
     "_defaults",
     "_secrets",
+    "_show",
 ]
-KNOWN_CIRCLE = {"_exceptions", "_models", "_serde", "_validation"}
-"""The one circle left: the models, their converter, the argument checks and the exceptions."""
+KNOWN_CIRCLE = {"_models", "_serde"}
+"""The one circle left: the models and their converter."""
 
 
 def _imports(module: str) -> set[str]:
