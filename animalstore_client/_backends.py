@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Literal
 import httpx
 
 from ._exceptions import AnimalStoreError, ClientValidationError
+from ._show import show
 from ._tls import ssl_context
-from ._validation import show
 
 if TYPE_CHECKING:
     from ._transport_async import AsyncTransport

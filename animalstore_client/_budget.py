@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from ._exceptions import ClientValidationError
-from ._validation import show
+from ._show import show
 
 __all__ = ["RetryBudget"]
 

@@ -13,7 +13,7 @@ import httpx
 
 from ._exceptions import ClientValidationError
 from ._secrets import has_userinfo, redact_url
-from ._validation import show
+from ._show import show
 
 __all__ = ["Environment", "resolve_base_url"]
 

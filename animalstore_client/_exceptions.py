@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from ._secrets import is_secret_name, redact_url
+from ._show import show
 
 if TYPE_CHECKING:
     from ._models import ErrorBody
@@ -86,8 +87,6 @@ def _picklable(value: object) -> object:
             clone.request = _redact_request(value.request)
         return clone
     import pickle  # only when an exception is pickled
-
-    from ._validation import show  # here, not at the top: _validation imports this module
 
     try:
         pickle.dumps(value)

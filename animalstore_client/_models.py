@@ -1,7 +1,10 @@
-"""The service's resources as frozen attrs classes.
+"""The service's resources as frozen attrs classes, and what the converter must know of them.
 
-Attributes are snake_case; the JSON names (camelCase) and every conversion
-rule live in the one converter in ``_serde``, not here.
+Attributes are snake_case; the converter in ``_serde`` gives every model its
+camelCase JSON names and strict types. What is particular to these models
+lives here and is registered with it at the bottom: `MODELS`, the status
+enum's hooks (an unknown value is kept, not refused) and the fast paths that
+build a page of pets and write a `NewPet`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from typing import Any, Literal
 
 import attrs
 from typing_extensions import Self
+
+from ._exceptions import ClientValidationError
+from ._serde import describe, register, structure_argument, structure_str, unstructure
 
 __all__ = ["ErrorBody", "NewPet", "Pet", "PetStatus", "PetStatusLiteral"]
 
@@ -64,8 +70,6 @@ def _status(value: PetStatus | PetStatusLiteral | None) -> PetStatus | None:
         return value
     member = KNOWN_STATUSES.get(value) if isinstance(value, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
     if member is None:
-        from ._exceptions import ClientValidationError
-
         values = ", ".join(repr(m.value) for m in PetStatus)
         raise ClientValidationError(
             f"status must be a PetStatus or one of {values}, got {value!r}"[:300],
@@ -114,15 +118,11 @@ class _JSONModel:
 
     def to_dict(self) -> dict[str, Any]:
         """This object as JSON-ready data with the service's (camelCase) names."""
-        from ._serde import unstructure
-
         return unstructure(self)
 
     @classmethod
     def from_dict(cls, data: object) -> Self:
         """Build from JSON data; raises `ClientValidationError` naming each bad field."""
-        from ._serde import structure_argument
-
         return structure_argument(data, cls)
 
 
@@ -169,3 +169,119 @@ class ErrorBody(_JSONModel):
     code: str
     message: str
     status: int
+
+
+MODELS: tuple[type[_JSONModel], ...] = (Pet, NewPet, ErrorBody)
+"""Every model, the one list the converter is given (tests/test_models.py fails on a model left out)."""
+
+
+def _structure_status(value: object, _: type) -> PetStatus:
+    # A value this SDK does not know is kept (see PetStatus), not refused as Enum would.
+    return pet_status_from_wire(structure_str(value))
+
+
+def _status_to_json(status: PetStatus) -> str:
+    # The plain string, not the member: to_dict() output must compare and dump as JSON.
+    return status._value_
+
+
+_UNKNOWN: Any = object()
+# None maps to None so that an absent status needs no branch.
+_STATUS_OR_NONE: dict[object, PetStatus | None] = {}
+_STATUS_OR_NONE.update(KNOWN_STATUSES)
+_STATUS_OR_NONE[None] = None
+
+
+# The generated hooks check every field and explain every fault, at a cost
+# of several calls per field. Pets arrive by the hundred on every list call,
+# so well-formed ones take the fast path below (the same rules, written out)
+# and only a faulty payload reaches the generated hooks.
+#
+# Pets are built by setting their slots directly: attrs' frozen __init__
+# goes through object.__setattr__ once per field, and that is a third of the
+# cost of a page. The result is the same object (tests/test_models.py compares
+# it field for field with Pet(...), and fails if Pet gains a field).
+_new_object = object.__new__
+if [field.name for field in attrs.fields(Pet)] != ["id", "name", "category_id", "status"]:
+    raise ImportError("Pet's fields changed: _models._fast_pets sets exactly id, name, category_id and status")
+_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
+
+
+def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
+    """Pets from well-formed items, or None to let the checked hooks explain the fault.
+
+    This runs for every pet of every response, so it is the one place written
+    for speed: each field is type-checked as it is read and the Pet built
+    without its __init__ (see above). A missing field or an item that is not
+    an object raises, a wrong type returns None, and either way the checked
+    hooks take over to name every fault by its JSON path. A status that is
+    not a known value is marked _UNKNOWN and resolved afterwards, so one new
+    status from the service does not send a whole page down the checked path.
+    """
+    status_of = _STATUS_OR_NONE.get
+    new, set_id, set_name, set_category_id, set_status = (
+        _new_object,
+        _SET_ID,
+        _SET_NAME,
+        _SET_CATEGORY_ID,
+        _SET_STATUS,
+    )
+    pets: list[Pet] = []
+    append = pets.append
+    unknown = False
+    try:
+        for item in items:
+            id_, name, category_id = item["id"], item["name"], item["categoryId"]
+            # __class__ rather than isinstance(): JSON true must not pass as 1.
+            if id_.__class__ is not int or name.__class__ is not str or category_id.__class__ is not int:
+                return None
+            status = status_of(item.get("status"), _UNKNOWN)
+            if status is _UNKNOWN:
+                unknown = True
+            pet = new(Pet)
+            set_id(pet, id_)
+            set_name(pet, name)
+            set_category_id(pet, category_id)
+            set_status(pet, status)
+            append(pet)
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return _resolve_unknown(items, pets) if unknown else pets
+
+
+def _resolve_unknown(items: list[dict[str, object]], pets: list[Pet]) -> list[Pet] | None:
+    """Put a `PetStatus` holding each unknown status string in its pet; None if one is not a string."""
+    for index, pet in enumerate(pets):
+        if pet.status is _UNKNOWN:
+            raw = items[index].get("status")
+            if not isinstance(raw, str):
+                return None  # the checked hooks say what is wrong with it
+            pets[index] = Pet(pet.id, pet.name, pet.category_id, pet_status_from_wire(raw))
+    return pets
+
+
+def _structure_pet(value: object) -> Pet | None:
+    pets = _fast_pets([value])  # type: ignore[list-item]  # anything but a dict fails the fast path
+    return None if pets is None else pets[0]
+
+
+def _structure_pet_list(value: object) -> list[Pet] | None:
+    # cattrs would iterate a dict's keys or a string's characters.
+    if type(value) is not list:
+        raise TypeError(f"expected a JSON array, got {describe(value)}")
+    return _fast_pets(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": new_pet.name, "categoryId": new_pet.category_id}
+    if new_pet.status is not None:
+        data["status"] = new_pet.status._value_
+    return data
+
+
+register(
+    MODELS,
+    scalars={PetStatus: (_structure_status, _status_to_json)},
+    fast_structure={Pet: _structure_pet, list[Pet]: _structure_pet_list},
+    fast_unstructure={NewPet: _new_pet_to_dict},
+)

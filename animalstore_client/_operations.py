@@ -23,6 +23,7 @@ from ._httpx_private import copy_request
 from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
 from ._secrets import redact_url
 from ._serde import StructureError, dumps, loads, structure, unstructure
+from ._show import show
 from ._validation import (
     LIMIT_MAX,
     NOT_GIVEN,
@@ -35,7 +36,6 @@ from ._validation import (
     check_status,
     check_str,
     check_timeout,
-    show,
 )
 
 T = TypeVar("T")

@@ -1,9 +1,11 @@
-"""The one cattrs converter: camelCase names, strict types, unknown enum values kept.
+"""The one cattrs converter: camelCase names, strict types, and JSON in and out.
 
-cattrs on its own turns ``"42"`` and ``42.9`` into ``42``, ``1`` into ``"1"``
-and raises on an unknown enum value; a client that silently "fixes" what the
-service sent hides a broken deployment, so the hooks here refuse the first
-three and keep the last. Hooks are built once, on first use.
+cattrs on its own turns ``"42"`` and ``42.9`` into ``42`` and ``1`` into
+``"1"``; a client that silently "fixes" what the service sent hides a broken
+deployment, so the hooks here refuse them. This module knows no model by
+name: ``_models`` registers its classes, its status enum and its fast paths
+with `register`, once, when it is imported. The converter itself is built on
+first use: generating its hooks is the costly part.
 """
 
 from __future__ import annotations
@@ -11,18 +13,26 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, NamedTuple, TypeVar, cast
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._exceptions import ClientValidationError
-from ._models import KNOWN_STATUSES, ErrorBody, NewPet, Pet, PetStatus, pet_status_from_wire
 
 T = TypeVar("T")
+ScalarHooks = tuple[Callable[[Any, type[Any]], Any], Callable[[Any], Any]]
+"""A type's (structure, unstructure) hooks: ``structure(value, type)`` and ``unstructure(obj)``."""
 
-_MODELS: tuple[type[Any], ...] = (Pet, NewPet, ErrorBody)
+_MODELS: list[type[Any]] = []
+"""The attrs classes the converter reads and writes as JSON objects, as `register` was given them."""
+_SCALARS: dict[type[Any], ScalarHooks] = {}
+_FAST_STRUCTURE: dict[object, Callable[[Any], Any]] = {}
+_FAST_UNSTRUCTURE: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
+# Python attribute names back to JSON names, for messages the user reads.
+_JSON_NAMES: dict[str, str] = {}
 
 
 class StructureError(Exception):
@@ -39,7 +49,8 @@ def camel(name: str) -> str:
     return first + "".join(word.capitalize() for word in rest)
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
+    """``value`` as a structure fault names it: its repr, cut at 60 characters."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -48,159 +59,63 @@ def _structure_int(value: object, _: type) -> int:
     # bool is an int subclass, and JSON true must not become 1.
     if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
         return int(value)
-    raise TypeError(f"expected an integer, got {_describe(value)}")
+    raise TypeError(f"expected an integer, got {describe(value)}")
 
 
-def _structure_str(value: object, _: type) -> str:
+def structure_str(value: object, _: type = str) -> str:
+    """A JSON string as a str; anything else raises the fault the messages show."""
     if isinstance(value, str):
         return str(value)
-    raise TypeError(f"expected a string, got {_describe(value)}")
+    raise TypeError(f"expected a string, got {describe(value)}")
 
 
-def _structure_status(value: object, _: type) -> PetStatus:
-    if isinstance(value, str):
-        return pet_status_from_wire(value)
-    raise TypeError(f"expected a string, got {_describe(value)}")
+def register(
+    models: Iterable[type[Any]],
+    *,
+    scalars: Mapping[type[Any], ScalarHooks],
+    fast_structure: Mapping[object, Callable[[Any], Any]],
+    fast_unstructure: Mapping[type[Any], Callable[[Any], dict[str, Any]]],
+) -> None:
+    """Teach the converter the models; ``_models`` calls it once, when it is imported.
 
-
-_UNKNOWN: Any = object()
-# None maps to None so that an absent status needs no branch.
-_STATUS_OR_NONE: dict[object, PetStatus | None] = {}
-_STATUS_OR_NONE.update(KNOWN_STATUSES)
-_STATUS_OR_NONE[None] = None
-
-
-# Pets are built by setting their slots directly: attrs' frozen __init__
-# goes through object.__setattr__ once per field, and that is a third of the
-# cost of a page. The result is the same object (tests/test_models.py compares
-# it field for field with Pet(...), and fails if Pet gains a field).
-_new_object = object.__new__
-if [field.name for field in attrs.fields(Pet)] != ["id", "name", "category_id", "status"]:
-    raise ImportError("Pet's fields changed: _serde._fast_pets sets exactly id, name, category_id and status")
-_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
-
-
-def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
-    """Pets from well-formed items, or None to let the checked hooks explain the fault.
-
-    This runs for every pet of every response, so it is the one place written
-    for speed: each field is type-checked as it is read and the Pet built
-    without its __init__ (see above). A missing field or an item that is not
-    an object raises, a wrong type returns None, and either way the checked
-    hooks take over to name every fault by its JSON path. A status that is
-    not a known value is marked _UNKNOWN and resolved afterwards, so one new
-    status from the service does not send a whole page down the checked path.
+    ``models`` are attrs classes, read and written as JSON objects with
+    camelCase names. ``scalars`` maps a type to its `ScalarHooks`.
+    ``fast_structure`` maps a type to a function that `structure` tries first:
+    it returns the object, or None to let the converter's checked hooks name
+    every fault. ``fast_unstructure`` maps a class to the function that writes
+    it, so `unstructure` need not build the converter.
     """
-    status_of = _STATUS_OR_NONE.get
-    new, set_id, set_name, set_category_id, set_status = (
-        _new_object,
-        _SET_ID,
-        _SET_NAME,
-        _SET_CATEGORY_ID,
-        _SET_STATUS,
-    )
-    pets: list[Pet] = []
-    append = pets.append
-    unknown = False
-    try:
-        for item in items:
-            id_, name, category_id = item["id"], item["name"], item["categoryId"]
-            # __class__ rather than isinstance(): JSON true must not pass as 1.
-            if id_.__class__ is not int or name.__class__ is not str or category_id.__class__ is not int:
-                return None
-            status = status_of(item.get("status"), _UNKNOWN)
-            if status is _UNKNOWN:
-                unknown = True
-            pet = new(Pet)
-            set_id(pet, id_)
-            set_name(pet, name)
-            set_category_id(pet, category_id)
-            set_status(pet, status)
-            append(pet)
-    except (KeyError, TypeError, AttributeError):
-        return None
-    return _resolve_unknown(items, pets) if unknown else pets
-
-
-def _resolve_unknown(items: list[dict[str, object]], pets: list[Pet]) -> list[Pet] | None:
-    """Put a `PetStatus` holding each unknown status string in its pet; None if one is not a string."""
-    for index, pet in enumerate(pets):
-        if pet.status is _UNKNOWN:
-            raw = items[index].get("status")
-            if not isinstance(raw, str):
-                return None  # the checked hooks say what is wrong with it
-            pets[index] = Pet(pet.id, pet.name, pet.category_id, pet_status_from_wire(raw))
-    return pets
-
-
-def _structure_pet(value: object, _: type = Pet) -> Pet:
-    pets = _fast_pets([value])  # type: ignore[list-item]  # anything but a dict fails the fast path
-    if pets is None:
-        checked: Pet = _hooks().checked_pet(value, Pet)
-        return checked
-    return pets[0]
-
-
-def _structure_pet_list(value: object, _: type = list) -> list[Pet]:
-    # cattrs would iterate a dict's keys or a string's characters.
-    if type(value) is not list:
-        raise TypeError(f"expected a JSON array, got {_describe(value)}")
-    pets = _fast_pets(value)  # pyright: ignore[reportUnknownArgumentType]
-    if pets is None:
-        checked: list[Pet] = _hooks().checked_list(value, list[Pet])
-        return checked
-    return pets
-
-
-def _new_pet_to_dict(new_pet: NewPet) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": new_pet.name, "categoryId": new_pet.category_id}
-    if new_pet.status is not None:
-        data["status"] = new_pet.status._value_
-    return data
-
-
-class _Hooks(NamedTuple):
-    converter: cattrs.Converter
-    checked_pet: Any
-    """The generated Pet hook: checks every field and names every fault."""
-    checked_list: Any
-    """The generated list[Pet] hook, calling checked_pet for each item."""
-
-
-def _converter() -> cattrs.Converter:
-    """The one converter."""
-    return _hooks().converter
+    if _converter.cache_info().currsize:
+        raise RuntimeError("register() after the converter was built: its hooks would not include these")
+    for model in models:
+        _MODELS.append(model)
+        _JSON_NAMES.update({a.name: camel(a.name) for a in attrs.fields(model)})
+    _SCALARS.update(scalars)
+    _FAST_STRUCTURE.update(fast_structure)
+    _FAST_UNSTRUCTURE.update(fast_unstructure)
 
 
 @functools.cache
-def _hooks() -> _Hooks:
-    """Build the converter on first use: generating its hooks is the costly part of importing."""
+def _converter() -> cattrs.Converter:
+    """The one converter, built on first use from what was registered."""
     converter = cattrs.Converter(detailed_validation=True)
     converter.register_structure_hook(int, _structure_int)
-    converter.register_structure_hook(str, _structure_str)
-    converter.register_structure_hook(PetStatus, _structure_status)
-    # The plain string, not the member: to_dict() output must compare and dump as JSON.
-    converter.register_unstructure_hook(PetStatus, lambda status: status._value_)
+    converter.register_structure_hook(str, structure_str)
+    for scalar, (structure_hook, unstructure_hook) in _SCALARS.items():
+        converter.register_structure_hook(scalar, structure_hook)
+        converter.register_unstructure_hook(scalar, unstructure_hook)
     for model in _MODELS:
-        _register(converter, model)
-    # The generated hooks check every field and explain every fault, at a cost
-    # of several calls per field. Pets arrive by the hundred on every list
-    # call, so well-formed ones take the fast paths above (the same rules,
-    # written out) and only a faulty payload reaches the generated hooks.
-    hooks = _Hooks(converter, converter.get_structure_hook(Pet), converter.get_structure_hook(list[Pet]))
-    converter.register_structure_hook(Pet, _structure_pet)
-    converter.register_structure_hook_func(lambda t: t == list[Pet], _structure_pet_list)
-    converter.register_unstructure_hook(NewPet, _new_pet_to_dict)
-    return hooks
+        _register_model(converter, model)
+    return converter
 
 
-def _register(converter: cattrs.Converter, cls: type[Any]) -> None:
+def _register_model(converter: cattrs.Converter, cls: type[Any]) -> None:
     renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls) if camel(a.name) != a.name}
     structure = make_dict_structure_fn(cls, converter, **renames)  # type: ignore[arg-type]
 
     def structure_object(value: object, _: type) -> Any:
         if not isinstance(value, dict):
-            raise TypeError(f"expected a JSON object, got {_describe(value)}")
+            raise TypeError(f"expected a JSON object, got {describe(value)}")
         return structure(cast("dict[str, Any]", value), cls)
 
     converter.register_structure_hook(cls, structure_object)
@@ -219,8 +134,6 @@ def _register(converter: cattrs.Converter, cls: type[Any]) -> None:
     )
 
 
-# Python attribute names back to JSON names, for messages the user reads.
-_JSON_NAMES = {a.name: camel(a.name) for cls in _MODELS for a in attrs.fields(cls)}
 _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -247,11 +160,12 @@ def _problems(exc: Exception) -> list[str]:
 def structure(data: object, cls: type[T]) -> T:
     """Turn JSON data into ``cls``; raises `StructureError` listing every fault."""
     try:
-        # The two hot cases skip the converter's dispatch (and its building).
-        if cls is Pet:
-            return _structure_pet(data)  # type: ignore[return-value]
-        if cls == list[Pet]:
-            return _structure_pet_list(data)  # type: ignore[return-value]
+        # The hot cases (a page of pets) skip the converter's dispatch, and its building.
+        fast = _FAST_STRUCTURE.get(cls)
+        if fast is not None:
+            built: T | None = fast(data)
+            if built is not None:
+                return built
         return _converter().structure(data, cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
         raise StructureError(_problems(exc)) from exc
@@ -273,8 +187,9 @@ def structure_argument(data: object, cls: type[T]) -> T:
 
 def unstructure(obj: object) -> dict[str, Any]:
     """A model as JSON-ready data with camelCase names."""
-    if type(obj) is NewPet:  # every create_pet; skip building the converter
-        return _new_pet_to_dict(obj)
+    fast = _FAST_UNSTRUCTURE.get(type(obj))
+    if fast is not None:  # every create_pet: no converter to build
+        return fast(obj)
     result: dict[str, Any] = _converter().unstructure(obj)
     return result
 

@@ -24,7 +24,7 @@ import threading
 from typing import Union, cast
 
 from ._exceptions import ClientValidationError
-from ._validation import show
+from ._show import show
 
 __all__ = ["Verify", "certificate_failure", "check_verify", "ssl_context"]
 

@@ -15,6 +15,7 @@ import httpx
 
 from ._exceptions import ClientValidationError
 from ._models import KNOWN_STATUSES, PetStatus
+from ._show import MAX_SHOWN, show
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -58,34 +59,6 @@ QueryParams = Mapping[str, QueryValue | Sequence[QueryValue]] | Sequence[tuple[s
 """`request`'s ``params``: a mapping, or a sequence of (name, value) pairs; a list value repeats the name."""
 
 _STATUS_VALUES = ", ".join(repr(member.value) for member in PetStatus)
-
-
-_MAX_SHOWN = 200
-
-
-def show(value: object) -> str:
-    """A short, safe repr for messages: huge ints and long values are summarised, not printed.
-
-    It never raises (short of ``BaseException``): a value whose repr fails, such
-    as a list nested past the recursion limit or an object with a broken
-    ``__repr__``, is named by its type instead.
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and int.bit_length(value) > 128:
-        # repr() of an int past 4300 digits raises ValueError; nobody reads 40 digits anyway.
-        return f"an int of about {int(int.bit_length(value) * 0.30103) + 1} digits"
-    try:
-        if isinstance(value, (str, bytes, bytearray)) and len(value) > _MAX_SHOWN:
-            # Sliced first, so that a 10 MB string is not escaped whole only to be cut.
-            text, cut = repr(value[:_MAX_SHOWN]), True
-        else:
-            text, cut = repr(value), False
-    except RecursionError:
-        return f"a {type(value).__name__} nested too deeply to show"
-    except Exception:  # noqa: BLE001 (a broken __repr__ must not hide the real error)
-        return f"a {type(value).__name__}"
-    if len(text) > _MAX_SHOWN or cut:
-        return text[: _MAX_SHOWN - 3] + "..."
-    return text
 
 
 def _fail(argument: str, rule: str, value: object, *, shown: str | None = None) -> ClientValidationError:
@@ -379,7 +352,7 @@ def _json_where(path: list[object]) -> str:
         else:
             parts.append(f"[{show(key)}]")
     text = "".join(parts)
-    return text if len(text) <= _MAX_SHOWN else text[:97] + "..." + text[-100:]
+    return text if len(text) <= MAX_SHOWN else text[:97] + "..." + text[-100:]
 
 
 def _json_fail(rule: str, value: object, shown: str, path: list[object]) -> ClientValidationError:

@@ -19,7 +19,7 @@ sample is put in one bucket, by its innermost frame that tells
   urllib3, http.client, httpx, httpcore, socket, ssl, selectors);
 - ``json``: the standard library's JSON decoder;
 - ``parse``: the SDK turning decoded JSON into models (``_serde``, the
-  ``parse_*`` functions);
+  models' fast path in ``_models``, the ``parse_*`` functions);
 - ``plumbing``: any other frame of the SDK (building and checking the request,
   the attempt's bookkeeping, adapting the request for the library, reading
   and decoding the body, the finished response);
@@ -90,6 +90,8 @@ _LIBRARY = (
     "selectors.py",
 )
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<path>[^()]*?):\d+\)$")
+_PARSING = ("_serde.py", "_models.py")
+"""The SDK's files whose every frame is parsing: the converter, and the models with their fast path."""
 
 
 _WAITS = ("selectors.py", "socket.py", "threading.py", "plumbing.py")
@@ -115,7 +117,7 @@ def classify(stack: str) -> tuple[str, str | None]:
         if path.startswith("json/") or "/json/" in path:
             return "json", None
         if "animalstore_client/" in path:
-            if path.endswith("_serde.py") or function.startswith("parse_") or function in ("_decode", "_structure"):
+            if path.endswith(_PARSING) or function.startswith("parse_") or function in ("_decode", "_structure"):
                 return "parse", None
             return "plumbing", f"{function} ({path.rsplit('/', 1)[-1]})"
         if any(part in path for part in _LIBRARY):

@@ -13,7 +13,7 @@ within-round ratio, so drift cancels out):
 - ``copy_request`` (``object.__new__(httpx.Request)`` and a ``__dict__``
   copy) against building the request with ``httpx.Request(...)``: a
   ``list_pets(limit=100)`` over an ``httpx.MockTransport``;
-- ``_serde._fast_pets`` (``object.__new__(Pet)`` and attrs' slot setters)
+- ``_models._fast_pets`` (``object.__new__(Pet)`` and attrs' slot setters)
   against cattrs' checked hooks: the same call;
 - ``finished_response``/``headers_from_library`` (httpx ``Response._content``,
   ``Headers._list``) against ``httpx.Response(status, headers=..., content=...)``:
@@ -48,8 +48,8 @@ from animalstore_client import (
     _deadline_async,
     _httpcore_sync,
     _httpx_private,
+    _models,
     _operations,
-    _serde,
 )
 
 BASE = "https://bench.animalstore.example/v1"
@@ -130,7 +130,7 @@ def cpu_reaches(calls: int, rounds: int) -> list[tuple[str, float, float, float]
     )
 
     def off_fast() -> float:
-        with _replaced(_serde, "_fast_pets", _no_fast_path):
+        with _replaced(_models, "_fast_pets", _no_fast_path):
             return _timed(calls, typed)
 
     results.append(("_fast_pets: typed list_pets(limit=100)", *_ratio(lambda: _timed(calls, typed), off_fast, rounds)))

@@ -10,7 +10,7 @@ import pytest
 
 import animalstore_client as sdk
 from animalstore_client._operations import status_error
-from animalstore_client._validation import show
+from animalstore_client._show import show
 
 REQUEST = httpx.Request(
     "POST",

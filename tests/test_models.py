@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import pickle
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -160,7 +162,7 @@ def test_one_unknown_status_keeps_the_page_on_the_fast_path(monkeypatch: pytest.
     def no_hooks() -> None:
         raise AssertionError("the checked path ran")
 
-    monkeypatch.setattr(_serde, "_hooks", no_hooks)
+    monkeypatch.setattr(_serde, "_converter", no_hooks)
     data = [{"id": i, "name": f"p{i}", "categoryId": 1, "status": "available"} for i in range(100)]
     data[50]["status"] = "reserved"
     pets = _serde.structure(data, list[Pet])
@@ -198,11 +200,25 @@ def test_pets_parsed_from_a_page_are_the_objects_the_constructor_builds() -> Non
 
 def test_the_fast_parser_sets_every_field_pet_has() -> None:
     """Adding a field to Pet without teaching the parser to set it fails here, not in production."""
-    from animalstore_client import _serde
+    from animalstore_client import _models
 
-    setters = (_serde._SET_ID, _serde._SET_NAME, _serde._SET_CATEGORY_ID, _serde._SET_STATUS)
+    setters = (_models._SET_ID, _models._SET_NAME, _models._SET_CATEGORY_ID, _models._SET_STATUS)
     assert [f.name for f in attrs.fields(Pet)] == ["id", "name", "category_id", "status"]
     assert len(setters) == len(attrs.fields(Pet))
+
+
+def test_every_model_defined_in_models_is_given_to_the_converter() -> None:
+    """A model defined in _models.py but left out of MODELS fails here; _serde names none itself."""
+    from animalstore_client import _models, _serde
+
+    # Read from the source: the public classes report animalstore_client as their __module__.
+    classes = [
+        node.name for node in ast.parse(Path(_models.__file__).read_text()).body if isinstance(node, ast.ClassDef)
+    ]
+    defined: set[type[Any]] = {getattr(_models, name) for name in classes if attrs.has(getattr(_models, name))}
+    given: set[type[Any]] = set(_models.MODELS)
+    assert given == defined
+    assert list(_models.MODELS) == _serde._MODELS
 
 
 @pytest.mark.parametrize("model", ["NewPet", "Pet"])

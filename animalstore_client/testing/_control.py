@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
-from .._validation import show
+from .._show import show
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,
