@@ -20,13 +20,11 @@ from .._exceptions import ClientValidationError
 from .._validation import INT64_MAX, INT64_MIN
 
 __all__ = [
-    "DEPRECATION",
     "FAKE_BASE_URL",
     "MAX_BODY_BYTES",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
     "MAX_TIMES",
-    "SUNSET",
     "ConnectionFaultKind",
     "FakeResponse",
     "RecordedRequest",
@@ -53,11 +51,6 @@ MAX_DELAY = 300.0
 """The longest injected delay, in seconds: longer than any client timeout a test sets, short enough to end."""
 MAX_RETRY_AFTER = 86_400
 """The largest number of seconds an injected ``Retry-After`` may hold (a day)."""
-SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
-"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
-# RFC 9745 wants the date the deprecation took effect; the interface gives
-# none, so the fake states the start of 2026, before this SDK's first release.
-DEPRECATION = "@1767225600"
 
 
 @attrs.frozen
@@ -141,12 +134,6 @@ def describe(value: object) -> str:
 
 def is_int64(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
-
-
-def not_allowed(method: str, allowed: str) -> FakeResponse:
-    return error_response(
-        405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed}
-    )
 
 
 def json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:

@@ -33,11 +33,9 @@ from .._validation import NOT_GIVEN, NotGiven, check_api_key
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,
-    DEPRECATION,
     FAKE_BASE_URL,
     MAX_BODY_BYTES,
     RETRY_AFTER_RULE,
-    SUNSET,
     ConnectionFaultKind,
     FakeResponse,
     Fault,
@@ -51,7 +49,7 @@ from ._messages import (
     reject_constant,
     retry_after_ok,
 )
-from ._service import PET_PATH, PREFIX, Service
+from ._service import Service
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -719,12 +717,7 @@ class FakeAnimalStore:
         request_id = f"req_{uuid.uuid4().hex[:20]}"
         self._record(method, path, query, parsed_query, headers, body, request_id)
         fault = self._take_fault(method) if take_fault else None
-        if fault is not None:
-            response = fault
-        else:
-            response = self._service.answer(method, path, parsed_query, headers, body)
-            if PET_PATH.match(path.removeprefix(PREFIX)) and path.startswith(PREFIX + "/"):
-                response.headers.update({"Deprecation": DEPRECATION, "Sunset": SUNSET})
+        response = fault if fault is not None else self._service.answer(method, path, parsed_query, headers, body)
         response.headers["x-request-id"] = request_id
         return response
 
