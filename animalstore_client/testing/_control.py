@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
 from .._validation import show
+from ._faults import METHODS
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,
@@ -55,14 +56,14 @@ from ._messages import (
 )
 
 if TYPE_CHECKING:
-    from ._store import FakeAnimalStore, QueuedFault
+    from ._faults import QueuedFault
+    from ._store import FakeAnimalStore
 
 __all__ = ["CONTROL_PREFIX", "control"]
 
 CONTROL_PREFIX = "/_fake"
 """Where the control API lives on the fake store's server (``http://127.0.0.1:<port>/_fake/...``)."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
-_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _ROUTES = {
     ("POST", "/reset"),
     ("POST", "/pets"),
@@ -242,8 +243,8 @@ def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR09
     if not times_ok(times):
         return _invalid(f"times: must be {TIMES_RULE}, got {describe(times)}")
     only = spec.get("method")
-    if only is not None and (not isinstance(only, str) or only.upper() not in _METHODS):
-        return _invalid(f"method: must be one of {', '.join(_METHODS)}, got {describe(only)}")
+    if only is not None and (not isinstance(only, str) or only.upper() not in METHODS):
+        return _invalid(f"method: must be one of {', '.join(METHODS)}, got {describe(only)}")
     if kind == "status":
         status = spec["status"]
         if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:

@@ -91,18 +91,6 @@ class FakeResponse:
         return json.loads(self.content)
 
 
-@attrs.define
-class Fault:
-    status: int
-    remaining: int
-    retry_after: str | None
-    body: object
-    connection: str | None = None
-    """A `ConnectionFaultKind`, or None for a status fault."""
-    method: str | None = None
-    """Only requests with this method (upper case) take the fault; None for any."""
-
-
 class BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)

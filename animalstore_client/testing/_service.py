@@ -15,7 +15,9 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
+from typing import Any
 
+from .._exceptions import ClientValidationError
 from .._models import Pet, PetStatus
 from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN
 from ._messages import BadRequest, FakeResponse, describe, error_response, is_int64, json_object, ok
@@ -47,10 +49,20 @@ class Service:
         with self._lock:
             return len(self._pets)
 
-    def add(self, pets: Iterable[Pet]) -> None:
-        """Store ``pets`` (an existing id is replaced); later ids continue after the highest."""
+    def add_pets(self, pets: Iterable[Pet | Mapping[str, Any]]) -> None:
+        """Store ``pets`` (an existing id is replaced), all checked first; later ids continue after the highest."""
+        checked = [item if isinstance(item, Pet) else Pet.from_dict(item) for item in pets]
+        for index, pet in enumerate(checked):
+            for field, value in (("id", pet.id), ("categoryId", pet.category_id)):
+                if not is_int64(value):
+                    raise ClientValidationError(
+                        f"pets[{index}].{field} must be an integer within int64, got {value!r:.40}",
+                        argument="pets",
+                        rule="ids and categoryIds within int64",
+                        value=value,
+                    )
         with self._lock:
-            for pet in pets:
+            for pet in checked:
                 self._pets[pet.id] = pet
             self._ids = itertools.count(max(self._pets, default=0) + 1)
 
