@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ._faults import QueuedFault
     from ._store import FakeAnimalStore
 
-__all__ = ["CONTROL_PREFIX", "control"]
+__all__ = ["CONTROL_PREFIX", "control", "is_control"]
 
 CONTROL_PREFIX = "/_fake"
 """Where the control API lives on the fake store's server (``http://127.0.0.1:<port>/_fake/...``)."""
@@ -78,6 +78,11 @@ _FAULT_FIELDS = {
     "connection": ("times", "method"),
     "delay": ("times",),
 }
+
+
+def is_control(path: str) -> bool:
+    """Whether a request to ``path`` is for the control API."""
+    return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")
 
 
 def _json(status: int, data: object, headers: dict[str, str] | None = None) -> FakeResponse:
