@@ -1,7 +1,7 @@
-"""What goes in and out of the fake store: recorded requests, answers, faults, and the helpers that make them.
+"""What goes in and out of the fake store: recorded requests, answers, Error bodies, and the checks of fault values.
 
-No state and no I/O: the store (``_store``), its rules (``_service``), the
-server, the control API and the transports all build on these.
+No state and no I/O: the store (``_store``), its operations (``_service``),
+its fault queue, the server, the control API and the transports all build on these.
 """
 
 from __future__ import annotations
