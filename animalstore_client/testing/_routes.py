@@ -51,7 +51,9 @@ class Route(Generic[StateT]):
 
 
 @attrs.frozen
-class _Path(Generic[StateT]):
+class _OnePath(Generic[StateT]):
+    """The routes of one path, its pattern and the headers every answer on it gets."""
+
     pattern: re.Pattern[str]
     routes: tuple[Route[StateT], ...]
     headers: dict[str, str]
@@ -71,7 +73,7 @@ class Routes(Generic[StateT]):
         for route in routes:
             grouped.setdefault(route.path, []).append(route)
         self._paths = [
-            _Path(_pattern(path), tuple(same), {name: value for route in same for name, value in route.headers.items()})
+            _OnePath(_pattern(path), tuple(same), {k: v for route in same for k, v in route.headers.items()})
             for path, same in grouped.items()
         ]
 
@@ -91,13 +93,16 @@ class Routes(Generic[StateT]):
         """
         found = self._find(path)
         if found is None:
-            return refusal or error_response(404, "not_found", f"No resource at {path}.")
+            return refusal if refusal is not None else error_response(404, "not_found", f"No resource at {path}.")
         declared, params = found
-        response = refusal or self._call(declared.routes, state, method, attrs.evolve(call, params=params))
+        if refusal is not None:
+            response = refusal
+        else:
+            response = self._call(declared.routes, state, method, attrs.evolve(call, params=params))
         response.headers.update(declared.headers)
         return response
 
-    def _find(self, path: str) -> tuple[_Path[StateT], dict[str, str]] | None:
+    def _find(self, path: str) -> tuple[_OnePath[StateT], dict[str, str]] | None:
         if not path.startswith(PREFIX + "/"):
             return None
         local = path.removeprefix(PREFIX)
