@@ -700,9 +700,9 @@ def test_a_delay_of_1e308_leaves_the_next_request_answered(served: Served, store
 def test_a_million_delays_take_constant_memory(served: Served, store: FakeAnimalStore) -> None:
     """times=1,000,000, the most allowed, is queued in one entry, not a million."""
     assert control(served, "faults", b'{"delay": 0, "times": 1000000}')[0] == 200
-    assert len(store._delays) == 1
+    assert len(store._faults._delays) == 1
     still_serving(served)
-    assert store._delays[0][1] == 999_999
+    assert store._faults._delays[0][1] == 999_999
 
 
 @pytest.mark.parametrize(
@@ -873,7 +873,7 @@ def test_the_recorded_requests_say_how_many_were_dropped(
     served: Served, store: FakeAnimalStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the bound lowered to 2, three requests keep the last two; GET /_fake/requests says 1 was dropped."""
-    from animalstore_client.testing import _store as store_module
+    from animalstore_client.testing import _recording as store_module
 
     monkeypatch.setattr(store_module, "MAX_RECORDED_REQUESTS", 2)
     for _ in range(3):

@@ -17,16 +17,10 @@ to applications that do not test.
 
 from .. import _public
 from ._errors import make_status_error
-from ._store import (
-    FAKE_BASE_URL,
-    MAX_RECORDED_BYTES,
-    MAX_RECORDED_REQUESTS,
-    ConnectionFaultKind,
-    FakeAnimalStore,
-    FakeResponse,
-    QueuedFault,
-    RecordedRequest,
-)
+from ._faults import QueuedFault
+from ._messages import FAKE_BASE_URL, ConnectionFaultKind, FakeResponse, RecordedRequest
+from ._recording import MAX_RECORDED_BYTES, MAX_RECORDED_REQUESTS
+from ._store import FakeAnimalStore
 from ._transport import AsyncFakeTransport, FakeTransport
 
 __all__ = [

@@ -5,11 +5,12 @@ so it can never shadow an operation; the server answers it only when started
 with ``control=True`` (``--control`` on the command line) and refuses it
 with 403 otherwise. Requests to it are not recorded in ``store.requests``.
 
-Its routes: ``POST /reset``, ``POST`` and ``GET /pets``, ``GET /requests``
-(with the count `FakeAnimalStore.dropped_requests` in a
-``Fake-Dropped-Requests`` header), and ``POST``, ``GET`` and ``DELETE
-/faults`` (queue one, list what is queued as `FakeAnimalStore.faults`
-does, clear them as `FakeAnimalStore.clear_faults` does).
+Its routes, declared once in `_ENDPOINTS`: ``POST /reset``, ``POST`` and
+``GET /pets``, ``GET /requests`` (with the count
+`FakeAnimalStore.dropped_requests` in a ``Fake-Dropped-Requests`` header),
+and ``POST``, ``GET`` and ``DELETE /faults`` (queue one, list what is
+queued as `FakeAnimalStore.faults` does, clear them as
+`FakeAnimalStore.clear_faults` does).
 
 It trusts no browser. A web page open in the developer's browser can send
 requests to 127.0.0.1, so the control API answers only requests that no page
@@ -34,11 +35,12 @@ date) and a 400 names the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import AnimalStoreError
 from .._show import show
+from ._faults import METHODS
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,
@@ -49,29 +51,21 @@ from ._messages import (
     delay_ok,
     describe,
     error_response,
+    ok,
     reject_constant,
     retry_after_ok,
     times_ok,
 )
 
 if TYPE_CHECKING:
-    from ._store import FakeAnimalStore, QueuedFault
+    from ._faults import QueuedFault
+    from ._store import FakeAnimalStore
 
-__all__ = ["CONTROL_PREFIX", "control"]
+__all__ = ["CONTROL_PREFIX", "control", "is_control"]
 
 CONTROL_PREFIX = "/_fake"
 """Where the control API lives on the fake store's server (``http://127.0.0.1:<port>/_fake/...``)."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
-_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_ROUTES = {
-    ("POST", "/reset"),
-    ("POST", "/pets"),
-    ("GET", "/pets"),
-    ("GET", "/requests"),
-    ("POST", "/faults"),
-    ("GET", "/faults"),
-    ("DELETE", "/faults"),
-}
 _FAULT_FIELDS = {
     "status": ("times", "retryAfter", "body", "method"),
     "connection": ("times", "method"),
@@ -79,15 +73,16 @@ _FAULT_FIELDS = {
 }
 
 
-def _json(status: int, data: object, headers: dict[str, str] | None = None) -> FakeResponse:
-    return FakeResponse(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
+def is_control(path: str) -> bool:
+    """Whether a request to ``path`` is for the control API."""
+    return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")
 
 
 def _invalid(message: str) -> FakeResponse:
     return error_response(400, "invalid_body", message)
 
 
-def control(  # noqa: PLR0911 (one return per endpoint reads best)
+def control(
     store: FakeAnimalStore,
     method: str,
     path: str,
@@ -114,41 +109,52 @@ def control(  # noqa: PLR0911 (one return per endpoint reads best)
     refusal = _foreign(method, fields, port, tls)
     if refusal is not None:
         return refusal
-    route = (method, path.removeprefix(CONTROL_PREFIX))
-    if route not in _ROUTES:
+    endpoint = _ENDPOINTS.get((method, path.removeprefix(CONTROL_PREFIX)))
+    if endpoint is None:
         return error_response(
-            404,
-            "not_found",
-            f"No control endpoint {method[:20]} {path[:80]}; there are POST {CONTROL_PREFIX}/reset, POST and GET "
-            f"{CONTROL_PREFIX}/pets, GET {CONTROL_PREFIX}/requests, and POST, GET and DELETE {CONTROL_PREFIX}/faults.",
+            404, "not_found", f"No control endpoint {method[:20]} {path[:80]}; there are {_listed()}."
         )
-    if route == ("GET", "/pets"):
-        return _json(200, [pet.to_dict() for pet in store.pets])
-    if route == ("GET", "/requests"):
-        recorded = store.requests
-        dropped = store.dropped_requests
-        return _json(200, [_recorded(request) for request in recorded], {"Fake-Dropped-Requests": str(dropped)})
-    if route == ("GET", "/faults"):
-        return _json(200, [_queued(fault) for fault in store.faults])
-    if route == ("DELETE", "/faults"):
-        return _json(200, {"cleared": store.clear_faults()})
-    try:
-        data: Any = json.loads(body, parse_constant=reject_constant) if body.strip() else None
-    except (ValueError, RecursionError) as exc:  # ValueError includes bad UTF-8 and 4300-digit integers
-        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        return error_response(400, "invalid_json", f"The body is not valid JSON: {reason}")
-    if route == ("POST", "/reset"):
-        store.reset()
-        return _json(200, {"pets": 0})
-    if route == ("POST", "/pets"):
-        if not isinstance(data, list):
-            return _invalid(f"POST {CONTROL_PREFIX}/pets takes a JSON array of pets.")
+    data: Any = None
+    if method == "POST":
         try:
-            store.add_pets(data)  # pyright: ignore[reportUnknownArgumentType]
-        except (ValueError, TypeError, AnimalStoreError) as exc:
-            return _invalid(str(exc)[:500])
-        return _json(200, {"pets": len(store.pets)})
-    return _fault(store, data)
+            data = json.loads(body, parse_constant=reject_constant) if body.strip() else None
+        except (ValueError, RecursionError) as exc:  # ValueError includes bad UTF-8 and 4300-digit integers
+            reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            return error_response(400, "invalid_json", f"The body is not valid JSON: {reason}")
+    return endpoint(store, data)
+
+
+def _reset(store: FakeAnimalStore, data: object) -> FakeResponse:
+    store.reset()
+    return ok(200, {"pets": 0})
+
+
+def _seed_pets(store: FakeAnimalStore, data: object) -> FakeResponse:
+    if not isinstance(data, list):
+        return _invalid(f"POST {CONTROL_PREFIX}/pets takes a JSON array of pets.")
+    try:
+        store.add_pets(data)  # pyright: ignore[reportUnknownArgumentType]
+    except (ValueError, TypeError, AnimalStoreError) as exc:
+        return _invalid(str(exc)[:500])
+    return ok(200, {"pets": len(store.pets)})
+
+
+def _list_pets(store: FakeAnimalStore, data: object) -> FakeResponse:
+    return ok(200, [pet.to_dict() for pet in store.pets])
+
+
+def _list_requests(store: FakeAnimalStore, data: object) -> FakeResponse:
+    recorded = store.requests
+    dropped = store.dropped_requests
+    return ok(200, [_recorded(request) for request in recorded], {"Fake-Dropped-Requests": str(dropped)})
+
+
+def _list_faults(store: FakeAnimalStore, data: object) -> FakeResponse:
+    return ok(200, [_queued(fault) for fault in store.faults])
+
+
+def _clear_faults(store: FakeAnimalStore, data: object) -> FakeResponse:
+    return ok(200, {"cleared": store.clear_faults()})
 
 
 def _foreign(method: str, fields: Sequence[tuple[str, str]], port: int, tls: bool) -> FakeResponse | None:
@@ -222,7 +228,7 @@ def _plain(body: object) -> object:
     return body
 
 
-def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR0911 (one return per refusal)
+def _queue_fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR0911 (one return per refusal)
     """``{"status": 503, "times": 2, "retryAfter": 3}``, ``{"connection": "reset"}`` or ``{"delay": 1.5}``.
 
     Every field is checked before anything is queued, so a refused fault changes nothing.
@@ -242,8 +248,8 @@ def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR09
     if not times_ok(times):
         return _invalid(f"times: must be {TIMES_RULE}, got {describe(times)}")
     only = spec.get("method")
-    if only is not None and (not isinstance(only, str) or only.upper() not in _METHODS):
-        return _invalid(f"method: must be one of {', '.join(_METHODS)}, got {describe(only)}")
+    if only is not None and (not isinstance(only, str) or only.upper() not in METHODS):
+        return _invalid(f"method: must be one of {', '.join(METHODS)}, got {describe(only)}")
     if kind == "status":
         status = spec["status"]
         if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
@@ -262,4 +268,29 @@ def _fault(store: FakeAnimalStore, data: object) -> FakeResponse:  # noqa: PLR09
         if not delay_ok(delay):
             return _invalid(f"delay: must be {DELAY_RULE}, got {describe(delay)}")
         store.delay_next(delay, times=times)
-    return _json(200, {"queued": kind, "times": times})
+    return ok(200, {"queued": kind, "times": times})
+
+
+_ENDPOINTS: dict[tuple[str, str], Callable[[FakeAnimalStore, Any], FakeResponse]] = {
+    ("POST", "/reset"): _reset,
+    ("POST", "/pets"): _seed_pets,
+    ("GET", "/pets"): _list_pets,
+    ("GET", "/requests"): _list_requests,
+    ("POST", "/faults"): _queue_fault,
+    ("GET", "/faults"): _list_faults,
+    ("DELETE", "/faults"): _clear_faults,
+}
+"""The control API, by method and path after `CONTROL_PREFIX`; a POST's handler gets its parsed JSON body."""
+
+
+def _listed() -> str:
+    """The endpoints as a 404 names them: "POST /_fake/reset, POST and GET /_fake/pets, ..."."""
+    methods: dict[str, list[str]] = {}
+    for method, path in _ENDPOINTS:
+        methods.setdefault(path, []).append(method)
+    entries = [f"{_and(names)} {CONTROL_PREFIX}{path}" for path, names in methods.items()]
+    return ", ".join(entries[:-1]) + ", and " + entries[-1]
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

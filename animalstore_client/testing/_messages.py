@@ -1,7 +1,7 @@
-"""What goes in and out of the fake store: recorded requests, answers, faults, and the helpers that make them.
+"""What goes in and out of the fake store: recorded requests, answers, Error bodies, and the checks of fault values.
 
-No state and no I/O: the store (``_store``), its rules (``_service``), the
-server, the control API and the transports all build on these.
+No state and no I/O: the store (``_store``), its operations (``_service``),
+its fault queue, the server, the control API and the transports all build on these.
 """
 
 from __future__ import annotations
@@ -20,13 +20,11 @@ from .._exceptions import ClientValidationError
 from .._validation import INT64_MAX, INT64_MIN
 
 __all__ = [
-    "DEPRECATION",
     "FAKE_BASE_URL",
     "MAX_BODY_BYTES",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
     "MAX_TIMES",
-    "SUNSET",
     "ConnectionFaultKind",
     "FakeResponse",
     "RecordedRequest",
@@ -53,11 +51,6 @@ MAX_DELAY = 300.0
 """The longest injected delay, in seconds: longer than any client timeout a test sets, short enough to end."""
 MAX_RETRY_AFTER = 86_400
 """The largest number of seconds an injected ``Retry-After`` may hold (a day)."""
-SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
-"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
-# RFC 9745 wants the date the deprecation took effect; the interface gives
-# none, so the fake states the start of 2026, before this SDK's first release.
-DEPRECATION = "@1767225600"
 
 
 @attrs.frozen
@@ -98,18 +91,6 @@ class FakeResponse:
         return json.loads(self.content)
 
 
-@attrs.define
-class Fault:
-    status: int
-    remaining: int
-    retry_after: str | None
-    body: object
-    connection: str | None = None
-    """A `ConnectionFaultKind`, or None for a status fault."""
-    method: str | None = None
-    """Only requests with this method (upper case) take the fault; None for any."""
-
-
 class BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -141,12 +122,6 @@ def describe(value: object) -> str:
 
 def is_int64(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
-
-
-def not_allowed(method: str, allowed: str) -> FakeResponse:
-    return error_response(
-        405, "method_not_allowed", f"{method} is not allowed here; use {allowed}.", {"Allow": allowed}
-    )
 
 
 def json_object(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:

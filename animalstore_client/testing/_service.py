@@ -1,8 +1,10 @@
-"""The animal store's rules: its pets, and how each request is answered.
+"""The fake store's operations, declared once: each one's route, handler and state, as the interface says.
 
-No faults, no recording, no I/O: `FakeAnimalStore` decides what to inject and
-records what came; `Service.answer` is what the interface document says the
-service does. Its state is behind its own lock.
+`ROUTES` at the bottom is the table the store routes by (``_routes`` derives
+404, 405 and ``Allow`` from it); a handler is a `Service` method, and the
+state an operation keeps is `Service`'s, behind its lock. Adding an
+operation touches this file only. No faults, no recording, no I/O:
+`FakeAnimalStore` decides what to inject and records what came.
 """
 
 from __future__ import annotations
@@ -13,15 +15,21 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
+from typing import Any
 
+from .._exceptions import ClientValidationError
 from .._models import Pet, PetStatus
 from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN
-from ._messages import BadRequest, FakeResponse, describe, error_response, is_int64, json_object, not_allowed, ok
+from ._messages import BadRequest, FakeResponse, describe, error_response, is_int64, json_object, ok
+from ._routes import Call, Route, Routes
 
-__all__ = ["PET_PATH", "PREFIX", "Service"]
+__all__ = ["ROUTES", "Service"]
 
-PREFIX = "/v1"
-PET_PATH = re.compile(r"^/pets/([^/]+)$")
+SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
+"""RFC 8594 ``Sunset`` of ``GET /pets/{petId}``."""
+# RFC 9745 wants the date the deprecation took effect; the interface gives
+# none, so the fake states the start of 2026, before this SDK's first release.
+DEPRECATION = "@1767225600"
 _STATUSES = [member.value for member in PetStatus]
 _DIGITS = re.compile(r"[0-9]+")
 _SIGNED = re.compile(r"-?[0-9]{1,19}")
@@ -29,7 +37,7 @@ _LIST_PARAMETERS = ("limit", "status")
 
 
 class Service:
-    """The store's pets and routes: answers a request as the service would, given a valid key."""
+    """The store's state and the operations' handlers: answers a request as the service would."""
 
     def __init__(self, api_keys: tuple[str, ...]) -> None:
         self._api_keys = api_keys
@@ -41,10 +49,20 @@ class Service:
         with self._lock:
             return len(self._pets)
 
-    def add(self, pets: Iterable[Pet]) -> None:
-        """Store ``pets`` (an existing id is replaced); later ids continue after the highest."""
+    def add_pets(self, pets: Iterable[Pet | Mapping[str, Any]]) -> None:
+        """Store ``pets`` (an existing id is replaced), all checked first; later ids continue after the highest."""
+        checked = [item if isinstance(item, Pet) else Pet.from_dict(item) for item in pets]
+        for index, pet in enumerate(checked):
+            for field, value in (("id", pet.id), ("categoryId", pet.category_id)):
+                if not is_int64(value):
+                    raise ClientValidationError(
+                        f"pets[{index}].{field} must be an integer within int64, got {value!r:.40}",
+                        argument="pets",
+                        rule="ids and categoryIds within int64",
+                        value=value,
+                    )
         with self._lock:
-            for pet in pets:
+            for pet in checked:
                 self._pets[pet.id] = pet
             self._ids = itertools.count(max(self._pets, default=0) + 1)
 
@@ -68,46 +86,33 @@ class Service:
         scheme, _, key = headers.get("authorization", "").partition(" ")
         return scheme == "Bearer" and key in self._api_keys
 
-    def answer(  # noqa: PLR0911 (one return per route reads best)
+    def answer(
         self, method: str, path: str, query: dict[str, list[str]], headers: Mapping[str, str], body: bytes
     ) -> FakeResponse:
-        if not self.authorized(headers):
-            authorization = headers.get("authorization", "")
-            scheme, _, key = authorization.partition(" ")
-            reason = (
-                "missing"
-                if not authorization
-                else "not of the form 'Bearer <API_KEY>'"
-                if scheme != "Bearer" or not key
-                else "not valid"
-            )
-            return error_response(
-                401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"}
-            )
-        if not path.startswith(PREFIX + "/"):
-            return error_response(404, "not_found", f"No resource at {path}.")
-        local = path.removeprefix(PREFIX)
-        try:
-            if local == "/pets":
-                if method == "GET":
-                    return self._list(query)
-                if method == "POST":
-                    return self._create(headers, body)
-                return not_allowed(method, "GET, POST")
-            match = PET_PATH.match(local)
-            if match:
-                if method == "GET":
-                    return self._get(match.group(1))
-                return not_allowed(method, "GET")
-            if local == "/messages":
-                if method == "POST":
-                    return self._message(headers, body)
-                return not_allowed(method, "POST")
-        except BadRequest as exc:
-            return error_response(exc.status, exc.code, exc.message, exc.headers)
-        return error_response(404, "not_found", f"No resource at {path}.")
+        """The service's answer to a request (``headers`` with lower-case names): what `ROUTES` routes it to."""
+        return ROUTES.answer(self, method, path, Call({}, query, headers, body), refusal=self._refusal(headers))
 
-    def _list(self, query: dict[str, list[str]]) -> FakeResponse:
+    def _refusal(self, headers: Mapping[str, str]) -> FakeResponse | None:
+        """The 401 for a request without an accepted key, or None."""
+        if self.authorized(headers):
+            return None
+        authorization = headers.get("authorization", "")
+        scheme, _, key = authorization.partition(" ")
+        reason = (
+            "missing"
+            if not authorization
+            else "not of the form 'Bearer <API_KEY>'"
+            if scheme != "Bearer" or not key
+            else "not valid"
+        )
+        return error_response(
+            401, "unauthorized", f"The Authorization header is {reason}.", {"WWW-Authenticate": "Bearer"}
+        )
+
+    # --- the operations: each one's handler, declared in ROUTES below --------------------------
+
+    def list_pets(self, call: Call) -> FakeResponse:
+        query = call.query
         unknown = [name for name in query if name not in _LIST_PARAMETERS]
         if unknown:
             # Strict, so a misspelt parameter (limt=5) fails a test instead of being ignored.
@@ -140,8 +145,8 @@ class Service:
             chosen = [p for _, p in sorted(self._pets.items()) if wanted is None or p.status == wanted][:limit]
         return ok(200, [pet.to_dict() for pet in chosen])
 
-    def _create(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
-        data = json_object(headers, body)
+    def create_pet(self, call: Call) -> FakeResponse:
+        data = json_object(call.headers, call.body)
         problems: list[str] = []
         name = data.get("name")
         if "name" not in data:
@@ -172,7 +177,8 @@ class Service:
             self._pets[pet.id] = pet
         return ok(201, pet.to_dict())
 
-    def _get(self, raw_id: str) -> FakeResponse:
+    def get_pet(self, call: Call) -> FakeResponse:
+        raw_id = call.params["petId"]
         if not _SIGNED.fullmatch(raw_id) or not INT64_MIN <= int(raw_id) <= INT64_MAX:
             raise BadRequest(400, "invalid_parameter", f"petId: must be an integer within int64, got {raw_id[:40]!r}")
         with self._lock:
@@ -181,8 +187,8 @@ class Service:
             return error_response(404, "not_found", f"No pet with id {int(raw_id)}.")
         return ok(200, pet.to_dict())
 
-    def _message(self, headers: Mapping[str, str], body: bytes) -> FakeResponse:
-        data = json_object(headers, body)
+    def send_message(self, call: Call) -> FakeResponse:
+        data = json_object(call.headers, call.body)
         message = data.get("message")
         if not isinstance(message, str):
             problem = "required" if "message" not in data else f"must be a string, got {describe(message)}"
@@ -194,3 +200,12 @@ class Service:
             "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         return ok(202, reply)
+
+
+ROUTES: Routes[Service] = Routes(
+    Route("GET", "/pets", Service.list_pets),
+    Route("POST", "/pets", Service.create_pet),
+    Route("GET", "/pets/{petId}", Service.get_pet, headers={"Deprecation": DEPRECATION, "Sunset": SUNSET}),
+    Route("POST", "/messages", Service.send_message),
+)
+"""The operations the store serves: a new one is a handler above, any state it keeps, and a line here."""

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, cast
 import httpx
 
 if TYPE_CHECKING:
-    from ._store import FakeAnimalStore, FakeResponse
+    from ._messages import FakeResponse
+    from ._store import FakeAnimalStore
 
 __all__ = ["AsyncFakeTransport", "FakeTransport"]
 
