@@ -8,10 +8,9 @@ and every rule can be tested without a network or a mock.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -468,6 +467,10 @@ def _snippet(text: str, limit: int = 200) -> str:
     return _quote(flat, limit)
 
 
+def _no_arguments() -> Mapping[str, object]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Operation:
     """One operation of the service, declared once, in `OPERATIONS`.
@@ -487,7 +490,7 @@ class Operation:
     """The path template, as the service's specification writes it (``/pets/{petId}``)."""
     build: Callable[..., httpx.Request]
     parse: Callable[[Finished, int], Any]
-    example: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    example: Mapping[str, object] = field(default_factory=_no_arguments)
     """Arguments a call may take, by name: the tests run every operation with them (against a store holding pet 1)."""
     deprecated: str | None = None
     """The deprecation message: the methods warn with it and are marked ``@deprecated`` for type checkers."""

@@ -24,6 +24,7 @@ from .._client_sync import AnimalStoreClient
 from .._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from .._exceptions import ClientValidationError
 from .._models import Pet
+from .._options import OPTION_NAMES
 from .._validation import NOT_GIVEN, NotGiven, check_api_key
 from . import _clients
 from ._clients import KitClock
@@ -282,17 +283,19 @@ class FakeAnimalStore:
     def client(
         self,
         *,
+        # <options: kit sync> written by scripts/codegen.py from _options.OPTIONS
         api_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        backend: BackendName | None = None,
         middleware: Sequence[Middleware] | None = None,
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
-        backend: BackendName | None = None,
+        # </options>
     ) -> AnimalStoreClient:
         """An `AnimalStoreClient` wired to this store: in-process (no sockets), or on the library ``backend`` names.
 
@@ -310,33 +313,27 @@ class FakeAnimalStore:
         itself on 127.0.0.1 for this client and stops when the client is
         closed (or collected).
         """
-        options: dict[str, Any] = {
-            "timeout": timeout,
-            "max_retries": max_retries,
-            "default_headers": default_headers,
-            "total_timeout": total_timeout,
-            "max_response_bytes": max_response_bytes,
-            "middleware": middleware,
-            "retry_budget": retry_budget,
-            "tracer_provider": tracer_provider,
-            "meter_provider": meter_provider,
-        }
-        return _clients.client(self, self.api_key if api_key is None else api_key, backend, options, self._clock)
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        options = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        key, backend = options.pop("api_key"), options.pop("backend")
+        return _clients.client(self, self.api_key if key is None else key, backend, options, self._clock)
 
     def async_client(
         self,
         *,
+        # <options: kit> written by scripts/codegen.py from _options.OPTIONS
         api_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        backend: AsyncBackendName | None = None,
         middleware: Sequence[AsyncMiddleware] | None = None,
         retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
-        backend: AsyncBackendName | None = None,
+        # </options>
     ) -> AsyncAnimalStoreClient:
         """An `AsyncAnimalStoreClient` wired to this store; options and ``backend`` as for `client`.
 
@@ -346,19 +343,10 @@ class FakeAnimalStore:
         starts a fresh transport there, so a client made once (a
         module-scoped fixture) serves tests that each run their own loop.
         """
-        options: dict[str, Any] = {
-            "timeout": timeout,
-            "max_retries": max_retries,
-            "default_headers": default_headers,
-            "total_timeout": total_timeout,
-            "max_response_bytes": max_response_bytes,
-            "middleware": middleware,
-            "retry_budget": retry_budget,
-            "tracer_provider": tracer_provider,
-            "meter_provider": meter_provider,
-        }
-        key = self.api_key if api_key is None else api_key
-        return _clients.async_client(self, key, backend, options, self._clock)
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        options = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        key, backend = options.pop("api_key"), options.pop("backend")
+        return _clients.async_client(self, self.api_key if key is None else key, backend, options, self._clock)
 
     def adopt(self, client: ClientT) -> ClientT:
         """Make a client you built over `serve` behave as the kit's own; returns it.
