@@ -166,7 +166,7 @@ def new_transport_async(
         return AiohttpTransport(http_client, verify=verify)
     if backend == "pyreqwest":
         require("pyreqwest", _ASYNC_CLASSES)
-        from ._transport_pyreqwest import AsyncPyreqwestTransport
+        from ._transport_pyreqwest_async import AsyncPyreqwestTransport
 
         return AsyncPyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _ASYNC_CLASSES))
     if http_client is None:
@@ -190,7 +190,7 @@ def new_transport_sync(
         return Urllib3Transport(http_client, verify=verify)
     if backend == "pyreqwest":
         require("pyreqwest", _SYNC_CLASSES)
-        from ._transport_pyreqwest import PyreqwestTransport
+        from ._transport_pyreqwest_sync import PyreqwestTransport
 
         return PyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _SYNC_CLASSES))
     if http_client is None:

@@ -20,6 +20,8 @@ BELOW_THE_CLIENTS = [
     "_transport_aiohttp",
     "_transport_urllib3",
     "_transport_pyreqwest",
+    "_transport_pyreqwest_async",
+    "_transport_pyreqwest_sync",
     "_httpcore_async",
     "_httpcore_sync",
     "_deadline",
