@@ -45,7 +45,7 @@ import weakref
 from collections.abc import Callable
 from datetime import timedelta
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import pyreqwest
@@ -56,9 +56,10 @@ from pyreqwest.request import BaseRequestBuilder
 
 from ._deadline import within
 from ._exceptions import AnimalStoreError
-from ._httpx_private import headers_from_library, response_from_library
+from ._httpx_private import headers_from_library
 from ._logging import logger
 from ._proxies import environment_proxy
+from ._transport_base import StreamHead, Translations, translated
 
 if TYPE_CHECKING:
     from pyreqwest.response import Response, SyncResponse
@@ -101,6 +102,26 @@ def _cause_messages(exc: BaseException) -> list[str]:
     return [str(cause.get("message", "")) for cause in causes if isinstance(cause, dict)]
 
 
+# pyreqwest's failures when reqwest's connector failed (CONNECT_CAUSE): nothing was sent.
+_CONNECTING: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),  # no connection slot came free
+    (errors.RequestTimeoutError, httpx.ConnectTimeout),  # a connect timeout, or the call's deadline meanwhile
+    (errors.BodyDecodeError, httpx.ReadError),
+    (errors.DecodeError, httpx.RemoteProtocolError),
+)
+"""Anything else is an `httpx.ConnectError`: refused, DNS, TLS, the proxy."""
+# Otherwise the request (maybe) left.
+_SENT: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),
+    (errors.RequestTimeoutError, httpx.ReadTimeout),  # waiting for the answer, or reading it
+    (errors.BodyDecodeError, httpx.ReadError),  # the body was cut short, or its framing broken
+    (errors.DecodeError, httpx.RemoteProtocolError),  # a malformed answer
+    (errors.WriteError, httpx.WriteError),
+    (errors.TransportError, httpx.ReadError),  # the connection failed once the request had (maybe) left
+)
+"""Anything else is an `httpx.RemoteProtocolError`."""
+
+
 def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
     """The library's failure as the httpx class the retry policy knows (nothing sent, or maybe sent)."""
     causes = _cause_messages(exc)
@@ -109,36 +130,20 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
     text = str(getattr(exc, "message", "") or type(exc).__name__)
     shown = "; ".join(cause for cause in causes if "://" not in cause and cause != CONNECT_CAUSE)
     message = f"{text}: {shown}" if shown else text
-    connecting = CONNECT_CAUSE in causes
-    kind: type[httpx.TransportError]
-    if isinstance(exc, errors.PoolTimeoutError):
-        kind = httpx.PoolTimeout  # no connection slot came free: nothing was sent
-    elif isinstance(exc, errors.RequestTimeoutError):
-        # A connect timeout, or the request's total timeout (the call's deadline) while connecting;
-        # else waiting for the answer, or reading it.
-        kind = httpx.ConnectTimeout if connecting else httpx.ReadTimeout
-    elif isinstance(exc, errors.BodyDecodeError):
-        kind = httpx.ReadError  # the body was cut short, or its framing broken
-    elif isinstance(exc, errors.DecodeError):
-        kind = httpx.RemoteProtocolError  # a malformed answer
-    elif connecting:
-        kind = httpx.ConnectError  # refused, DNS, TLS, the proxy: nothing was sent
-    elif isinstance(exc, errors.WriteError):
-        kind = httpx.WriteError
-    elif isinstance(exc, errors.TransportError):
-        kind = httpx.ReadError  # the connection failed once the request had (maybe) left
+    if CONNECT_CAUSE in causes:
+        failure = translated(exc, request, _CONNECTING, httpx.ConnectError, message)
     else:
-        kind = httpx.RemoteProtocolError
-    failure = kind(message, request=request)
+        failure = translated(exc, request, _SENT, httpx.RemoteProtocolError, message)
+    connect_error = type(failure) is httpx.ConnectError
     refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
-    if kind is httpx.ConnectError and refused is not None:
+    if connect_error and refused is not None:
         # Reported as the ssl module reports a refused certificate, whatever the library
         # (_tls.certificate_failure finds it).
         verification = ssl.SSLCertVerificationError(refused)
         verification.verify_message = refused.split(": ", 1)[-1]
         verification.__cause__ = exc
         failure.__cause__ = verification
-    elif kind is httpx.ConnectError and DNS_CAUSE in causes:
+    elif connect_error and DNS_CAUSE in causes:
         # Reported as the socket module reports a name that does not resolve, whatever the library
         # (_environments.name_not_resolved finds it).
         unresolved = socket.gaierror(next((cause for cause in reversed(causes) if "://" not in cause), DNS_CAUSE))
@@ -454,14 +459,6 @@ def _response_headers(response: Any) -> httpx.Headers:
     return headers_from_library(pairs)
 
 
-def _reason(status: int) -> str | None:
-    # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return None
-
-
 def _text(value: bytes) -> str:
     # pyreqwest sends a text value as its UTF-8 bytes: those are the bytes the request holds.
     try:
@@ -504,26 +501,18 @@ def request_builder(settings: Settings, own: Any, new: Any, request: httpx.Reque
     return builder
 
 
-class PyreqwestHead:
-    """What both clients' streams share: the status, the headers (converted when first read), the finished response."""
+PyreqwestResponse = TypeVar("PyreqwestResponse", "Response", "SyncResponse")
+"""The library's response: an async or a sync client's."""
 
-    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
 
-    def __init__(self, response: Response | SyncResponse, request: httpx.Request, started: float) -> None:
-        self._response = response
-        self._request = request
-        self._started = started
-        self.status_code = response.status
-        self._headers: httpx.Headers | None = None
-        self.content: bytes | None = None
+class PyreqwestHead(StreamHead[PyreqwestResponse]):
+    """What both clients' streams share: how the headers, the codings and the reason phrase are read."""
 
-    @property
-    def headers(self) -> httpx.Headers:
-        # Converted on first read, which a typed call that succeeds never makes (about 7 us a call).
-        headers = self._headers
-        if headers is None:
-            headers = self._headers = _response_headers(self._response)
-        return headers
+    __slots__ = ()
+
+    def _library_headers(self) -> httpx.Headers:
+        # About 7 us a call, which a typed call that succeeds never spends (it reads no headers).
+        return _response_headers(self._response)
 
     def content_codings(self) -> list[bytes]:
         try:
@@ -531,6 +520,13 @@ class PyreqwestHead:
         except ValueError:  # not UTF-8: left out, as `_response_headers` leaves it out
             return []
         return [value.encode() for value in values]
+
+    def _reason(self) -> str | None:
+        # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
+        try:
+            return HTTPStatus(self.status_code).phrase
+        except ValueError:
+            return None
 
     def _read_ahead_whole(self) -> bool:
         """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
@@ -540,8 +536,3 @@ class PyreqwestHead:
         """
         length = self._response.get_header("content-length")
         return length is not None and length.isdigit() and int(length) <= _READ_AHEAD
-
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
-        )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pyreqwest.client
+import pyreqwest.response
 
 from ._deadline import Timeouts
 from ._transport_pyreqwest import (
@@ -32,13 +33,12 @@ from ._transport_pyreqwest import (
 
 if TYPE_CHECKING:
     import pyreqwest.request
-    import pyreqwest.response
 
 __all__ = ["AsyncPyreqwestTransport"]
 
 
-class _AsyncPyreqwestStream(PyreqwestHead):
-    __slots__ = ("_body", "_opened")
+class _AsyncPyreqwestStream(PyreqwestHead[pyreqwest.response.Response]):
+    __slots__ = ("_opened",)
 
     def __init__(
         self,
@@ -47,21 +47,20 @@ class _AsyncPyreqwestStream(PyreqwestHead):
         request: httpx.Request,
         started: float,
     ) -> None:
-        super().__init__(response, request, started)
+        super().__init__(response, response.status, request, started)
         self._opened = opened
-        self._body = response
 
     async def whole_body(self) -> bytes | None:
         if not self._read_ahead_whole():
             return None
         try:
-            return bytes(await self._body.body_reader.bytes())
+            return bytes(await self._response.body_reader.bytes())
         except FAILURES as exc:
             failure = library_failure(exc, self._request)
             raise failure from failure.__cause__
 
     async def aiter_raw(self) -> AsyncIterator[bytes]:
-        read = self._body.body_reader.read_chunk
+        read = self._response.body_reader.read_chunk
         try:
             while (chunk := await read()) is not None:
                 yield bytes(chunk)

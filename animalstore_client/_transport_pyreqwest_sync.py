@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pyreqwest.client
+import pyreqwest.response
 
 from ._deadline import Timeouts
 from ._transport_pyreqwest import (
@@ -33,13 +34,12 @@ from ._transport_pyreqwest import (
 
 if TYPE_CHECKING:
     import pyreqwest.request
-    import pyreqwest.response
 
 __all__ = ["PyreqwestTransport"]
 
 
-class _PyreqwestStream(PyreqwestHead):
-    __slots__ = ("_body", "_opened")
+class _PyreqwestStream(PyreqwestHead[pyreqwest.response.SyncResponse]):
+    __slots__ = ("_opened",)
 
     def __init__(
         self,
@@ -48,21 +48,20 @@ class _PyreqwestStream(PyreqwestHead):
         request: httpx.Request,
         started: float,
     ) -> None:
-        super().__init__(response, request, started)
+        super().__init__(response, response.status, request, started)
         self._opened = opened
-        self._body = response
 
     def whole_body(self) -> bytes | None:
         if not self._read_ahead_whole():
             return None
         try:
-            return bytes(self._body.body_reader.bytes())
+            return bytes(self._response.body_reader.bytes())
         except FAILURES as exc:
             failure = library_failure(exc, self._request)
             raise failure from failure.__cause__
 
     def iter_raw(self) -> Iterator[bytes]:
-        read = self._body.body_reader.read_chunk
+        read = self._response.body_reader.read_chunk
         try:
             while (chunk := read()) is not None:
                 yield bytes(chunk)

@@ -19,6 +19,7 @@ BELOW_THE_CLIENTS = [
     "_transport_sync",
     "_transport_aiohttp",
     "_transport_urllib3",
+    "_transport_base",
     "_transport_pyreqwest",
     "_transport_pyreqwest_async",
     "_transport_pyreqwest_sync",
