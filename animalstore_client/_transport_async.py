@@ -13,7 +13,8 @@ policy tells apart:
   ``TransportError`` counts as this too).
 
 Everything above this seam is the SDK's; everything below belongs to the
-library. A new library is one more class with these methods.
+library. A new library is one more class with these methods, its response
+stream built on `_transport_base` and its failures translated there.
 """
 
 from __future__ import annotations
