@@ -12,7 +12,7 @@ import importlib
 import ssl
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
 
@@ -21,8 +21,23 @@ from ._show import show
 from ._tls import ssl_context
 
 if TYPE_CHECKING:
-    from ._transport_async import AsyncTransport
-    from ._transport_sync import Transport
+    from ._httpcore_async import AsyncHttpcoreTransport
+    from ._httpcore_sync import HttpcoreTransport
+    from ._transport_aiohttp import AiohttpTransport
+    from ._transport_async import AsyncHttpxTransport, AsyncTransport
+    from ._transport_pyreqwest_async import AsyncPyreqwestTransport
+    from ._transport_pyreqwest_sync import PyreqwestTransport
+    from ._transport_sync import HttpxTransport, Transport
+    from ._transport_urllib3 import Urllib3Transport
+
+    # The classes `_ASYNC_TRANSPORTS` and `_SYNC_TRANSPORTS` name, held to the seam by the type checkers.
+    _ASYNC_SEAM: tuple[type[AsyncTransport], ...] = (
+        AsyncHttpxTransport,
+        AsyncHttpcoreTransport,
+        AiohttpTransport,
+        AsyncPyreqwestTransport,
+    )
+    _SYNC_SEAM: tuple[type[Transport], ...] = (HttpxTransport, HttpcoreTransport, Urllib3Transport, PyreqwestTransport)
 
 __all__ = [
     "AsyncBackendName",
@@ -41,6 +56,21 @@ BackendName = Literal["httpx", "urllib3", "pyreqwest"]
 # The one class of each library a caller may pass as http_client, by client: (module, class).
 _ASYNC_CLASSES = {"aiohttp": ("aiohttp", "ClientSession"), "pyreqwest": ("pyreqwest.client", "Client")}
 _SYNC_CLASSES = {"urllib3": ("urllib3", "PoolManager"), "pyreqwest": ("pyreqwest.client", "SyncClient")}
+# Each client's transport for each backend, by client: (module of this package, class), imported
+# only when chosen. Under "httpx", a client given no http_client sends through the SDK's own pool.
+_OWN_POOL = "the SDK's own pool"
+_ASYNC_TRANSPORTS = {
+    "httpx": ("_transport_async", "AsyncHttpxTransport"),
+    _OWN_POOL: ("_httpcore_async", "AsyncHttpcoreTransport"),
+    "aiohttp": ("_transport_aiohttp", "AiohttpTransport"),
+    "pyreqwest": ("_transport_pyreqwest_async", "AsyncPyreqwestTransport"),
+}
+_SYNC_TRANSPORTS = {
+    "httpx": ("_transport_sync", "HttpxTransport"),
+    _OWN_POOL: ("_httpcore_sync", "HttpcoreTransport"),
+    "urllib3": ("_transport_urllib3", "Urllib3Transport"),
+    "pyreqwest": ("_transport_pyreqwest_sync", "PyreqwestTransport"),
+}
 PYREQWEST_PYTHON = (3, 11)
 """The oldest Python pyreqwest runs on."""
 # What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
@@ -82,6 +112,12 @@ def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
             f'backend="{library}" needs the {library} library, which is not installed: '
             f'pip install "{REQUIREMENTS[library]}" (what the [{library}] extra installs)'
         ) from None
+
+
+def _imported(place: tuple[str, str]) -> Any:
+    """The class ``place`` names, ``(module of this package, class)``: imported now, when chosen."""
+    module_name, class_name = place
+    return getattr(importlib.import_module(f".{module_name}", __package__), class_name)
 
 
 def _is_instance_of(http_client: object, module_name: str, class_name: str) -> bool:
@@ -155,49 +191,36 @@ def _rustls_verify(
     return verify
 
 
+def _new_transport(
+    backend: str,
+    http_client: object,
+    verify: bool | str | ssl.SSLContext,
+    classes: dict[str, tuple[str, str]],
+    transports: dict[str, tuple[str, str]],
+) -> object:
+    """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns.
+
+    ``classes`` and ``transports`` are the client's own tables (`_ASYNC_CLASSES` and `_ASYNC_TRANSPORTS`...).
+    """
+    if backend == "httpx":
+        if http_client is None:
+            return _imported(transports[_OWN_POOL])(ssl_context(verify))
+        return _imported(transports["httpx"])(http_client)
+    require(backend, classes)
+    if backend == "pyreqwest":
+        verify = _rustls_verify(verify, http_client, classes)
+    return _imported(transports[backend])(http_client, verify=verify)
+
+
 def new_transport_async(
     backend: AsyncBackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> AsyncTransport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    if backend == "aiohttp":
-        require("aiohttp", _ASYNC_CLASSES)
-        from ._transport_aiohttp import AiohttpTransport
-
-        return AiohttpTransport(http_client, verify=verify)
-    if backend == "pyreqwest":
-        require("pyreqwest", _ASYNC_CLASSES)
-        from ._transport_pyreqwest import AsyncPyreqwestTransport
-
-        return AsyncPyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _ASYNC_CLASSES))
-    if http_client is None:
-        from ._httpcore_async import AsyncHttpcoreTransport
-
-        return AsyncHttpcoreTransport(ssl_context(verify))
-    from ._transport_async import AsyncHttpxTransport
-
-    assert isinstance(http_client, httpx.AsyncClient)
-    return AsyncHttpxTransport(http_client)
+    return cast("AsyncTransport", _new_transport(backend, http_client, verify, _ASYNC_CLASSES, _ASYNC_TRANSPORTS))
 
 
 def new_transport_sync(
     backend: BackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> Transport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    if backend == "urllib3":
-        require("urllib3", _SYNC_CLASSES)
-        from ._transport_urllib3 import Urllib3Transport
-
-        return Urllib3Transport(http_client, verify=verify)
-    if backend == "pyreqwest":
-        require("pyreqwest", _SYNC_CLASSES)
-        from ._transport_pyreqwest import PyreqwestTransport
-
-        return PyreqwestTransport(http_client, verify=_rustls_verify(verify, http_client, _SYNC_CLASSES))
-    if http_client is None:
-        from ._httpcore_sync import HttpcoreTransport
-
-        return HttpcoreTransport(ssl_context(verify))
-    from ._transport_sync import HttpxTransport
-
-    assert isinstance(http_client, httpx.Client)
-    return HttpxTransport(http_client)
+    return cast("Transport", _new_transport(backend, http_client, verify, _SYNC_CLASSES, _SYNC_TRANSPORTS))

@@ -20,15 +20,16 @@ from ._body import codings_in
 from ._deadline import Timeouts, deadline_scope
 from ._defaults import DEFAULT_LIMITS
 from ._exceptions import AnimalStoreError
-from ._httpx_private import headers_from_library, response_from_library
+from ._httpx_private import headers_from_library
 from ._proxies import PoolsByProxy
+from ._transport_base import LibraryStream, Translations, translated
 
 __all__ = ["HttpcoreTransport"]
 
 
 # httpcore's failures and the httpx class the retry policy knows each by (the ones
 # httpx's own transport maps them to), most specific first.
-_HTTPCORE_FAILURES: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
+_HTTPCORE_FAILURES: Translations = (
     (httpcore.PoolTimeout, httpx.PoolTimeout),
     (httpcore.ConnectTimeout, httpx.ConnectTimeout),
     (httpcore.ReadTimeout, httpx.ReadTimeout),
@@ -41,41 +42,29 @@ _HTTPCORE_FAILURES: tuple[tuple[type[Exception], type[httpx.TransportError]], ..
     (httpcore.LocalProtocolError, httpx.LocalProtocolError),
     (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
 )
+# What is translated; anything else passes untouched.
+_FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ in _HTTPCORE_FAILURES)
 
 
-def _from_httpcore(exc: Exception, request: httpx.Request) -> httpx.TransportError | None:
-    for core_class, httpx_class in _HTTPCORE_FAILURES:
-        if isinstance(exc, core_class):
-            return httpx_class(str(exc) or type(exc).__name__, request=request)
-    return None
-
-
-class _HttpcoreStream:
-    __slots__ = ("_deadline", "_headers", "_request", "_response", "_started", "content", "status_code")
+class _HttpcoreStream(LibraryStream[httpcore.Response]):
+    __slots__ = ("_deadline",)
 
     def __init__(
         self, response: httpcore.Response, request: httpx.Request, started: float, deadline: float | None
     ) -> None:
-        self._response = response
-        self._request = request
-        self._started = started
+        super().__init__(response, response.status, request, started)
         self._deadline = deadline
-        self.status_code = response.status
-        self._headers: httpx.Headers | None = None
-        self.content: bytes | None = None
 
-    @property
-    def headers(self) -> httpx.Headers:
-        headers = self._headers
-        if headers is None:
-            headers = self._headers = headers_from_library(self._response.headers)
-        return headers
+    def _library_headers(self) -> httpx.Headers:
+        return headers_from_library(self._response.headers)
 
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.headers)
 
-    def whole_body(self) -> bytes | None:
-        return None
+    def _reason(self) -> str | None:
+        extensions = cast("dict[str, object]", self._response.extensions)  # pyright: ignore[reportUnknownMemberType]
+        reason = extensions.get("reason_phrase", b"")
+        return reason.decode("latin-1") if isinstance(reason, bytes) else None
 
     def iter_raw(self) -> Iterator[bytes]:
         return self._chunks()
@@ -88,11 +77,8 @@ class _HttpcoreStream:
                 try:
                     with deadline_scope(self._deadline):
                         chunk = next(chunks, None)
-                except Exception as exc:
-                    failure = _from_httpcore(exc, self._request)
-                    if failure is None:
-                        raise
-                    raise failure from exc
+                except _FAILURES as exc:
+                    raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
                 if chunk is None:
                     return
                 yield chunk
@@ -104,12 +90,6 @@ class _HttpcoreStream:
     def close(self) -> None:
         # Read to its end, the connection goes back to the pool; cut short, httpcore closes it.
         self._response.close()
-
-    def complete(self, content: bytes) -> httpx.Response:
-        extensions = cast("dict[str, object]", self._response.extensions)  # pyright: ignore[reportUnknownMemberType]
-        reason = extensions.get("reason_phrase", b"")
-        text = reason.decode("latin-1") if isinstance(reason, bytes) else None
-        return response_from_library(self.status_code, self.headers, content, self._request, text, self._started)
 
 
 class HttpcoreTransport:
@@ -184,11 +164,8 @@ class HttpcoreTransport:
         try:
             with deadline_scope(deadline):
                 response = pool.handle_request(core)
-        except Exception as exc:
-            failure = _from_httpcore(exc, request)
-            if failure is None:
-                raise
-            raise failure from exc
+        except _FAILURES as exc:
+            raise translated(exc, request, _HTTPCORE_FAILURES) from exc
         extensions = cast("dict[str, object]", response.extensions)  # pyright: ignore[reportUnknownMemberType]
         if getattr(extensions.get("network_stream"), "unread_since_write", False):
             # The head was parsed from bytes already buffered before this request was

@@ -22,9 +22,10 @@ from yarl import URL
 
 from ._body import codings_in
 from ._deadline import Timeouts, remembered, within
-from ._httpx_private import headers_from_library, response_from_library
+from ._httpx_private import headers_from_library
 from ._proxies import environment_proxy
 from ._tls import ssl_context
+from ._transport_base import AsyncLibraryStream, Translations, translated
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
 # (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
@@ -54,7 +55,7 @@ _WHOLE = 64 * 1024
 """A body aiohttp holds whole is taken in one call (`_AiohttpStream.whole_body`) unless it declares more bytes."""
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
-_TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+_TRANSLATIONS: Translations = (
     (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),  # connecting, or waiting for a pooled connection
     (aiohttp.SocketTimeoutError, httpx.ReadTimeout),
     (aiohttp.ClientConnectorError, httpx.ConnectError),  # refused, DNS, TLS: nothing was sent
@@ -66,14 +67,6 @@ _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
     # not the builtin TimeoutError before Python 3.11.
     (asyncio.TimeoutError, httpx.ReadTimeout),
 )
-
-
-def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
-    """aiohttp's failure as the httpx class the retry policy knows."""
-    for aiohttp_class, httpx_class in _TRANSLATIONS:
-        if isinstance(exc, aiohttp_class):
-            return httpx_class(str(exc) or type(exc).__name__, request=request)
-    return httpx.RemoteProtocolError(repr(exc), request=request)
 
 
 def _unresolved(exc: BaseException) -> BaseException:
@@ -92,30 +85,21 @@ def _unresolved(exc: BaseException) -> BaseException:
 # aiohttp 3.11 brought its own class for it (the oldest release the extra allows is 3.12.4).
 _DNS_ERROR: type[BaseException] = aiohttp.ClientConnectorDNSError
 
-# What _translated knows; anything else (cancellation included) passes untouched.
+# What _TRANSLATIONS knows; anything else (cancellation included) passes untouched.
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
-class _AiohttpStream:
-    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
+class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
+    __slots__ = ()
 
-    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request, started: float) -> None:
-        self._response = response
-        self._request = request
-        self._started = started
-        self.status_code = response.status
-        self._headers: httpx.Headers | None = None
-        self.content: bytes | None = None
-
-    @property
-    def headers(self) -> httpx.Headers:
-        headers = self._headers
-        if headers is None:
-            headers = self._headers = headers_from_library(self._response.raw_headers)
-        return headers
+    def _library_headers(self) -> httpx.Headers:
+        return headers_from_library(self._response.raw_headers)
 
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.raw_headers)
+
+    def _reason(self) -> str | None:
+        return self._response.reason
 
     async def whole_body(self) -> bytes | None:
         # Only a body aiohttp already holds whole (its end has arrived) is taken in one piece: waiting
@@ -130,9 +114,9 @@ class _AiohttpStream:
         try:
             return content.read_nowait()
         except _FAILURES as exc:
-            raise _translated(exc, self._request) from exc
+            raise translated(exc, self._request, _TRANSLATIONS) from exc
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
         # readany(): whatever has arrived, in one piece when it is all there
         # (iter_chunked costs a third more per small body).
         read = self._response.content.readany
@@ -140,10 +124,7 @@ class _AiohttpStream:
             while chunk := await read():
                 yield chunk
         except _FAILURES as exc:
-            raise _translated(exc, self._request) from exc
-
-    def aiter_raw(self) -> AsyncIterator[bytes]:
-        return self._chunks()
+            raise translated(exc, self._request, _TRANSLATIONS) from exc
 
     async def aclose(self) -> None:
         # Read to the end: the connection goes back to the pool. Cut short (the
@@ -152,11 +133,6 @@ class _AiohttpStream:
             self._response.release()
         else:
             self._response.close()
-
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, self._response.reason, self._started
-        )
 
 
 _COARSE = 10.0
@@ -285,8 +261,8 @@ class AiohttpTransport:
                 proxy=proxy,
             )
         except _FAILURES as exc:
-            raise _translated(exc, request) from _unresolved(exc)
-        return _AiohttpStream(response, request, started)
+            raise translated(exc, request, _TRANSLATIONS) from _unresolved(exc)
+        return _AiohttpStream(response, response.status, request, started)
 
     async def aclose(self) -> None:
         """Close the session, if the SDK made it."""

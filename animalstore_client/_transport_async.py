@@ -13,7 +13,8 @@ policy tells apart:
   ``TransportError`` counts as this too).
 
 Everything above this seam is the SDK's; everything below belongs to the
-library. A new library is one more class with these methods.
+library. A new library is one more class with these methods, its response
+stream built on `_transport_base` and its failures translated there.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import httpx
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import finished_response
+from ._transport_base import AsyncLibraryStream
 
 __all__ = ["AsyncHttpxTransport", "AsyncResponseStream", "AsyncTransport"]
 
@@ -95,22 +97,19 @@ class AsyncTransport(Protocol):
         ...
 
 
-class _AsyncHttpxStream:
-    __slots__ = ("_response", "content", "headers", "status_code")
+class _AsyncHttpxStream(AsyncLibraryStream[httpx.Response]):
+    __slots__ = ()
 
     def __init__(self, response: httpx.Response) -> None:
-        self._response = response
-        self.status_code = response.status_code
-        self.headers = response.headers
+        # httpx times the response itself (its elapsed), so nothing is started here.
+        super().__init__(response, response.status_code, response.request, 0.0)
+        self._headers = response.headers
         # Mock transports (respx, httpx.MockTransport, the fake store) return
         # a response that httpx has already read and decoded.
         self.content = response.content if response.is_stream_consumed else None
 
     def content_codings(self) -> list[bytes]:
-        return codings_in(self.headers.raw)
-
-    async def whole_body(self) -> bytes | None:
-        return None
+        return codings_in(self._response.headers.raw)
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._response.aiter_raw()

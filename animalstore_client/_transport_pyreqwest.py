@@ -1,8 +1,12 @@
-"""The transport seam over pyreqwest (``backend="pyreqwest"``), for both clients.
+"""What both clients' transports over pyreqwest (``backend="pyreqwest"``) share.
 
-Imported only when that backend is chosen, and only on Python 3.11 or later
-(pyreqwest's own floor). pyreqwest is Rust (reqwest, hyper, rustls) behind a
-Python API; everything here goes through that public API:
+The transports themselves are `_transport_pyreqwest_async.AsyncPyreqwestTransport` and
+its generated sync twin `_transport_pyreqwest_sync.PyreqwestTransport`; this module holds
+their library-client settings, the translation of pyreqwest's failures and the
+releases at exit. Imported only when that backend is chosen, and only on
+Python 3.11 or later (pyreqwest's own floor). pyreqwest is Rust (reqwest,
+hyper, rustls) behind a Python API; everything here goes through that public
+API:
 
 - bodies arrive raw (the client is built with every decoder off), so the send
   loop decodes and caps them itself, reading chunk by chunk;
@@ -38,29 +42,38 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import pyreqwest
 import pyreqwest.exceptions as errors
-from pyreqwest.client import BaseClientBuilder, Client, ClientBuilder, SyncClient, SyncClientBuilder
+from pyreqwest.client import BaseClientBuilder, SyncClient
 from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import BaseRequestBuilder
 
-from ._deadline import Timeouts, within
+from ._deadline import within
 from ._exceptions import AnimalStoreError
-from ._httpx_private import headers_from_library, response_from_library
+from ._httpx_private import headers_from_library
 from ._logging import logger
 from ._proxies import environment_proxy
+from ._transport_base import StreamHead, Translations, translated
 
 if TYPE_CHECKING:
-    from pyreqwest.request import StreamRequest, SyncStreamRequest
     from pyreqwest.response import Response, SyncResponse
 
-__all__ = ["AsyncPyreqwestTransport", "PyreqwestTransport"]
+__all__ = [
+    "FAILURES",
+    "LIBRARY",
+    "PyreqwestHead",
+    "Settings",
+    "forked_error",
+    "library_failure",
+    "released",
+    "request_builder",
+]
 
 # Headers the library writes itself from the URL and the body.
 _LEFT_TO_LIBRARY_BYTES = frozenset({b"host", b"content-length", b"transfer-encoding"})
@@ -68,9 +81,9 @@ _ONE_DAY = 86_400.0
 _MOST_CLIENTS = 16
 """Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
 
-_LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
+LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
 """The library that sends, as the User-Agent names it."""
-_FAILURES = (errors.PyreqwestError,)
+FAILURES = (errors.PyreqwestError,)
 # pyreqwest's classes do not say whether the request left: its ConnectError also covers a
 # connection reset after the request was written, and its ConnectTimeoutError a wait for the
 # answer. reqwest's own chain does: the connector's failures carry this cause, and nothing else
@@ -89,6 +102,26 @@ def _cause_messages(exc: BaseException) -> list[str]:
     return [str(cause.get("message", "")) for cause in causes if isinstance(cause, dict)]
 
 
+# pyreqwest's failures when reqwest's connector failed (CONNECT_CAUSE): nothing was sent.
+_CONNECTING: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),  # no connection slot came free
+    (errors.RequestTimeoutError, httpx.ConnectTimeout),  # a connect timeout, or the call's deadline meanwhile
+    (errors.BodyDecodeError, httpx.ReadError),
+    (errors.DecodeError, httpx.RemoteProtocolError),
+)
+"""Anything else is an `httpx.ConnectError`: refused, DNS, TLS, the proxy."""
+# Otherwise the request (maybe) left.
+_SENT: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),
+    (errors.RequestTimeoutError, httpx.ReadTimeout),  # waiting for the answer, or reading it
+    (errors.BodyDecodeError, httpx.ReadError),  # the body was cut short, or its framing broken
+    (errors.DecodeError, httpx.RemoteProtocolError),  # a malformed answer
+    (errors.WriteError, httpx.WriteError),
+    (errors.TransportError, httpx.ReadError),  # the connection failed once the request had (maybe) left
+)
+"""Anything else is an `httpx.RemoteProtocolError`."""
+
+
 def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
     """The library's failure as the httpx class the retry policy knows (nothing sent, or maybe sent)."""
     causes = _cause_messages(exc)
@@ -97,36 +130,20 @@ def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
     text = str(getattr(exc, "message", "") or type(exc).__name__)
     shown = "; ".join(cause for cause in causes if "://" not in cause and cause != CONNECT_CAUSE)
     message = f"{text}: {shown}" if shown else text
-    connecting = CONNECT_CAUSE in causes
-    kind: type[httpx.TransportError]
-    if isinstance(exc, errors.PoolTimeoutError):
-        kind = httpx.PoolTimeout  # no connection slot came free: nothing was sent
-    elif isinstance(exc, errors.RequestTimeoutError):
-        # A connect timeout, or the request's total timeout (the call's deadline) while connecting;
-        # else waiting for the answer, or reading it.
-        kind = httpx.ConnectTimeout if connecting else httpx.ReadTimeout
-    elif isinstance(exc, errors.BodyDecodeError):
-        kind = httpx.ReadError  # the body was cut short, or its framing broken
-    elif isinstance(exc, errors.DecodeError):
-        kind = httpx.RemoteProtocolError  # a malformed answer
-    elif connecting:
-        kind = httpx.ConnectError  # refused, DNS, TLS, the proxy: nothing was sent
-    elif isinstance(exc, errors.WriteError):
-        kind = httpx.WriteError
-    elif isinstance(exc, errors.TransportError):
-        kind = httpx.ReadError  # the connection failed once the request had (maybe) left
+    if CONNECT_CAUSE in causes:
+        failure = translated(exc, request, _CONNECTING, httpx.ConnectError, message)
     else:
-        kind = httpx.RemoteProtocolError
-    failure = kind(message, request=request)
+        failure = translated(exc, request, _SENT, httpx.RemoteProtocolError, message)
+    connect_error = type(failure) is httpx.ConnectError
     refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
-    if kind is httpx.ConnectError and refused is not None:
+    if connect_error and refused is not None:
         # Reported as the ssl module reports a refused certificate, whatever the library
         # (_tls.certificate_failure finds it).
         verification = ssl.SSLCertVerificationError(refused)
         verification.verify_message = refused.split(": ", 1)[-1]
         verification.__cause__ = exc
         failure.__cause__ = verification
-    elif kind is httpx.ConnectError and DNS_CAUSE in causes:
+    elif connect_error and DNS_CAUSE in causes:
         # Reported as the socket module reports a name that does not resolve, whatever the library
         # (_environments.name_not_resolved finds it).
         unresolved = socket.gaierror(next((cause for cause in reversed(causes) if "://" not in cause), DNS_CAUSE))
@@ -141,7 +158,7 @@ def _closed_while_sending() -> AnimalStoreError:
     return AnimalStoreError("This client was closed while the call was under way; create a new client.")
 
 
-def _failure(exc: BaseException, request: httpx.Request) -> Exception:
+def library_failure(exc: BaseException, request: httpx.Request) -> Exception:
     """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`."""
     if isinstance(exc, errors.ClientClosedError):
         closed = _closed_while_sending()
@@ -154,7 +171,7 @@ _started_in: int | None = None
 """The process in which the SDK first built a pyreqwest client (a forked child inherits the parent's)."""
 
 
-def _forked_error(cause: object) -> AnimalStoreError:
+def forked_error(cause: object) -> AnimalStoreError:
     """The SDK's error for pyreqwest in a child forked after its parent started pyreqwest."""
     return AnimalStoreError(
         'backend="pyreqwest" cannot be used in this process: it was forked after pyreqwest had started '
@@ -174,14 +191,14 @@ def _built(new: Any, proxy: str | None, key: tuple[float | None, ...]) -> Any:
     global _started_in  # noqa: PLW0603  # one fact per process, inherited across fork on purpose
     pid = os.getpid()
     if _started_in is not None and _started_in != pid:
-        raise _forked_error(f"the SDK started pyreqwest in process {_started_in}")
+        raise forked_error(f"the SDK started pyreqwest in process {_started_in}")
     _started_in = pid
     try:
         return new(proxy, key)
     except RuntimeError as exc:
         if "fork" not in str(exc):
             raise
-        raise _forked_error(f"pyreqwest: {exc}") from exc
+        raise forked_error(f"pyreqwest: {exc}") from exc
 
 
 _EXIT_GRACE = 0.1
@@ -209,11 +226,11 @@ class _Releases:
         # Re-entrant: a transport collected by the garbage collector while this thread holds the
         # lock reports its release from inside the lock.
         self._lock = threading.RLock()
-        self._held: set[weakref.ref[_Settings]] = set()
+        self._held: set[weakref.ref[Settings]] = set()
         self._last: float | None = None
         self._registered = False
 
-    def hold(self, settings: _Settings) -> None:
+    def hold(self, settings: Settings) -> None:
         """Track ``settings``, which has just built a library client (its first, or another)."""
         with self._lock:
             self._held.add(weakref.ref(settings, self._collected))
@@ -221,7 +238,7 @@ class _Releases:
                 self._registered = True
                 self._register(self.at_exit)
 
-    def _collected(self, ref: weakref.ref[_Settings]) -> None:
+    def _collected(self, ref: weakref.ref[Settings]) -> None:
         # A transport dropped without being closed: its library clients went with it.
         with self._lock:
             self._held.discard(ref)
@@ -260,7 +277,7 @@ class _Releases:
                 sleep(min(wait, _EXIT_GRACE))
 
 
-def _let_go(held: list[_Settings]) -> int:
+def _let_go(held: list[Settings]) -> int:
     """Close the library clients of ``held`` (dropped when this returns); how many there were."""
     count = 0
     for settings in held:
@@ -274,6 +291,12 @@ def _let_go(held: list[_Settings]) -> int:
 
 
 _releases = _Releases(time.monotonic)
+
+
+def released(clients: list[Any]) -> None:
+    """Note that a transport has just closed ``clients``, the library clients it built (see `_Releases`)."""
+    if clients:
+        _releases.released()
 
 
 def _timeout_key(request: httpx.Request) -> tuple[float | None, float | None, float | None]:
@@ -315,7 +338,7 @@ def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
                 builder.add_root_certificate_pem(pem)
 
 
-class _Settings:
+class Settings:
     """How the SDK builds its library clients: trust, and one client per proxy and set of timeouts."""
 
     __slots__ = ("__weakref__", "_clients", "_closed", "_headers", "_lock", "_proxies", "_urls", "_verify")
@@ -436,14 +459,6 @@ def _response_headers(response: Any) -> httpx.Headers:
     return headers_from_library(pairs)
 
 
-def _reason(status: int) -> str | None:
-    # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return None
-
-
 def _text(value: bytes) -> str:
     # pyreqwest sends a text value as its UTF-8 bytes: those are the bytes the request holds.
     try:
@@ -464,21 +479,14 @@ def _total(deadline: float | None) -> timedelta | None:
     return timedelta(seconds=min(within(None, httpx.ConnectTimeout, deadline) or 0.0, _ONE_DAY))
 
 
-# What pyreqwest reads of a body before handing the response over (its default, kept).
+# What pyreqwest reads of a body before handing the response over (its default, kept). Turning that
+# off (streamed_read_buffer_limit(0)) would let a task cancelled during the body close its connection
+# at once, but costs an extra trip to the library's thread, ~27 us a call (a sixth); a cancelled
+# request runs on to its answer or its deadline instead (docs/usage.md).
 _READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
 
 
-def _read_ahead_whole(response: Any) -> bool:
-    """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
-
-    One call instead of a chunk loop (and its end-of-body call), for the small JSON bodies this
-    service sends; the size is bounded by the read-ahead, and the SDK still decodes and caps it.
-    """
-    length = response.get_header("content-length")
-    return length is not None and length.isdigit() and int(length) <= _READ_AHEAD
-
-
-def _builder(settings: _Settings, own: Any, new: Any, request: httpx.Request, deadline: float | None) -> Any:
+def request_builder(settings: Settings, own: Any, new: Any, request: httpx.Request, deadline: float | None) -> Any:
     """The library's request for ``request``, on the caller's client ``own`` or the SDK's own (made by ``new``)."""
     client, url, headers = settings.prepare(request, new if own is None else None)
     builder = (own if own is not None else client).request(request.method, url).headers(headers)
@@ -493,26 +501,18 @@ def _builder(settings: _Settings, own: Any, new: Any, request: httpx.Request, de
     return builder
 
 
-class _Head:
-    """What both streams share: the status, the headers (converted when first read), the finished response."""
+PyreqwestResponse = TypeVar("PyreqwestResponse", "Response", "SyncResponse")
+"""The library's response: an async or a sync client's."""
 
-    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
 
-    def __init__(self, response: Response | SyncResponse, request: httpx.Request, started: float) -> None:
-        self._response = response
-        self._request = request
-        self._started = started
-        self.status_code = response.status
-        self._headers: httpx.Headers | None = None
-        self.content: bytes | None = None
+class PyreqwestHead(StreamHead[PyreqwestResponse]):
+    """What both clients' streams share: how the headers, the codings and the reason phrase are read."""
 
-    @property
-    def headers(self) -> httpx.Headers:
-        # Converted on first read, which a typed call that succeeds never makes (about 7 us a call).
-        headers = self._headers
-        if headers is None:
-            headers = self._headers = _response_headers(self._response)
-        return headers
+    __slots__ = ()
+
+    def _library_headers(self) -> httpx.Headers:
+        # About 7 us a call, which a typed call that succeeds never spends (it reads no headers).
+        return _response_headers(self._response)
 
     def content_codings(self) -> list[bytes]:
         try:
@@ -521,179 +521,18 @@ class _Head:
             return []
         return [value.encode() for value in values]
 
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, _reason(self.status_code), self._started
-        )
-
-
-class _AsyncStream(_Head):
-    __slots__ = ("_body", "_opened")
-
-    def __init__(self, opened: StreamRequest, response: Response, request: httpx.Request, started: float) -> None:
-        super().__init__(response, request, started)
-        self._opened = opened
-        self._body = response
-
-    async def whole_body(self) -> bytes | None:
-        if not _read_ahead_whole(self._body):
+    def _reason(self) -> str | None:
+        # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
+        try:
+            return HTTPStatus(self.status_code).phrase
+        except ValueError:
             return None
-        try:
-            return bytes(await self._body.body_reader.bytes())
-        except _FAILURES as exc:
-            failure = _failure(exc, self._request)
-            raise failure from failure.__cause__
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        read = self._body.body_reader.read_chunk
-        try:
-            while (chunk := await read()) is not None:
-                yield bytes(chunk)
-        except _FAILURES as exc:
-            failure = _failure(exc, self._request)
-            raise failure from failure.__cause__
+    def _read_ahead_whole(self) -> bool:
+        """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
 
-    def aiter_raw(self) -> AsyncIterator[bytes]:
-        return self._chunks()
-
-    async def aclose(self) -> None:
-        # Read to the end, the connection goes back to the pool; cut short, hyper drops it.
-        await self._opened.__aexit__(None, None, None)
-
-
-class _SyncStream(_Head):
-    __slots__ = ("_body", "_opened")
-
-    def __init__(
-        self, opened: SyncStreamRequest, response: SyncResponse, request: httpx.Request, started: float
-    ) -> None:
-        super().__init__(response, request, started)
-        self._opened = opened
-        self._body = response
-
-    def whole_body(self) -> bytes | None:
-        if not _read_ahead_whole(self._body):
-            return None
-        try:
-            return bytes(self._body.body_reader.bytes())
-        except _FAILURES as exc:
-            failure = _failure(exc, self._request)
-            raise failure from failure.__cause__
-
-    def iter_raw(self) -> Iterator[bytes]:
-        read = self._body.body_reader.read_chunk
-        try:
-            while (chunk := read()) is not None:
-                yield bytes(chunk)
-        except _FAILURES as exc:
-            failure = _failure(exc, self._request)
-            raise failure from failure.__cause__
-
-    def close(self) -> None:
-        self._opened.__exit__(None, None, None)
-
-
-class AsyncPyreqwestTransport:
-    """The seam over a `pyreqwest.client.Client`: the caller's, or the SDK's own (built on first use, closed by it)."""
-
-    __slots__ = ("_client", "_settings")
-    library = _LIBRARY
-
-    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
-        assert client is None or isinstance(client, Client)
-        self._client: Client | None = client
-        self._settings = _Settings(verify)
-
-    def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> Client:
-        builder = ClientBuilder()
-        self._settings.configure(builder, proxy, key)
-        return builder.build()
-
-    @property
-    def default_headers(self) -> httpx.Headers:
-        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
-        return httpx.Headers()
-
-    @property
-    def is_closed(self) -> bool:
-        """Whether the SDK closed this transport."""
-        return self._settings.closed
-
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncStream:
-        """Send through the library client; return once the status and headers have arrived."""
-        builder = _builder(self._settings, self._client, self._new, request, deadline)
-        # pyreqwest reads up to 64 KiB of the body before handing the response over. Turning that
-        # off (streamed_read_buffer_limit(0)) would let a task cancelled during the body close its
-        # connection at once, but costs an extra trip to the library's thread, ~27 us a call (a
-        # sixth); a cancelled request runs on to its answer or its deadline instead (docs/usage.md).
-        opened = builder.build_streamed()
-        started = time.monotonic()
-        try:
-            response = await opened.__aenter__()
-        except _FAILURES as exc:
-            failure = _failure(exc, request)
-            raise failure from failure.__cause__
-        except RuntimeError as exc:
-            if "fork" not in str(exc):
-                raise
-            raise _forked_error(f"pyreqwest: {exc}") from exc
-        return _AsyncStream(opened, response, request, started)
-
-    async def aclose(self) -> None:
-        """Close the library clients the SDK built (a caller's is left open)."""
-        clients = self._settings.close()
-        for client in clients:
-            await client.close()
-        if clients:
-            _releases.released()
-
-
-class PyreqwestTransport:
-    """The seam over a `pyreqwest.client.SyncClient`: the caller's, or the SDK's own (built on first use)."""
-
-    __slots__ = ("_client", "_settings")
-    library = _LIBRARY
-
-    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
-        assert client is None or isinstance(client, SyncClient)
-        self._client: SyncClient | None = client
-        self._settings = _Settings(verify)
-
-    def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> SyncClient:
-        builder = SyncClientBuilder()
-        self._settings.configure(builder, proxy, key)
-        return builder.build()
-
-    @property
-    def default_headers(self) -> httpx.Headers:
-        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
-        return httpx.Headers()
-
-    @property
-    def is_closed(self) -> bool:
-        """Whether the SDK closed this transport."""
-        return self._settings.closed
-
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _SyncStream:
-        """Send through the library client; return once the status and headers have arrived."""
-        builder = _builder(self._settings, self._client, self._new, request, deadline)
-        opened = builder.build_streamed()
-        started = time.monotonic()
-        try:
-            response = opened.__enter__()
-        except _FAILURES as exc:
-            failure = _failure(exc, request)
-            raise failure from failure.__cause__
-        except RuntimeError as exc:
-            if "fork" not in str(exc):
-                raise
-            raise _forked_error(f"pyreqwest: {exc}") from exc
-        return _SyncStream(opened, response, request, started)
-
-    def close(self) -> None:
-        """Close the library clients the SDK built (a caller's is left open)."""
-        clients = self._settings.close()
-        for client in clients:
-            client.close()
-        if clients:
-            _releases.released()
+        One call instead of a chunk loop (and its end-of-body call), for the small JSON bodies this
+        service sends; the size is bounded by the read-ahead, and the SDK still decodes and caps it.
+        """
+        length = self._response.get_header("content-length")
+        return length is not None and length.isdigit() and int(length) <= _READ_AHEAD

@@ -38,9 +38,10 @@ from urllib3.exceptions import (
 )
 
 from ._deadline import DEADLINE, Timeouts, deadline_scope, remembered, within
-from ._httpx_private import headers_from_library, response_from_library
+from ._httpx_private import headers_from_library
 from ._proxies import PoolsByProxy
 from ._tls import ssl_context
+from ._transport_base import LibraryStream, Translations, translated
 
 __all__ = ["Urllib3Transport"]
 
@@ -186,7 +187,7 @@ _NO_RETRIES = urllib3.Retry(total=False, redirect=False)
 
 # urllib3's failures, most specific first (NewConnectionError is a ConnectTimeoutError),
 # and the httpx class the retry policy knows each by.
-_TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+_TRANSLATIONS: Translations = (
     (EmptyPoolError, httpx.PoolTimeout),
     (NewConnectionError, httpx.ConnectError),  # nothing was sent
     (ProxyError, httpx.ConnectError),
@@ -194,6 +195,13 @@ _TRANSLATIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
     (ConnectTimeoutError, httpx.ConnectTimeout),
     (ReadTimeoutError, httpx.ReadTimeout),
     (ProtocolError, httpx.RemoteProtocolError),
+)
+# Once the request was written: a TLS failure may have followed it, and the service acted on it.
+_WRITTEN: Translations = ((SSLError, httpx.ReadError), *_TRANSLATIONS)
+# Once the answer had begun: a broken one is a body cut off.
+_READING: Translations = tuple(
+    (urllib3_class, httpx.ReadError if httpx_class is httpx.RemoteProtocolError else httpx_class)
+    for urllib3_class, httpx_class in _WRITTEN
 )
 _FAILURES = (HTTPError, OSError)
 
@@ -238,31 +246,13 @@ def _message(exc: BaseException, url: httpx.URL | None = None) -> str:
 def _translated(
     exc: BaseException, request: httpx.Request, *, reading: bool = False, written: bool = False
 ) -> httpx.TransportError:
-    """urllib3's failure as the httpx class the retry policy knows."""
-    message = _message(exc, request.url)
-    if written and isinstance(exc, SSLError):
-        # A TLS failure after the request was written: the service may have acted on it.
-        return httpx.ReadError(message, request=request)
-    for urllib3_class, httpx_class in _TRANSLATIONS:
-        if isinstance(exc, urllib3_class):
-            cut_off = reading and httpx_class is httpx.RemoteProtocolError  # the body was cut off
-            return (httpx.ReadError if cut_off else httpx_class)(message, request=request)
-    return httpx.RemoteProtocolError(message, request=request)
+    """urllib3's failure as the httpx class the retry policy knows (``reading``: the answer had begun: it was sent)."""
+    table = _READING if reading else _WRITTEN if written else _TRANSLATIONS
+    return translated(exc, request, table, message=_message(exc, request.url))
 
 
-class _Urllib3Stream:
-    __slots__ = (
-        "_deadline",
-        "_done",
-        "_headers",
-        "_held",
-        "_read_timeout",
-        "_request",
-        "_response",
-        "_started",
-        "content",
-        "status_code",
-    )
+class _Urllib3Stream(LibraryStream[urllib3.BaseHTTPResponse]):
+    __slots__ = ("_deadline", "_done", "_held", "_read_timeout")
 
     def __init__(
         self,
@@ -274,33 +264,24 @@ class _Urllib3Stream:
         *,
         held: bool,
     ) -> None:
-        self._response = response
-        self._deadline = deadline
-        self._request = request
-        self._started = started
+        super().__init__(response, response.status, request, started)
         self._read_timeout = read_timeout
+        self._deadline = deadline
         self._held = held
-        self.status_code = response.status
-        self._headers: httpx.Headers | None = None
-        self.content: bytes | None = None
         self._done = False
 
-    @property
-    def headers(self) -> httpx.Headers:
-        headers = self._headers
-        if headers is None:
-            pairs = self._response.headers.iteritems()
-            # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
-            headers = self._headers = headers_from_library(
-                [(name.encode("latin-1", "replace"), value.encode("latin-1", "replace")) for name, value in pairs]
-            )
-        return headers
+    def _library_headers(self) -> httpx.Headers:
+        pairs = self._response.headers.iteritems()
+        # http.client decoded the raw bytes as Latin-1: encoding them back gives the bytes that came.
+        return headers_from_library(
+            [(name.encode("latin-1", "replace"), value.encode("latin-1", "replace")) for name, value in pairs]
+        )
 
     def content_codings(self) -> list[bytes]:
         return [value.encode("latin-1", "replace") for value in self._response.headers.getlist("content-encoding")]
 
-    def whole_body(self) -> bytes | None:
-        return None
+    def _reason(self) -> str | None:
+        return self._response.reason
 
     def iter_raw(self) -> Iterator[bytes]:
         response = self._response
@@ -321,7 +302,7 @@ class _Urllib3Stream:
                 yield chunk
         except _FAILURES as exc:
             # The answer had begun: the request was sent, whatever failed now (TLS included).
-            raise _translated(exc, self._request, reading=True, written=True) from exc
+            raise _translated(exc, self._request, reading=True) from exc
 
     def close(self) -> None:
         response = self._response
@@ -330,11 +311,6 @@ class _Urllib3Stream:
             # unread rest would be taken for the next answer.
             response.close()
         response.release_conn()
-
-    def complete(self, content: bytes) -> httpx.Response:
-        return response_from_library(
-            self.status_code, self.headers, content, self._request, self._response.reason, self._started
-        )
 
 
 def _proxy_manager(proxy: str, options: dict[str, Any]) -> urllib3.ProxyManager:

@@ -36,6 +36,7 @@ FILES = {
     PACKAGE / "_httpcore_async.py": PACKAGE / "_httpcore_sync.py",
     PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
     PACKAGE / "_middleware_async.py": PACKAGE / "_middleware_sync.py",
+    PACKAGE / "_transport_pyreqwest_async.py": PACKAGE / "_transport_pyreqwest_sync.py",
 }
 
 SUBSTITUTIONS = [
@@ -66,6 +67,12 @@ PHRASES = {
             "  # typed apart from its base",
             '"""httpcore\'s own backend for blocking sockets."""\n    return httpcore.SyncBackend()',
         ),
+    ],
+    "_transport_pyreqwest_async.py": [
+        # pyreqwest names its blocking classes Sync...; ClientBuilder follows from Client.
+        ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
+        ("pyreqwest.request.StreamRequest", "pyreqwest.request.SyncStreamRequest"),
+        ("pyreqwest.response.Response", "pyreqwest.response.SyncResponse"),
     ],
     "_client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
