@@ -256,18 +256,16 @@ class Attempts:
             return Answer(stream, content, self.request, {})
         return Answer(stream, content[:cap], self.request, {CUT_AT: cap})
 
+    def _debug(self, template: str, *args: object) -> None:
+        """A DEBUG line about this call's request: its method and URL (secrets masked), then ``template``."""
+        request = self.request
+        logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
+
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
-            logger.debug(
-                "%s %s failed after %.1f ms (attempt %d): %s",
-                request.method,
-                redact_url(request.url),
-                self._elapsed_ms(),
-                self.count,
-                redact_text(repr(exc)),
-            )
+            self._debug("failed after %.1f ms (attempt %d): %s", self._elapsed_ms(), self.count, redact_text(repr(exc)))
         if self._deadline is not None and self._clock() >= self._deadline - _DEADLINE_MARGIN:
             raise self._expired(exc) from exc
         reason = certificate_failure(exc)
@@ -297,10 +295,8 @@ class Attempts:
         """Log a response; return the delay before retrying, or ``None`` when it is final."""
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
-            logger.debug(
-                "%s %s -> %d %s in %.1f ms (attempt %d)",
-                request.method,
-                redact_url(request.url),
+            self._debug(
+                "-> %d %s in %.1f ms (attempt %d)",
                 response.status_code,
                 response.reason_phrase,
                 self._elapsed_ms(),

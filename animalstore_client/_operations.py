@@ -213,6 +213,17 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def _refused_by_httpx(
+    argument: str, made: str, kind: str, exc: httpx.InvalidURL, value: object
+) -> ClientValidationError:
+    return ClientValidationError(
+        f"{argument} must make {made} httpx accepts ({exc}), got {show(value)}",
+        argument=argument,
+        rule=f"{kind} that makes a valid URL",
+        value=value,
+    )
+
+
 def build_request(
     config: RequestConfig,
     method: object,
@@ -265,22 +276,12 @@ def build_request(
     try:
         url = httpx.URL(config.base_url + path)
     except httpx.InvalidURL as exc:  # a path longer than httpx accepts
-        raise ClientValidationError(
-            f"path must make a URL httpx accepts ({exc}), got {show(path)}",
-            argument="path",
-            rule="a path that makes a valid URL",
-            value=path,
-        ) from None
+        raise _refused_by_httpx("path", "a URL", "a path", exc, path) from None
     if query:
         try:
             url = url.copy_merge_params(tuple(query))
         except httpx.InvalidURL as exc:  # a query longer than httpx accepts
-            raise ClientValidationError(
-                f"params must make a query httpx accepts ({exc}), got {show(params)}",
-                argument="params",
-                rule="a query that makes a valid URL",
-                value=params,
-            ) from None
+            raise _refused_by_httpx("params", "a query", "a query", exc, params) from None
     return _request(
         config,
         method.upper(),
@@ -305,13 +306,7 @@ def parse_list_pets(response: Finished, attempts: int = 1) -> list[Pet]:
     limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
     count = _array_length(data)
     if count > limit:
-        shown = full_response(response)
-        raise APIResponseValidationError(
-            f"{_origin(shown)}: {count} pets in the body, more than the limit of {limit} asked for",
-            response=shown,
-            body=data,
-            attempts=attempts,
-        )
+        raise _invalid(response, f"{count} pets in the body, more than the limit of {limit} asked for", data, attempts)
     return _structure(response, data, list[Pet], "Pets (an array of Pet)", attempts)
 
 
@@ -354,34 +349,24 @@ def _decode(response: Finished, attempts: int) -> object:
     try:
         return loads(response.content)
     except ValueError as exc:
-        shown = full_response(response)
-        raise APIResponseValidationError(
-            f"{_origin(shown)}: the body is not valid JSON ({exc}): {_snippet(shown.text)}",
-            response=shown,
-            body=shown.text,
-            attempts=attempts,
-        ) from exc
+        text = full_response(response).text
+        raise _invalid(response, f"the body is not valid JSON ({exc}): {_snippet(text)}", text, attempts) from exc
     except RecursionError:
-        shown = full_response(response)
-        raise APIResponseValidationError(
-            f"{_origin(shown)}: the body's JSON is nested too deeply to parse",
-            response=shown,
-            body=None,
-            attempts=attempts,
-        ) from None
+        raise _invalid(response, "the body's JSON is nested too deeply to parse", None, attempts) from None
 
 
 def _structure(response: Finished, data: object, cls: type[T], what: str, attempts: int) -> T:
     try:
         return structure(data, cls)
     except StructureError as exc:
-        shown = full_response(response)
-        raise APIResponseValidationError(
-            f"{_origin(shown)}: the body is not a valid {what}: " + _quote("; ".join(exc.problems), 1000),
-            response=shown,
-            body=data,
-            attempts=attempts,
-        ) from exc.__cause__
+        problems = _quote("; ".join(exc.problems), 1000)
+        raise _invalid(response, f"the body is not a valid {what}: {problems}", data, attempts) from exc.__cause__
+
+
+def _invalid(response: Finished, problem: str, body: object, attempts: int) -> APIResponseValidationError:
+    """The exception for a 2xx response whose body is not what the operation returns."""
+    shown = full_response(response)
+    return APIResponseValidationError(f"{_origin(shown)}: {problem}", response=shown, body=body, attempts=attempts)
 
 
 def _too_large(response: httpx.Response, attempts: int) -> APIResponseValidationError:
