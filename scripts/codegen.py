@@ -31,7 +31,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "animalstore_client"
-sys.path.insert(0, str(ROOT))
 
 _REGION = re.compile(
     r"^(?P<indent>[ \t]*)# <(?P<kind>options|operations): (?P<name>[\w ]+)>.*\n"
@@ -304,12 +303,13 @@ def _with_args(text: str) -> str:
 
 
 def _targets() -> list[Path]:
-    found = [
-        path
-        for path in sorted(PACKAGE.rglob("*.py"))
-        if "# <options: " in path.read_text() or "# <operations: " in path.read_text()
-    ]
-    return [path for path in found if not path.name.endswith("_sync.py") or path.name == "_store_sync.py"]
+    """The hand-written modules with a generated region (a generated module follows from its source)."""
+    found: list[Path] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        if not text.startswith("# Generated from") and re.search(r"# <(options|operations): ", text):
+            found.append(path)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
