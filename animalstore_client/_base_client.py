@@ -193,18 +193,24 @@ class _BaseClient:
     def _derive(self, given: Mapping[str, Any]) -> Self:
         """A copy of this client with `with_options`'s arguments (`_options.OPTIONS` by name) applied."""
         verify_given = given["verify"] is not NOT_GIVEN
-        if verify_given and not self._pool.owned:
-            raise ClientValidationError(
-                "verify applies to the SDK's own connection pool; this client sends through a caller's "
-                "http_client, which keeps its own trust settings",
-                argument="verify",
-                rule="only for a client without http_client",
-                value=given["verify"],
-            )
-        settings = self._settings.changed(given, is_async=self._is_async)
-        if given["base_url"] is not NOT_GIVEN:
-            # Frames: here, with_options, the caller.
-            warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
+
+        def refuse_unowned(verify: object) -> None:
+            if not self._pool.owned:
+                raise ClientValidationError(
+                    "verify applies to the SDK's own connection pool; this client sends through a caller's "
+                    "http_client, which keeps its own trust settings",
+                    argument="verify",
+                    rule="only for a client without http_client",
+                    value=verify,
+                )
+
+        def warn_plain_http(base_url: str) -> None:
+            # Frames: here, Settings.changed, _derive, with_options, the caller.
+            warn_if_insecure(base_url, stacklevel=5, env_proxies=self._env_proxies)
+
+        settings = self._settings.changed(
+            given, is_async=self._is_async, on_verify=refuse_unowned, on_base_url=warn_plain_http
+        )
         clone = copy.copy(self)
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config

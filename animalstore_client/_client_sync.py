@@ -164,18 +164,18 @@ class AnimalStoreClient(IOSync):
         observer = self._observe(operation, request)
         try:
             transport = self._transport()
-            settings = self._settings
+            # No local holds the settings: this frame reaches a crash reporter, and they hold headers.
             attempts = Attempts(
                 request,
-                max_retries=settings.max_retries,
+                max_retries=self._settings.max_retries,
                 jitter=self._jitter_source(),
-                total_timeout=settings.total_timeout,
-                max_response_bytes=settings.max_response_bytes,
-                budget=settings.retry_budget,
+                total_timeout=self._settings.total_timeout,
+                max_response_bytes=self._settings.max_response_bytes,
+                budget=self._settings.retry_budget,
                 budget_clock=self._clock,
                 observer=observer,
             )
-            middleware = settings.middleware
+            middleware = self._settings.middleware
             plain = not middleware and observer is None
             if observer is not None:
                 observer.attempts = attempts

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -452,11 +451,6 @@ def _snippet(text: str, limit: int = 200) -> str:
     return _quote(flat, limit)
 
 
-def _no_arguments() -> Mapping[str, object]:
-    return {}
-
-
-@dataclass(frozen=True)
 class Operation:
     """One operation of the service, declared once, in `OPERATIONS`.
 
@@ -466,19 +460,38 @@ class Operation:
     type the method's result), the span names and ``url.template`` of
     telemetry (`ROUTES`), and the API reference. The build function builds
     the request with this ``method`` and ``route`` (a test checks it).
+    ``route`` is the path template as the service's specification writes it
+    (``/pets/{petId}``); ``example`` holds arguments a call may take, by
+    name (the tests run every operation with them, against a store holding
+    pet 1); ``deprecated`` is the deprecation message: the methods warn with
+    it and are marked ``@deprecated`` for type checkers. A plain slotted
+    class, as `RequestConfig`: a dataclass costs import time.
     """
 
-    name: str
-    """The client method's name; also the operation name telemetry and logs use."""
-    method: str
-    route: str
-    """The path template, as the service's specification writes it (``/pets/{petId}``)."""
-    build: Callable[..., httpx.Request]
-    parse: Callable[[Finished, int], Any]
-    example: Mapping[str, object] = field(default_factory=_no_arguments)
-    """Arguments a call may take, by name: the tests run every operation with them (against a store holding pet 1)."""
-    deprecated: str | None = None
-    """The deprecation message: the methods warn with it and are marked ``@deprecated`` for type checkers."""
+    __slots__ = ("build", "deprecated", "example", "method", "name", "parse", "route")
+
+    def __init__(
+        self,
+        name: str,
+        method: str,
+        route: str,
+        build: Callable[..., httpx.Request],
+        parse: Callable[[Finished, int], Any],
+        *,
+        example: Mapping[str, object] | None = None,
+        deprecated: str | None = None,
+    ) -> None:
+        self.name = name
+        """The client method's name; also the operation name telemetry and logs use."""
+        self.method = method
+        self.route = route
+        self.build = build
+        self.parse = parse
+        self.example: Mapping[str, object] = example or {}
+        self.deprecated = deprecated
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r}, {self.method!r}, {self.route!r})"
 
 
 OPERATIONS: tuple[Operation, ...] = (

@@ -9,16 +9,16 @@ values a client keeps, and pickling sends those of the options marked
 
 Adding an option: an `Option` here (with its check, for a plain value), a
 `Settings` field beside it, and the code that uses it; then run
-``python scripts/codegen.py``.
+``python scripts/codegen.py``. A name its annotation or default uses for the
+first time needs its import in the modules with the regions (mypy and
+pyright say which).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -28,6 +28,7 @@ from ._defaults import DEFAULT_TIMEOUT, HTTPX_DEFAULT_TIMEOUT
 from ._environments import API_KEY_VARIABLE, normalize_base_url, parse_environment, resolve_base_url
 from ._exceptions import AnimalStoreError, ClientValidationError
 from ._middleware import check_middleware
+from ._secrets import redact_url
 from ._tls import check_verify
 from ._validation import (
     NOT_GIVEN,
@@ -42,25 +43,44 @@ from ._validation import (
 __all__ = ["OPTIONS", "Option", "Settings"]
 
 
-@dataclass(frozen=True)
 class Option:
     """One client option, as every signature that takes it spells it.
 
     ``annotation`` and ``default`` are source text, in the async client's
-    spelling (``scripts/unasync.py`` spells the sync one); ``changes`` is
-    `with_options`'s annotation, or ``None`` where the option cannot change
-    on a copy; ``kit`` says whether the testing kit's client factories take it.
+    spelling (``scripts/unasync.py`` spells the sync one); ``check``, for an
+    option whose value is kept as checked with no other option involved, is
+    its check; ``changes`` is `with_options`'s annotation, or ``None`` where
+    the option cannot change on a copy; ``kit`` says whether the testing
+    kit's client factories take it, ``pickled`` whether a pickle carries it.
+    A plain slotted class, as the other declarations: a dataclass would cost
+    ``import animalstore_client`` about a millisecond more.
     """
 
-    name: str
-    annotation: str
-    default: str
-    doc: str
-    check: Callable[[object], object] | None = None
-    """For an option whose value is kept as checked, with no other option involved: the check."""
-    changes: str | None = None
-    kit: bool = True
-    pickled: bool = True
+    __slots__ = ("annotation", "changes", "check", "default", "doc", "kit", "name", "pickled")
+
+    def __init__(
+        self,
+        name: str,
+        annotation: str,
+        default: str,
+        doc: str,
+        *,
+        check: Callable[[object], object] | None = None,
+        changes: str | None = None,
+        kit: bool = True,
+        pickled: bool = True,
+    ) -> None:
+        self.name = name
+        self.annotation = annotation
+        self.default = default
+        self.doc = doc
+        self.check = check
+        self.changes = changes
+        self.kit = kit
+        self.pickled = pickled
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r})"
 
 
 def _check_budget(value: object) -> RetryBudget | None:
@@ -223,19 +243,34 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTION_NAMES = frozenset(option.name for option in OPTIONS)
-_PLAIN = tuple(option for option in OPTIONS if option.check is not None)
+_CHECKS = {option.name: option.check for option in OPTIONS if option.check is not None}
 
 
-@dataclass(frozen=True)
 class Settings:
     """The checked options a client keeps; `with_options` copies share what they do not change.
 
     One field per option but ``environment`` (which sets ``base_url``) and
-    ``http_client`` (which becomes the client's pool). ``api_key`` is left
-    out of the ``repr``: reprs end up in logs and tracebacks.
+    ``http_client`` (which becomes the client's pool). Frozen: a change is a
+    new object (`changed`). ``api_key`` is left out of the ``repr``: reprs
+    end up in logs and tracebacks.
     """
 
-    api_key: str = dataclasses.field(repr=False)
+    __slots__ = (
+        "api_key",
+        "backend",
+        "base_url",
+        "default_headers",
+        "max_response_bytes",
+        "max_retries",
+        "meter_provider",
+        "middleware",
+        "retry_budget",
+        "timeout",
+        "total_timeout",
+        "tracer_provider",
+        "verify",
+    )
+    api_key: str
     base_url: str
     timeout: httpx.Timeout
     max_retries: int
@@ -249,13 +284,35 @@ class Settings:
     tracer_provider: Any
     meter_provider: Any
 
+    def __init__(self, **values: Any) -> None:
+        if set(values) != set(self.__slots__):
+            raise TypeError(f"Settings takes exactly {', '.join(self.__slots__)}; got {', '.join(sorted(values))}")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Settings are frozen: make new ones with changed(), not by setting {name}")
+
+    def __repr__(self) -> str:
+        # No secret: not the key, and no header value (default headers may carry tokens of their own).
+        return f"Settings(base_url={redact_url(self.base_url)!r}, backend={self.backend!r}, ...)"
+
+    def _replace(self, changes: Mapping[str, Any]) -> Settings:
+        return Settings(**{name: changes.get(name, getattr(self, name)) for name in self.__slots__})
+
     @classmethod
     def from_arguments(
         cls, given: Mapping[str, Any], *, is_async: bool, choose_backend: Callable[[object, object], str]
     ) -> Settings:
-        """The settings of a new client from its constructor's arguments (`OPTIONS` by name); raises on a bad one."""
+        """The settings of a new client from its constructor's arguments (`OPTIONS` by name); raises on a bad one.
+
+        The checks run in the order of `OPTIONS` (the backend first, the
+        ``verify``/``http_client`` conflict last), so that of several bad
+        arguments the same one is named whatever changes here.
+        """
         env = os.environ
         http_client = given["http_client"]
+        values: dict[str, Any] = {"backend": choose_backend(given["backend"], http_client)}
         api_key = given["api_key"]
         if api_key is None:
             api_key = env.get(API_KEY_VARIABLE, "").strip() or None
@@ -264,6 +321,8 @@ class Settings:
                     "No API key given: pass api_key=... to the client or set the "
                     f"{API_KEY_VARIABLE} environment variable."
                 )
+        values["api_key"] = check_api_key(api_key)
+        values["base_url"] = resolve_base_url(base_url=given["base_url"], environment=given["environment"], env=env)
         timeout = given["timeout"]
         if timeout is NOT_GIVEN:
             # A caller's own httpx client keeps its timeout unless it is
@@ -274,53 +333,75 @@ class Settings:
                 and http_client.timeout != HTTPX_DEFAULT_TIMEOUT
                 else DEFAULT_TIMEOUT
             )
-        verify = given["verify"]
-        if http_client is not None and verify is not True:
+        values["timeout"] = check_timeout(timeout)
+        for option in OPTIONS:
+            name = option.name
+            if name in values or name in ("environment", "http_client"):
+                continue
+            if option.check is not None:
+                values[name] = option.check(given[name])
+            elif name == "default_headers":
+                values[name] = check_headers(given[name], name)
+            elif name == "verify":
+                values[name] = check_verify(given[name])
+            elif name == "middleware":
+                values[name] = check_middleware(given[name], is_async=is_async)
+        if http_client is not None and given["verify"] is not True:
             raise ClientValidationError(
                 "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
                 "trust settings: configure them on it, or leave http_client out",
                 argument="verify",
                 rule="left out (True) when http_client is given",
-                value=verify,
+                value=given["verify"],
             )
-        plain: dict[str, Any] = {option.name: option.check(given[option.name]) for option in _PLAIN}  # type: ignore[misc]
-        return cls(
-            backend=choose_backend(given["backend"], http_client),
-            api_key=check_api_key(api_key),
-            base_url=resolve_base_url(base_url=given["base_url"], environment=given["environment"], env=env),
-            timeout=check_timeout(timeout),
-            default_headers=check_headers(given["default_headers"], "default_headers"),
-            verify=check_verify(verify),
-            middleware=check_middleware(given["middleware"], is_async=is_async),
-            **plain,
-        )
+        return cls(**values)
 
-    def changed(self, given: Mapping[str, Any], *, is_async: bool) -> Settings:
-        """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`)."""
-        changes: dict[str, Any] = {
-            option.name: option.check(given[option.name])  # type: ignore[misc]
-            for option in _PLAIN
-            if given.get(option.name, NOT_GIVEN) is not NOT_GIVEN
-        }
-        if given["api_key"] is not NOT_GIVEN:
+    def changed(
+        self,
+        given: Mapping[str, Any],
+        *,
+        is_async: bool,
+        on_verify: Callable[[object], None],
+        on_base_url: Callable[[str], None],
+    ) -> Settings:
+        """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`).
+
+        The order is `with_options`' own since 1.1.0 (what changes how calls
+        run, then the trust settings, then the rest), so that of several bad
+        arguments the same one is named: ``on_verify`` runs before ``verify`` is
+        checked (the client may refuse it), ``on_base_url`` once a new
+        ``base_url`` is (the client warns about plain http).
+        """
+
+        def given_(name: str) -> bool:
+            return given.get(name, NOT_GIVEN) is not NOT_GIVEN
+
+        changes: dict[str, Any] = {}
+        if given_("middleware"):
+            changes["middleware"] = check_middleware(given["middleware"], is_async=is_async)
+        for name in ("retry_budget", "tracer_provider", "meter_provider"):
+            if given_(name):
+                changes[name] = _CHECKS[name](given[name])
+        if given_("verify"):
+            on_verify(given["verify"])
+            changes["verify"] = check_verify(given["verify"])
+        if given_("api_key"):
             changes["api_key"] = check_api_key(given["api_key"])
         # base_url wins over environment.
-        if given["base_url"] is not NOT_GIVEN:
+        if given_("base_url"):
             changes["base_url"] = normalize_base_url(given["base_url"], argument="base_url")
-        elif given["environment"] is not NOT_GIVEN:
+            on_base_url(changes["base_url"])
+        elif given_("environment"):
             changes["base_url"] = parse_environment(given["environment"], argument="environment").base_url
-        if given["timeout"] is not NOT_GIVEN:
+        if given_("timeout"):
             changes["timeout"] = check_timeout(given["timeout"])
-        if given["default_headers"] is not NOT_GIVEN:
-            changes["default_headers"] = {
-                **self.default_headers,
-                **check_headers(given["default_headers"], "default_headers"),
-            }
-        if given["verify"] is not NOT_GIVEN:
-            changes["verify"] = check_verify(given["verify"])
-        if given["middleware"] is not NOT_GIVEN:
-            changes["middleware"] = check_middleware(given["middleware"], is_async=is_async)
-        return dataclasses.replace(self, **changes)
+        for option in OPTIONS:
+            name = option.name
+            if name == "default_headers" and given_(name):
+                changes[name] = {**self.default_headers, **check_headers(given[name], name)}
+            elif option.check is not None and name not in changes and given_(name):
+                changes[name] = option.check(given[name])
+        return self._replace(changes)
 
     def pickled(self) -> dict[str, object]:
         """The constructor arguments that make these settings again, in another process: the API key too."""

@@ -227,7 +227,20 @@ def _method(operation: OperationText, raw: bool) -> list[str]:
     lines += [f"    {line}" if line else "" for line in doc]
     lines += [f"    request = {operation.build.name}(", *(f"        {line}" for line in passed), "    )"]
     lines.append(f'    return await {send}("{operation.name}", request, {operation.parse.name})')
+    if operation.deprecated:
+        # Type checkers read the message only from a literal: this operation's own, written in.
+        text = _unasync_script().with_deprecation_literals("\n".join(lines) + "\n", _constant(operation.deprecated))
+        lines = text.rstrip("\n").split("\n")
     return lines
+
+
+def _constant(name: str) -> str:
+    """The text of the string constant ``name`` in ``_deprecation.py``, read from its source."""
+    value = _assignments(ast.parse((PACKAGE / "_deprecation.py").read_text())).get(name)
+    text = ast.literal_eval(value) if value is not None else None
+    if not isinstance(text, str):
+        raise SystemExit(f"scripts/codegen.py: {name} is not a string constant in animalstore_client/_deprecation.py")
+    return text
 
 
 def _import(module: str, names: list[str]) -> list[str]:
@@ -285,9 +298,6 @@ def regenerate(text: str) -> str:
         return opening + _region(kind, name, indent) + f"{indent}# </{kind}>\n"
 
     text = _REGION.sub(replace, text)
-    if "# <operations: " in text:
-        unasync = _unasync_script()
-        text = unasync.with_deprecation_literals(text, unasync.deprecation_message())
     return _with_args(text)
 
 
@@ -299,7 +309,12 @@ def _with_args(text: str) -> str:
     if "# <options: constructor>" not in text:
         return text
     entries = "".join(f"        {line}\n" for line in option_docs())
-    return _ARGS.sub(lambda match: f"    Args:\n{entries}", text, count=1)
+    text, found = _ARGS.subn(lambda match: f"    Args:\n{entries}", text, count=1)
+    if not found:
+        raise SystemExit(
+            "scripts/codegen.py: the class docstring above the constructor region must end with its Args: section"
+        )
+    return text
 
 
 def _targets() -> list[Path]:

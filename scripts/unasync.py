@@ -11,9 +11,10 @@ few docstring sentences and library names that differ are listed in
 ``PHRASES``; each must still occur, so that editing one side cannot silently
 skip it.
 
-It also keeps the ``get_pet`` deprecation message in step: type checkers read
-it only from a string literal in ``@deprecated(...)``, so every such literal
-in a source is rewritten from ``GET_PET_DEPRECATION`` in ``_deprecation.py``.
+``with_deprecation_literals`` writes a deprecation message into the string
+literal of each ``@deprecated(...)`` decorator (type checkers read it only
+from a literal); ``scripts/codegen.py`` uses it for each deprecated
+operation, with that operation's own message.
 """
 
 from __future__ import annotations
@@ -94,19 +95,6 @@ PHRASES = {
 HEADER = "# Generated from {source} by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.\n"
 
 
-def deprecation_message() -> str:
-    """`GET_PET_DEPRECATION`, read from its module without importing the package."""
-    tree = ast.parse((PACKAGE / "_deprecation.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == "GET_PET_DEPRECATION" for target in node.targets
-        ):
-            value = ast.literal_eval(node.value)
-            if isinstance(value, str):
-                return value
-    raise SystemExit("GET_PET_DEPRECATION not found in animalstore_client/_deprecation.py")
-
-
 def with_deprecation_literals(text: str, message: str) -> str:
     """``text`` with the message of every ``@deprecated(...)`` decorator set to ``message``."""
     lines = text.splitlines(keepends=True)
@@ -150,11 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
     check = parser.parse_args(argv).check
-    message = deprecation_message()
     stale: list[str] = []
     for source, target in FILES.items():
         root = source.parent.parent
-        expected_source = with_deprecation_literals(source.read_text(), message)
+        expected_source = source.read_text()
         wanted = {source: expected_source, target: unasync(expected_source, source.name)}
         for path, text in wanted.items():
             current = path.read_text() if path.exists() else ""

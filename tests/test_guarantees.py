@@ -45,8 +45,10 @@ from animalstore_client import (
     AsyncCallNext,
     CallNext,
     ClientValidationError,
+    InternalServerError,
     MiddlewareError,
 )
+from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, ClientFactory
 from .servers import LoopbackServer, refused_url, respond
@@ -610,3 +612,37 @@ def test_a_secret_query_value_is_masked_in_logs_and_exception_text(
     assert len(caplog.records) >= 2
     assert not any(TOKEN in line for line in text)
     assert any("token=REDACTED" in line and "limit=5" in line for line in text)
+
+
+def _reprs_holding(exc: BaseException, secret: str) -> list[str]:
+    """Every frame local in ``exc``'s traceback whose repr shows ``secret``: what a crash reporter serializes."""
+    found: list[str] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        for name, value in list(tb.tb_frame.f_locals.items()):
+            try:
+                shown = repr(value)
+            except Exception:  # a local that cannot be shown shows nothing
+                continue
+            if secret in shown:
+                found.append(f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_frame.f_code.co_name}:{name}")
+        tb = tb.tb_next
+    return found
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_no_frame_shows_a_default_headers_value(asynchronous: bool) -> None:
+    """A token in default_headers is as secret as the key: no frame of a failed call holds or shows it."""
+    store = FakeAnimalStore()
+    store.fail_next(500)
+    # No local of this test holds the token: its frame is in the traceback too.
+    if asynchronous:
+        aclient = store.async_client(default_headers={"X-Tenant-Token": SECRET}, max_retries=0)
+        with pytest.raises(InternalServerError) as info:
+            asyncio.run(aclient.list_pets())
+    else:
+        client = store.client(default_headers={"X-Tenant-Token": SECRET}, max_retries=0)
+        with client, pytest.raises(InternalServerError) as info:
+            client.list_pets()
+    assert frames_holding(info.value) == []
+    assert _reprs_holding(info.value, SECRET) == []
