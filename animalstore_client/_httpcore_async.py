@@ -137,7 +137,15 @@ class AsyncHttpcoreTransport:
             "network_backend": AsyncDeadlineBackend(_default_backend()),
         }
         if proxy is None:
-            return httpcore.AsyncConnectionPool(**options)
+            from ._pool_async import AsyncConnectionPool
+
+            return AsyncConnectionPool(
+                self._ssl_context,
+                options["network_backend"],
+                max_connections=DEFAULT_LIMITS.max_connections,
+                max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
+                keepalive_expiry=DEFAULT_LIMITS.keepalive_expiry,
+            )
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
             raise AnimalStoreError(

@@ -138,7 +138,15 @@ class HttpcoreTransport:
             "network_backend": DeadlineBackend(_default_backend()),
         }
         if proxy is None:
-            return httpcore.ConnectionPool(**options)
+            from ._pool_sync import ConnectionPool
+
+            return ConnectionPool(
+                self._ssl_context,
+                options["network_backend"],
+                max_connections=DEFAULT_LIMITS.max_connections,
+                max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
+                keepalive_expiry=DEFAULT_LIMITS.keepalive_expiry,
+            )
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
             raise AnimalStoreError(

@@ -35,6 +35,7 @@ FILES = {
     PACKAGE / "_client_async.py": PACKAGE / "_client_sync.py",
     PACKAGE / "_transport_async.py": PACKAGE / "_transport_sync.py",
     PACKAGE / "_httpcore_async.py": PACKAGE / "_httpcore_sync.py",
+    PACKAGE / "_pool_async.py": PACKAGE / "_pool_sync.py",
     PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
     PACKAGE / "_middleware_async.py": PACKAGE / "_middleware_sync.py",
     PACKAGE / "_transport_pyreqwest_async.py": PACKAGE / "_transport_pyreqwest_sync.py",
