@@ -6,14 +6,12 @@ Used only under the SDK's own httpx client (see ``HttpxTransport``).
 
 from __future__ import annotations
 
-import socket
 import ssl
 from typing import Any
 
 import httpcore
 
 from ._deadline import DEADLINE, within
-from ._readiness import readable_now
 
 __all__ = ["DeadlineBackend"]
 
@@ -29,17 +27,12 @@ class _DeadlineStream(httpcore.NetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_socket", "_stream", "unread_since_write")
+    __slots__ = ("_stream", "unread_since_write")
 
     def __init__(self, stream: httpcore.NetworkStream) -> None:
         self._stream = stream
-        self._socket: socket.socket | None = stream.get_extra_info("socket")
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
-
-    def fileno(self) -> int:
-        """The socket's descriptor; -1 once closed."""
-        return -1 if self._socket is None else self._socket.fileno()
 
     def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
@@ -64,12 +57,6 @@ class _DeadlineStream(httpcore.NetworkStream):
         return _DeadlineStream(stream)
 
     def get_extra_info(self, info: str) -> Any:
-        # httpcore asks every idle connection "is_readable" each time it places
-        # a request or takes one back; anyio's streams answer by building a
-        # dict of every socket attribute. One poll() of this socket answers it,
-        # sharing nothing: 3.7 % of a call at 100 in flight (benchmarks/private_reaches.py).
-        if info == "is_readable" and self._socket is not None:
-            return readable_now(self._socket.fileno())
         return self._stream.get_extra_info(info)
 
 

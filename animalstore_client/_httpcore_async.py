@@ -7,6 +7,7 @@ that an application which only imports the package should not pay.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from ._deadline import Timeouts, deadline_scope
 from ._defaults import DEFAULT_LIMITS
 from ._exceptions import AnimalStoreError
 from ._httpx_private import headers_from_library
+from ._pool_async import AsyncConnectionPool
 from ._proxies import PoolsByProxy
 from ._transport_base import AsyncLibraryStream, Translations, translated
 
@@ -111,7 +113,7 @@ class AsyncHttpcoreTransport:
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
         self._ssl_context = ssl_context
-        self._pools: PoolsByProxy[httpcore.AsyncConnectionPool] = PoolsByProxy(self._new_pool)
+        self._pools: PoolsByProxy[AsyncConnectionPool | httpcore.AsyncHTTPProxy] = PoolsByProxy(self._new_pool)
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -123,29 +125,19 @@ class AsyncHttpcoreTransport:
         """Whether the SDK closed this pool."""
         return self._pools.closed
 
-    def _pool_for(self, url: httpx.URL) -> httpcore.AsyncConnectionPool:
+    def _pool_for(self, url: httpx.URL) -> AsyncConnectionPool | httpcore.AsyncHTTPProxy:
         return self._pools.for_url(url)
 
-    def _new_pool(self, proxy: str | None) -> httpcore.AsyncConnectionPool:
+    def _new_pool(self, proxy: str | None) -> AsyncConnectionPool | httpcore.AsyncHTTPProxy:
         from ._deadline_async import AsyncDeadlineBackend
 
-        options: dict[str, Any] = {
-            "ssl_context": self._ssl_context,
+        limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
             "keepalive_expiry": DEFAULT_LIMITS.keepalive_expiry,
-            "network_backend": AsyncDeadlineBackend(_default_backend()),
         }
         if proxy is None:
-            from ._pool_async import AsyncConnectionPool
-
-            return AsyncConnectionPool(
-                self._ssl_context,
-                options["network_backend"],
-                max_connections=DEFAULT_LIMITS.max_connections,
-                max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
-                keepalive_expiry=DEFAULT_LIMITS.keepalive_expiry,
-            )
+            return AsyncConnectionPool(self._ssl_context, AsyncDeadlineBackend(_direct_backend()), **limits)
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
             raise AnimalStoreError(
@@ -154,7 +146,14 @@ class AsyncHttpcoreTransport:
             )
         auth = (url.username, url.password) if url.username else None
         plain = url.copy_with(username=None, password=None)
-        return httpcore.AsyncHTTPProxy(proxy_url=str(plain), proxy_auth=auth, **options)
+        # httpcore's proxy pool, on httpcore's own network backend (TLS to the proxy and through it).
+        return httpcore.AsyncHTTPProxy(
+            proxy_url=str(plain),
+            proxy_auth=auth,
+            ssl_context=self._ssl_context,
+            network_backend=AsyncDeadlineBackend(_library_backend()),
+            **limits,
+        )
 
     async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
@@ -192,6 +191,17 @@ class AsyncHttpcoreTransport:
             await pool.aclose()
 
 
-def _default_backend() -> httpcore.AsyncNetworkBackend:
+def _direct_backend() -> httpcore.AsyncNetworkBackend:
+    """asyncio's own transports when the running loop is asyncio's (or uvloop's): measured faster than anyio's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # trio
+        return _library_backend()
+    from ._asyncio_backend import AsyncioBackend
+
+    return AsyncioBackend()
+
+
+def _library_backend() -> httpcore.AsyncNetworkBackend:
     """httpcore's own backend for asyncio and trio alike (anyio)."""
     return cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())  # typed apart from its base

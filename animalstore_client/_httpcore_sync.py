@@ -21,6 +21,7 @@ from ._deadline import Timeouts, deadline_scope
 from ._defaults import DEFAULT_LIMITS
 from ._exceptions import AnimalStoreError
 from ._httpx_private import headers_from_library
+from ._pool_sync import ConnectionPool
 from ._proxies import PoolsByProxy
 from ._transport_base import LibraryStream, Translations, translated
 
@@ -112,7 +113,7 @@ class HttpcoreTransport:
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
         self._ssl_context = ssl_context
-        self._pools: PoolsByProxy[httpcore.ConnectionPool] = PoolsByProxy(self._new_pool)
+        self._pools: PoolsByProxy[ConnectionPool | httpcore.HTTPProxy] = PoolsByProxy(self._new_pool)
 
     @property
     def default_headers(self) -> httpx.Headers:
@@ -124,29 +125,19 @@ class HttpcoreTransport:
         """Whether the SDK closed this pool."""
         return self._pools.closed
 
-    def _pool_for(self, url: httpx.URL) -> httpcore.ConnectionPool:
+    def _pool_for(self, url: httpx.URL) -> ConnectionPool | httpcore.HTTPProxy:
         return self._pools.for_url(url)
 
-    def _new_pool(self, proxy: str | None) -> httpcore.ConnectionPool:
+    def _new_pool(self, proxy: str | None) -> ConnectionPool | httpcore.HTTPProxy:
         from ._deadline_sync import DeadlineBackend
 
-        options: dict[str, Any] = {
-            "ssl_context": self._ssl_context,
+        limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
             "keepalive_expiry": DEFAULT_LIMITS.keepalive_expiry,
-            "network_backend": DeadlineBackend(_default_backend()),
         }
         if proxy is None:
-            from ._pool_sync import ConnectionPool
-
-            return ConnectionPool(
-                self._ssl_context,
-                options["network_backend"],
-                max_connections=DEFAULT_LIMITS.max_connections,
-                max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
-                keepalive_expiry=DEFAULT_LIMITS.keepalive_expiry,
-            )
+            return ConnectionPool(self._ssl_context, DeadlineBackend(_direct_backend()), **limits)
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
             raise AnimalStoreError(
@@ -155,7 +146,14 @@ class HttpcoreTransport:
             )
         auth = (url.username, url.password) if url.username else None
         plain = url.copy_with(username=None, password=None)
-        return httpcore.HTTPProxy(proxy_url=str(plain), proxy_auth=auth, **options)
+        # httpcore's proxy pool, on httpcore's own network backend (TLS to the proxy and through it).
+        return httpcore.HTTPProxy(
+            proxy_url=str(plain),
+            proxy_auth=auth,
+            ssl_context=self._ssl_context,
+            network_backend=DeadlineBackend(_library_backend()),
+            **limits,
+        )
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
@@ -193,6 +191,11 @@ class HttpcoreTransport:
             pool.close()
 
 
-def _default_backend() -> httpcore.NetworkBackend:
+def _direct_backend() -> httpcore.NetworkBackend:
+    """httpcore's own backend: blocking sockets have no faster path to choose."""
+    return _library_backend()
+
+
+def _library_backend() -> httpcore.NetworkBackend:
     """httpcore's own backend for blocking sockets."""
     return httpcore.SyncBackend()

@@ -10,7 +10,7 @@ import gzip
 import json
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpcore
@@ -113,69 +113,59 @@ def test_an_idle_connection_the_server_closed_is_not_reused(make_client: ClientF
         client.close()
 
 
-class _SocketStream(httpcore.NetworkStream):
-    """The least a network stream is: a socket to report, and writes that reach it."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self.sock.recv(max_bytes)
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.sock.sendall(buffer)
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def get_extra_info(self, info: str) -> object:
-        return self.sock if info == "socket" else None
+STREAM_KINDS = ["sync", "asyncio", "anyio"]
+"""The network streams under the default backend's pool: httpcore's blocking one, the SDK's asyncio one, anyio's (trio)."""
 
 
-IdlePool = tuple[list[socket.socket], list[httpcore.NetworkStream]]
-"""The servers' ends and the pool's connections."""
+def _idle_stream_answers(kind: str, server_does: Callable[[socket.socket], None]) -> list[bool]:
+    """What the default backend's ``kind`` network stream answers to "is_readable", idle, before and after ``server_does``.
+
+    The stream is made through the deadline backend, as the pool makes it. An async
+    stream is asked after its event loop had a turn, as between two calls.
+    """
+    from animalstore_client._asyncio_backend import AsyncioBackend
+    from animalstore_client._deadline_async import AsyncDeadlineBackend
+    from animalstore_client._deadline_sync import DeadlineBackend
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        if kind == "sync":
+            stream = DeadlineBackend(httpcore.SyncBackend()).connect_tcp("127.0.0.1", port, timeout=5)
+            theirs, _ = listener.accept()
+            with theirs:
+                answers = [bool(stream.get_extra_info("is_readable"))]
+                server_does(theirs)
+                time.sleep(0.05)
+                answers.append(bool(stream.get_extra_info("is_readable")))
+            stream.close()
+            return answers
+
+        async def run() -> list[bool]:
+            backend = AsyncioBackend() if kind == "asyncio" else httpcore.AnyIOBackend()
+            stream = await AsyncDeadlineBackend(backend).connect_tcp("127.0.0.1", port, timeout=5)  # type: ignore[arg-type]
+            theirs, _ = listener.accept()
+            with theirs:
+                await asyncio.sleep(0.05)
+                answers = [bool(stream.get_extra_info("is_readable"))]
+                server_does(theirs)
+                await asyncio.sleep(0.05)
+                answers.append(bool(stream.get_extra_info("is_readable")))
+            await stream.aclose()
+            return answers
+
+        return asyncio.run(run())
 
 
-@pytest.fixture
-def idle_pool() -> Iterator[IdlePool]:
-    """Five connections as httpcore's pool sees them, and their servers' ends."""
-    from animalstore_client import _deadline_sync
-
-    pairs = [socket.socketpair() for _ in range(5)]
-    streams: list[httpcore.NetworkStream] = [_deadline_sync._DeadlineStream(_SocketStream(mine)) for mine, _ in pairs]
-    yield [theirs for _, theirs in pairs], streams
-    for mine, theirs in pairs:
-        mine.close()
-        theirs.close()
+@pytest.mark.parametrize("kind", STREAM_KINDS)
+def test_an_idle_connection_the_server_closed_answers_readable(kind: str) -> None:
+    """What the pool asks an idle connection as it takes it: not readable while idle, readable once the server closed."""
+    assert _idle_stream_answers(kind, lambda theirs: theirs.close()) == [False, True]
 
 
-def readable(streams: list[httpcore.NetworkStream]) -> list[bool]:
-    """What httpcore's pool pass asks of each idle connection."""
-    return [bool(stream.get_extra_info("is_readable")) for stream in streams]
-
-
-def test_an_idle_connection_the_server_closed_answers_readable(idle_pool: IdlePool) -> None:
-    """Each connection answers from its own socket: the one whose server closed says readable, the others not."""
-    servers, streams = idle_pool
-    servers[2].close()
-    assert readable(streams) == [False, False, True, False, False]
-
-
-def test_every_answer_is_asked_of_the_socket_now(idle_pool: IdlePool) -> None:
-    """No answer is kept: bytes arriving make it readable, and once read it is not (no cache to go stale)."""
-    servers, streams = idle_pool
-    assert readable(streams[:1]) == [False]
-    servers[0].sendall(b"x")
-    assert readable(streams[:1]) == [True]
-    assert streams[0].read(1) == b"x"
-    assert readable(streams[:1]) == [False]
-
-
-def test_a_connection_closed_under_the_pool_answers_readable(idle_pool: IdlePool) -> None:
-    """A socket closed by the pool's own side answers readable, as its next read ends."""
-    _, streams = idle_pool
-    streams[1]._socket.close()  # type: ignore[attr-defined]
-    assert readable(streams[1:]) == [True, False, False, False]
+@pytest.mark.parametrize("kind", STREAM_KINDS)
+def test_bytes_arriving_on_an_idle_connection_make_it_readable(kind: str) -> None:
+    """Bytes nobody asked for (a server's stray answer) mark an idle connection unfit too."""
+    assert _idle_stream_answers(kind, lambda theirs: theirs.sendall(b"x")) == [False, True]
 
 
 def test_the_seam_reports_its_clients_state_and_headers() -> None:
@@ -351,31 +341,3 @@ def test_a_head_answer_that_declares_a_length_has_no_body_on_every_backend(make_
         assert response.headers["content-length"] == "5000"
         assert [pet.id for pet in client.list_pets()] == [PET["id"]]
     assert [received.method for received in server.received] == ["HEAD", "GET"]
-
-
-@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
-def test_httpcore_still_asks_a_pooled_connection_is_readable(
-    make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The default backend answers httpcore's "is_readable" itself (docs/architecture.md): httpcore still asks it.
-
-    Should a release of httpcore ask by another name, the SDK's answer would go unused and the pool
-    would be as slow as anyio's (benchmarks/private_reaches.py measures the difference): this fails first.
-    """
-    from animalstore_client import _deadline_async, _deadline_sync
-
-    asked: list[str] = []
-    for module, name in ((_deadline_sync, "_DeadlineStream"), (_deadline_async, "_AsyncDeadlineStream")):
-        cls = getattr(module, name)
-        answer = cls.get_extra_info
-
-        def spy(self: Any, info: str, answer: Any = answer) -> Any:
-            asked.append(info)
-            return answer(self, info)
-
-        monkeypatch.setattr(cls, "get_extra_info", spy)
-    with LoopbackServer([respond(200, [])]) as server:
-        client = make_client(base_url=server.base_url)
-        client.list_pets()
-        client.list_pets()  # on the pooled connection
-    assert "is_readable" in asked
