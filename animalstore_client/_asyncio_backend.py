@@ -1,4 +1,4 @@
-"""A network backend for httpcore on asyncio's own transports and protocols: the default backend's when the loop is asyncio.
+"""httpcore's network backend on asyncio's own transports and protocols: the default backend's on asyncio.
 
 httpcore's own async backend goes through anyio, which costs a cancel scope
 per read and write (the timeout) and builds a dict of socket attributes for
@@ -20,7 +20,6 @@ from typing import Any
 
 import httpcore
 
-
 __all__ = ["AsyncioBackend"]
 
 _PAUSE_AT = 256 * 1024
@@ -37,15 +36,15 @@ class _Protocol(asyncio.Protocol):
         "_drained",
         "_eof",
         "_error",
-        "_loop",
         "_paused_reading",
         "_paused_writing",
         "_waiter",
+        "loop",
         "transport",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
         self._eof = False
@@ -96,8 +95,8 @@ class _Protocol(asyncio.Protocol):
 
     async def read(self, max_bytes: int, timeout: float | None) -> bytes:
         if not self._chunks and not self._eof:
-            waiter = self._waiter = self._loop.create_future()
-            if await _within(self._loop, waiter, timeout) is _TIMED_OUT:
+            waiter = self._waiter = self.loop.create_future()
+            if await _within(self.loop, waiter, timeout) is _TIMED_OUT:
                 self._waiter = None
                 raise httpcore.ReadTimeout("no data arrived within the read timeout")
         chunks = self._chunks
@@ -120,16 +119,25 @@ class _Protocol(asyncio.Protocol):
     async def drain(self, timeout: float | None) -> None:
         if not self._paused_writing:
             return
-        drained = self._drained = self._loop.create_future()
-        if await _within(self._loop, drained, timeout) is _TIMED_OUT:
+        drained = self._drained = self.loop.create_future()
+        if await _within(self.loop, drained, timeout) is _TIMED_OUT:
             raise httpcore.WriteTimeout("the request could not be written within the write timeout")
 
     def has_unread(self) -> bool:
+        """Whether anything arrived that no read took yet: bytes, or the peer's close."""
         return bool(self._chunks) or self._eof
+
+    def ended(self) -> bool:
+        """Whether the peer closed its side, or the connection was lost."""
+        return self._eof
+
+    def why_ended(self) -> str:
+        """What ended the connection, for a write refused on it."""
+        return str(self._error) if self._error else "the connection is closed"
 
 
 async def _within(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], timeout: float | None) -> object:
-    """``future``'s result, or ``_TIMED_OUT`` once ``timeout`` seconds have passed: one timer, no task or cancel scope."""
+    """``future``'s result, or ``_TIMED_OUT`` after ``timeout`` seconds: one timer, no task or cancel scope."""
     if timeout is None:
         return await future
     timer = loop.call_later(timeout, _time_out, future)
@@ -161,9 +169,8 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         if not buffer:
             return
         protocol = self._protocol
-        if protocol._eof or self._transport.is_closing():  # noqa: SLF001  # its own protocol
-            error = protocol._error  # noqa: SLF001
-            raise httpcore.WriteError(str(error) if error else "the connection is closed")
+        if protocol.ended() or self._transport.is_closing():
+            raise httpcore.WriteError(protocol.why_ended())
         try:
             self._transport.write(buffer)
         except (OSError, RuntimeError) as exc:
@@ -180,7 +187,7 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = self._protocol._loop  # noqa: SLF001  # its own protocol
+        loop = self._protocol.loop
         try:
             transport = await loop.start_tls(
                 self._transport,
@@ -197,7 +204,7 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         if transport is None:  # the loop closed under it
             raise httpcore.ConnectError("the connection closed during the TLS handshake")
         self._protocol.transport = transport  # what pausing reads must pause from now on: the TLS layer
-        return _AsyncioStream(transport, self._protocol, self._socket)  # type: ignore[arg-type]
+        return _AsyncioStream(transport, self._protocol, self._socket)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -241,7 +248,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         for option in socket_options or ():
             sock.setsockopt(*option)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return _AsyncioStream(transport, protocol, sock)  # type: ignore[arg-type]
+        return _AsyncioStream(transport, protocol, sock)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)

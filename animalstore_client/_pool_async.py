@@ -36,7 +36,8 @@ from __future__ import annotations
 import ssl
 import threading
 from collections import deque
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import httpcore
 
@@ -99,7 +100,8 @@ class AsyncConnectionPool:
             raise httpcore.UnsupportedProtocol(f"the SDK's pool sends to http:// and https:// hosts only, not {url!r}")
         origin = url.origin
         key = (origin.scheme, origin.host, origin.port)  # httpcore's Origin is not hashable
-        timeouts: dict[str, float | None] = request.extensions.get("timeout") or {}
+        extensions = cast("dict[str, Any]", request.extensions)  # pyright: ignore[reportUnknownMemberType]
+        timeouts: dict[str, float | None] = extensions.get("timeout") or {}
         stale: list[httpcore.AsyncHTTPConnection] = []
         with self._lock:
             connection, waiter = self._take(key, stale)
@@ -108,9 +110,9 @@ class AsyncConnectionPool:
             if stale:
                 await _close(stale)
             if waiter is not None:
-                pool_timeout = within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get())
                 try:
-                    await waiter.wait(pool_timeout)
+                    # Inside the try: a deadline already passed raises here, and the waiter must still be withdrawn.
+                    await waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get()))
                 finally:
                     held, connection = self._settle(waiter)
                 if not held:
@@ -124,7 +126,7 @@ class AsyncConnectionPool:
             response = await connection.handle_async_request(request)
         except BaseException:
             if held:
-                await self._give_back(key, connection)
+                await self.give_back(key, connection)
             raise
         response.stream = _PooledBody(self, key, connection, response.stream)
         return response
@@ -175,7 +177,7 @@ class AsyncConnectionPool:
             network_backend=self._backend,
         )
 
-    async def _give_back(self, key: _Key, connection: httpcore.AsyncHTTPConnection | None) -> None:
+    async def give_back(self, key: _Key, connection: httpcore.AsyncHTTPConnection | None) -> None:
         """Return what a call held: a connection (kept if reusable, else closed) or, ``None``, its slot."""
         close: list[httpcore.AsyncHTTPConnection] = []
         with self._lock:
@@ -220,7 +222,7 @@ class AsyncConnectionPool:
         return None
 
     async def aclose(self) -> None:
-        """Close the idle connections and refuse new calls; a connection in use is closed when its call gives it back."""
+        """Close the idle connections and refuse new calls; one in use is closed when its call gives it back."""
         with self._lock:
             self._closed = True
             idle = [connection for connections in self._idle.values() for connection in connections]
@@ -252,7 +254,7 @@ class _PooledBody:
         self._body = body
         self._returned = False
 
-    async def __aiter__(self) -> Any:
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self._body:
                 yield chunk
@@ -269,7 +271,7 @@ class _PooledBody:
             # Not shielded: cut short, the connection is left mid-answer, and the give-back closes it.
             await self._body.aclose()
         finally:
-            await self._pool._give_back(self._key, self._connection)  # noqa: SLF001  # its own pool's
+            await self._pool.give_back(self._key, self._connection)
 
 
 async def _close(connections: list[httpcore.AsyncHTTPConnection]) -> None:

@@ -37,7 +37,8 @@ from __future__ import annotations
 import ssl
 import threading
 from collections import deque
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, cast
 
 import httpcore
 
@@ -100,7 +101,8 @@ class ConnectionPool:
             raise httpcore.UnsupportedProtocol(f"the SDK's pool sends to http:// and https:// hosts only, not {url!r}")
         origin = url.origin
         key = (origin.scheme, origin.host, origin.port)  # httpcore's Origin is not hashable
-        timeouts: dict[str, float | None] = request.extensions.get("timeout") or {}
+        extensions = cast("dict[str, Any]", request.extensions)  # pyright: ignore[reportUnknownMemberType]
+        timeouts: dict[str, float | None] = extensions.get("timeout") or {}
         stale: list[httpcore.HTTPConnection] = []
         with self._lock:
             connection, waiter = self._take(key, stale)
@@ -109,9 +111,9 @@ class ConnectionPool:
             if stale:
                 _close(stale)
             if waiter is not None:
-                pool_timeout = within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get())
                 try:
-                    waiter.wait(pool_timeout)
+                    # Inside the try: a deadline already passed raises here, and the waiter must still be withdrawn.
+                    waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get()))
                 finally:
                     held, connection = self._settle(waiter)
                 if not held:
@@ -125,7 +127,7 @@ class ConnectionPool:
             response = connection.handle_request(request)
         except BaseException:
             if held:
-                self._give_back(key, connection)
+                self.give_back(key, connection)
             raise
         response.stream = _PooledBody(self, key, connection, response.stream)
         return response
@@ -176,7 +178,7 @@ class ConnectionPool:
             network_backend=self._backend,
         )
 
-    def _give_back(self, key: _Key, connection: httpcore.HTTPConnection | None) -> None:
+    def give_back(self, key: _Key, connection: httpcore.HTTPConnection | None) -> None:
         """Return what a call held: a connection (kept if reusable, else closed) or, ``None``, its slot."""
         close: list[httpcore.HTTPConnection] = []
         with self._lock:
@@ -221,7 +223,7 @@ class ConnectionPool:
         return None
 
     def close(self) -> None:
-        """Close the idle connections and refuse new calls; a connection in use is closed when its call gives it back."""
+        """Close the idle connections and refuse new calls; one in use is closed when its call gives it back."""
         with self._lock:
             self._closed = True
             idle = [connection for connections in self._idle.values() for connection in connections]
@@ -253,7 +255,7 @@ class _PooledBody:
         self._body = body
         self._returned = False
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[bytes]:
         try:
             for chunk in self._body:
                 yield chunk
@@ -270,7 +272,7 @@ class _PooledBody:
             # Not shielded: cut short, the connection is left mid-answer, and the give-back closes it.
             self._body.close()
         finally:
-            self._pool._give_back(self._key, self._connection)  # noqa: SLF001  # its own pool's
+            self._pool.give_back(self._key, self._connection)
 
 
 def _close(connections: list[httpcore.HTTPConnection]) -> None:

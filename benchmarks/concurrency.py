@@ -15,7 +15,10 @@ CPU time over the run), p50/p99 latency, and nginx's share of its core (to
 show it is not the limit). The floor of a library is that library used
 directly, with ``json.loads`` and a hand-written loop building the SDK's
 ``Pet`` objects with no checks. Rounds are interleaved; each ratio is the
-median over rounds of the ratio within a round. pyreqwest (Python 3.11+) is
+median over rounds of the ratio within a round. ``sdk httpx`` is the
+default backend (the SDK's own pool over httpcore): besides its own floor it
+is held to the fastest pure-Python floors, aiohttp's and urllib3's, in rate
+and p99 at 1 and 100 in flight. pyreqwest (Python 3.11+) is
 measured when it can be imported; its stacks and targets are left out, saying
 so, when it cannot.
 """
@@ -517,6 +520,7 @@ def _checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
                         True,
                     )
                 )
+    checks.extend(_default_backend_checks(results))
     if pyreqwest_client is not None:
         a, s = results["async C=100"], results["sync C=100"]
         checks.append(
@@ -535,6 +539,49 @@ def _checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
                 True,
             )
         )
+    return checks
+
+
+def _default_backend_checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
+    """The default backend (``sdk httpx``: the SDK's own pool over httpcore) against the fastest pure-Python floors.
+
+    Most users never pass ``backend=``: at 1 and 100 in flight it must reach seven tenths of
+    aiohttp's floor (async) and eight tenths of urllib3's (sync, 100 threads), with a p99 within
+    3x of theirs; one thread must stay at least level with urllib3's floor.
+    """
+
+    def rate(r: Result) -> float:
+        return r.rate
+
+    def p99(r: Result) -> float:
+        return r.percentile(0.99)
+
+    checks = []
+    for c in (1, 100):
+        a, s = results[f"async C={c}"], results[f"sync C={c}"]
+        checks.append(
+            Check(
+                f"async C={c}: sdk default / aiohttp floor, req/s",
+                _ratio(a, "sdk httpx", "aiohttp floor", rate),
+                0.70,
+                True,
+            )
+        )
+        checks.append(
+            Check(
+                f"sync C={c}: sdk default / urllib3 floor, req/s",
+                _ratio(s, "sdk httpx", "urllib3 floor", rate),
+                0.80 if c == 100 else 1.0,
+                True,
+            )
+        )
+    a, s = results["async C=100"], results["sync C=100"]
+    checks.append(
+        Check("async C=100: sdk default / aiohttp floor, p99", _ratio(a, "sdk httpx", "aiohttp floor", p99), 3.0, False)
+    )
+    checks.append(
+        Check("sync C=100: sdk default / urllib3 floor, p99", _ratio(s, "sdk httpx", "urllib3 floor", p99), 3.0, False)
+    )
     return checks
 
 

@@ -18,16 +18,16 @@ within-round ratio, so drift cancels out):
 - ``finished_response``/``headers_from_library`` (httpx ``Response._content``,
   ``Headers._list``) against ``httpx.Response(status, headers=..., content=...)``:
   ``with_raw_response.list_pets`` on the default backend against nginx (a
-  typed call makes no response at all; a mock transport's is made already);
-- the ``"is_readable"`` answer of the default backend's network streams
-  (one ``poll()``) against anyio's (a dict of every socket attribute):
-  1,000 ``list_pets`` with 100 in flight on the default backend against nginx.
+  typed call makes no response at all; a mock transport's is made already).
+
+(The ``"is_readable"`` answer by ``poll()`` measured here until 1.2.0 is
+gone: the SDK's own pool asks it once per call, not of every idle
+connection, and its asyncio stream answers from its own buffer.)
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
 import json
@@ -44,8 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from animalstore_client import (
     AnimalStoreClient,
-    AsyncAnimalStoreClient,
-    _deadline_async,
     _httpcore_sync,
     _httpx_private,
     _models,
@@ -157,32 +155,6 @@ def response_reach(calls: int, rounds: int, base_url: str) -> tuple[str, float, 
         client.close()
 
 
-def pool_reach(calls: int, rounds: int, base_url: str) -> tuple[str, float, float, float]:
-    """The is_readable answer: 1,000 calls, 100 in flight, on the default backend (seconds per call)."""
-
-    async def burst() -> float:
-        async with AsyncAnimalStoreClient(KEY, base_url=base_url) as client:
-            semaphore = asyncio.Semaphore(100)
-
-            async def one() -> None:
-                async with semaphore:
-                    await client.list_pets(limit=100)
-
-            await asyncio.gather(*(one() for _ in range(100)))  # connections up
-            started = time.perf_counter()
-            await asyncio.gather(*(one() for _ in range(calls)))
-            return (time.perf_counter() - started) / calls
-
-    def public_answer(self: Any, info: str) -> Any:
-        return self._stream.get_extra_info(info)  # the wrapped anyio stream's own answer
-
-    def off() -> float:
-        with _replaced(_deadline_async._AsyncDeadlineStream, "get_extra_info", public_answer):  # noqa: SLF001
-            return asyncio.run(burst())
-
-    return ("is_readable by poll(): 100 in flight, default backend", *_ratio(lambda: asyncio.run(burst()), off, rounds))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny counts: figures only")
@@ -191,14 +163,13 @@ def main() -> int:
         "--server", choices=["nginx", "fake"], default="nginx", help="fake: the SDK's fake store (no nginx)"
     )
     args = parser.parse_args()
-    calls, rounds, burst = (20, 2, 200) if args.quick else (300, args.rounds, 1000)
+    calls, rounds = (20, 2) if args.quick else (300, args.rounds)
     rows = cpu_reaches(calls, rounds)
     from concurrency import fake_server, nginx  # the servers benchmarks/concurrency.py measures against
 
     try:
         with nginx() if args.server == "nginx" else fake_server() as (base_url, _cpu):
             rows.append(response_reach(calls, rounds, base_url))
-            rows.append(pool_reach(burst, rounds, base_url))
     except (AssertionError, FileNotFoundError) as exc:  # no nginx here
         print(f"nginx is not installed ({type(exc).__name__}): the reaches that need a server are not measured")
     print(f"{'reach (public route in its place)':55} {'with':>9} {'without':>9} {'gain':>7}")

@@ -65,14 +65,16 @@ PHRASES = {
     "_httpcore_async.py": [
         ("import asyncio\n", ""),
         (
-            '"""asyncio\'s own transports when the running loop is asyncio\'s (or uvloop\'s): measured faster than anyio\'s."""\n'
+            "\"\"\"asyncio's own transports when the running loop is asyncio's (or uvloop's): "
+            'measured faster than anyio\'s."""\n'
             "    try:\n"
             "        asyncio.get_running_loop()\n"
             "    except RuntimeError:  # trio\n"
             "        return _library_backend()\n"
             "    from ._asyncio_backend import AsyncioBackend\n\n"
             "    return AsyncioBackend()\n",
-            '"""httpcore\'s own backend: blocking sockets have no faster path to choose."""\n    return _library_backend()\n',
+            '"""httpcore\'s own backend: blocking sockets have no faster path to choose."""\n'
+            "    return _library_backend()\n",
         ),
         (
             '"""httpcore\'s own backend for asyncio and trio alike (anyio)."""\n'

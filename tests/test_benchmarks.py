@@ -49,7 +49,7 @@ def test_concurrency_benchmark_smoke_run() -> None:
         assert stack in result.stdout, stack
     # The ratios to the bare httpx floor are information now, not targets.
     assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout.split("for information")[1]
-    assert ("14 targets" if HAS_PYREQWEST else "8 targets") in result.stdout
+    assert ("20 targets" if HAS_PYREQWEST else "14 targets") in result.stdout
 
 
 def test_outage_benchmark_smoke_run() -> None:
@@ -152,5 +152,5 @@ def test_private_reaches_benchmark_smoke_run() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    for reach in ("copy_request", "_fast_pets", "Response._content", "is_readable"):
+    for reach in ("copy_request", "_fast_pets", "Response._content"):
         assert reach in result.stdout, result.stdout

@@ -189,32 +189,37 @@ def test_bad_total_timeout_is_refused(make_client: ClientFactory, value: object)
         make_client().with_options(total_timeout=value)  # type: ignore[arg-type]
 
 
-def test_the_sdk_pool_is_httpcore_built_with_the_deadline_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default backend's pool is httpcore's, given the deadline backend by network_backend=, proxies too."""
+def test_the_sdk_pool_is_its_own_over_the_deadline_backend_and_proxies_keep_httpcores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Direct requests go through the SDK's own pool, proxied ones through httpcore's: both on the deadline backend."""
     import httpcore
 
     from animalstore_client._deadline_sync import DeadlineBackend
     from animalstore_client._httpcore_sync import HttpcoreTransport
+    from animalstore_client._pool_sync import ConnectionPool
 
     given: list[object] = []
-    for cls in (httpcore.ConnectionPool, httpcore.HTTPProxy):
-        original = cls.__init__
+    original = httpcore.HTTPProxy.__init__
 
-        def record(self: object, *args: object, _original: object = original, **kwargs: object) -> None:
-            given.append(kwargs.get("network_backend"))
-            _original(self, *args, **kwargs)  # type: ignore[operator]
+    def record(self: object, *args: object, **kwargs: object) -> None:
+        given.append(kwargs.get("network_backend"))
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(cls, "__init__", record)
+    monkeypatch.setattr(httpcore.HTTPProxy, "__init__", record)
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "direct.example")
     client = AnimalStoreClient(API_KEY)
     transport = client._pool.transport
     assert isinstance(transport, HttpcoreTransport)
-    transport._pool_for(httpx.URL("https://api.animalstore.example/v1/pets"))  # through the proxy
-    transport._pool_for(httpx.URL("https://direct.example/v1/pets"))  # NO_PROXY: direct
+    proxied = transport._pool_for(httpx.URL("https://api.animalstore.example/v1/pets"))
+    direct = transport._pool_for(httpx.URL("https://direct.example/v1/pets"))  # NO_PROXY: direct
     client.close()
-    assert len({id(backend) for backend in given}) == 2  # HTTPProxy passes its own on to ConnectionPool
-    assert all(isinstance(backend, DeadlineBackend) for backend in given)
+    assert isinstance(proxied, httpcore.HTTPProxy)
+    assert isinstance(direct, ConnectionPool)
+    assert isinstance(direct._backend, DeadlineBackend)
+    assert len(given) == 1
+    assert isinstance(given[0], DeadlineBackend)
 
 
 # --- response size cap ----------------------------------------------------------------------------

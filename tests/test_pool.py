@@ -551,12 +551,6 @@ def test_many_threads_timing_out_while_connections_come_back_leave_the_pool_cons
         assert server.wait_for_open_connections(0) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pool bug: a request whose call's deadline has passed when it is queued raises PoolTimeout from "
-    "within() before its wait, so it is never withdrawn; the next give-back hands the connection to it and "
-    "the connection (and its slot) is lost: the pool then refuses every request with PoolTimeout",
-)
 @pytest.mark.parametrize("side", ["sync", "async"])
 def test_a_request_queued_past_its_deadline_is_passed_over(side: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A request that finds the only connection busy when its call's deadline has already passed raises
