@@ -142,6 +142,23 @@ def test_plumbing_benchmark_buckets_each_sample_by_its_innermost_telling_frame()
     assert dict(functions) == {"AiohttpTransport.send (_transport_aiohttp.py)": 0.1}
 
 
+def test_default_layers_benchmark_smoke_run() -> None:
+    """benchmarks/default_layers.py --quick --server fake times every layer of the default backend and both networks."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / "default_layers.py"), "--quick", "--server", "fake"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for layer in ("h11 alone", "AsyncHTTP11Connection", "AsyncHTTPConnection", "the SDK's pool", "the whole SDK call"):
+        assert layer in result.stdout, result.stdout
+    part2 = result.stdout.split("Part 2")[1]
+    assert "anyio" in part2, result.stdout
+    assert "asyncio" in part2, result.stdout
+
+
 def test_private_reaches_benchmark_smoke_run() -> None:
     """benchmarks/private_reaches.py --quick --server fake times every reach with and without its public route."""
     result = subprocess.run(
