@@ -2,10 +2,10 @@
 
 httpcore's own async backend goes through anyio, which costs a cancel scope
 per read and write (the timeout) and builds a dict of socket attributes for
-each ``get_extra_info``; on asyncio (or uvloop) this backend does the same
+each ``get_extra_info``; on asyncio's own loops this backend does the same
 job with a protocol that buffers what arrives and one timer per wait
-(docs/performance.md has the profile and the figures). Under trio the
-default backend keeps anyio's. Only httpcore's public
+(docs/performance.md has the profile and the figures). Under trio and
+uvloop the default backend keeps anyio's. Only httpcore's public
 ``AsyncNetworkBackend``/``AsyncNetworkStream`` interface is implemented, and
 every failure is httpcore's exception for it, as anyio's backend raises.
 """
@@ -13,6 +13,7 @@ every failure is httpcore's exception for it, as anyio's backend raises.
 from __future__ import annotations
 
 import asyncio
+import select
 import socket
 import ssl
 from collections import deque
@@ -20,11 +21,14 @@ from typing import Any
 
 import httpcore
 
-__all__ = ["AsyncioBackend"]
+__all__ = ["AsyncioBackend", "for_running_loop"]
 
 _PAUSE_AT = 256 * 1024
 """Bytes buffered unread at which the socket stops being read, until the reader catches up."""
+_WRITE_SLICE = 64 * 1024
+"""The most written before waiting for the transport to drain."""
 _TIMED_OUT = object()
+_HAS_POLL = hasattr(select, "poll")
 
 
 class _Protocol(asyncio.Protocol):
@@ -171,11 +175,15 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         protocol = self._protocol
         if protocol.ended() or self._transport.is_closing():
             raise httpcore.WriteError(protocol.why_ended())
-        try:
-            self._transport.write(buffer)
-        except (OSError, RuntimeError) as exc:
-            raise httpcore.WriteError(str(exc)) from exc
-        await protocol.drain(timeout)
+        view = memoryview(buffer)
+        for start in range(0, len(view), _WRITE_SLICE):
+            # In slices, each drained: a TLS transport passes one large write straight down, and
+            # flow control (so the write timeout) would never reach this protocol.
+            try:
+                self._transport.write(view[start : start + _WRITE_SLICE])
+            except (OSError, RuntimeError) as exc:
+                raise httpcore.WriteError(str(exc)) from exc
+            await protocol.drain(timeout)
 
     async def aclose(self) -> None:
         # No TLS close_notify exchange (anyio's backend, as httpcore uses it, sends none either).
@@ -188,6 +196,11 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         timeout: float | None = None,
     ) -> httpcore.AsyncNetworkStream:
         loop = self._protocol.loop
+        if self._protocol.has_unread():
+            # Bytes before the handshake are no server's answer: read after it, they would pass
+            # for the authenticated response (anyio's TLS layer refuses them too).
+            self._transport.abort()
+            raise httpcore.ConnectError("the server sent data (or closed) before the TLS handshake")
         try:
             transport = await loop.start_tls(
                 self._transport,
@@ -208,9 +221,10 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
-            # Asked of an idle connection as the pool takes it: anything the loop received on it
-            # since its answer ended (the server's close, or bytes it should not have sent).
-            return self._protocol.has_unread()
+            # Asked of an idle connection as the pool takes it or hands it on: anything received
+            # since its answer ended (the server's close, or bytes it should not have sent), by the
+            # loop already or still in the kernel (a busy loop may not have read it yet).
+            return self._protocol.has_unread() or _readable_now(self._socket)
         if info == "socket":
             return self._socket
         if info == "ssl_object":
@@ -223,7 +237,7 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend on the running asyncio loop's transports (asyncio's own loop or uvloop)."""
+    """httpcore's network backend on the running asyncio loop's transports (`for_running_loop` says which loops)."""
 
     async def connect_tcp(
         self,
@@ -234,21 +248,161 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         loop = asyncio.get_running_loop()
-        protocol = _Protocol(loop)
         local = None if local_address is None else (local_address, 0)
+        # Its own task, so that the timeout cancels the connecting and nothing else; and not
+        # asyncio.wait_for, which on 3.10 and 3.11 can return a connection for a cancelled call.
+        connecting = loop.create_task(_connect(loop, host, port, local))
+        timed_out: list[bool] = []
+
+        def time_out() -> None:
+            timed_out.append(True)
+            connecting.cancel()
+
+        timer = None if timeout is None else loop.call_later(timeout, time_out)
         try:
-            transport, _ = await asyncio.wait_for(
-                loop.create_connection(lambda: protocol, host, port, local_addr=local), timeout
-            )
-        except asyncio.TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"no connection to {host}:{port} within the connect timeout") from exc
-        except OSError as exc:
+            transport, protocol = await connecting
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            cancelling = getattr(current, "cancelling", None)  # 3.11+: whether the caller is being cancelled
+            if not timed_out or (cancelling is not None and cancelling()):
+                _abort_when_connected(connecting)  # the caller was cancelled: nothing may stay open
+                raise
+            raise httpcore.ConnectTimeout(f"no connection to {host}:{port} within the connect timeout") from None
+        except (OSError, UnicodeError, ValueError) as exc:  # refused, unreachable, a name that is not one
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        finally:
+            if timer is not None:
+                timer.cancel()
         sock = transport.get_extra_info("socket")
-        for option in socket_options or ():
-            sock.setsockopt(*option)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            if sock is None or transport.is_closing():
+                raise ConnectionResetError("the server closed the connection as it was opened")
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+        except OSError as exc:
+            transport.abort()
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
         return _AsyncioStream(transport, protocol, sock)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+_HAPPY_EYEBALLS_DELAY = 0.25
+"""Seconds before the next address of a host is tried alongside (RFC 8305's figure, as anyio's backend uses)."""
+
+
+async def _connect(
+    loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
+) -> tuple[asyncio.Transport, _Protocol]:
+    """A connection to the first of ``host``'s addresses that answers, tried as RFC 8305 says (Happy Eyeballs).
+
+    The next address is tried alongside once the last one has had `_HAPPY_EYEBALLS_DELAY`
+    seconds, or at once when it fails. Written here rather than asyncio's
+    ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the
+    caller is cancelled (Python 3.10, 3.11): every attempt that does not win, and every
+    one if the caller is cancelled, is closed here.
+    """
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    attempts: dict[asyncio.Task[Any], _Protocol] = {}
+    pending: set[asyncio.Task[Any]] = set()
+    errors: list[BaseException] = []
+    won: asyncio.Task[Any] | None = None
+    try:
+        for family, _, _, _, address in _interleaved(infos):
+            protocol = _Protocol(loop)
+            attempt = loop.create_task(
+                loop.create_connection(lambda p=protocol: p, address[0], address[1], family=family, local_addr=local)
+            )
+            attempts[attempt] = protocol
+            pending.add(attempt)
+            won = await _first_to_connect(pending, errors, _HAPPY_EYEBALLS_DELAY)
+            if won is not None:
+                break
+        while won is None and pending:
+            won = await _first_to_connect(pending, errors, None)
+        if won is None:
+            raise errors[-1] if errors else OSError(f"{host} has no address to connect to")
+        transport, _ = won.result()
+        return transport, attempts[won]
+    finally:
+        for attempt in attempts:
+            if attempt is not won:
+                attempt.cancel()
+                _abort_when_connected(attempt)
+
+
+async def _first_to_connect(
+    pending: set[asyncio.Task[Any]], errors: list[BaseException], delay: float | None
+) -> asyncio.Task[Any] | None:
+    """The first of ``pending`` to connect; ``None`` after ``delay`` seconds, after a failure, or once none is left."""
+    while pending:
+        done, _ = await asyncio.wait(pending, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            return None  # the delay passed: the next address starts alongside
+        for attempt in done:
+            pending.discard(attempt)
+            if attempt.cancelled():
+                continue
+            error = attempt.exception()
+            if error is None:
+                return attempt
+            errors.append(error)
+        if delay is not None:
+            return None  # a failure: the next address starts at once
+    return None
+
+
+def _interleaved(infos: list[Any]) -> list[Any]:
+    """``getaddrinfo``'s answers with the address families alternating, the first family first (RFC 8305)."""
+    families: dict[int, list[Any]] = {}
+    for info in infos:
+        families.setdefault(info[0], []).append(info)
+    queues = list(families.values())
+    ordered: list[Any] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
+
+
+def _abort_when_connected(connecting: asyncio.Task[Any]) -> None:
+    """Close the connection ``connecting`` made, now or once it is made: its caller has gone."""
+
+    def abort(task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            task.result()[0].abort()
+
+    connecting.add_done_callback(abort)
+
+
+def _readable_now(sock: Any) -> bool:
+    """Whether the kernel holds data or the peer's close for ``sock`` (gone: ``True``, its next read ends)."""
+    if sock is None:
+        return True
+    try:
+        fd = sock.fileno()
+    except (OSError, ValueError):
+        return True
+    if fd < 0:
+        return True
+    if _HAS_POLL:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        return bool(poll.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
+
+
+def for_running_loop() -> AsyncioBackend | None:
+    """This backend when the running loop is one of asyncio's own; ``None`` under trio, uvloop or another loop.
+
+    uvloop is left to anyio's backend: its TLS transport drops what it has decrypted
+    once reading is paused and the peer closes without a TLS close_notify.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # trio
+        return None
+    return AsyncioBackend() if isinstance(loop, asyncio.BaseEventLoop) else None

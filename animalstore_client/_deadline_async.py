@@ -50,9 +50,12 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.AsyncNetworkStream:
-        stream = await self._stream.start_tls(
-            ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        )
+        try:
+            timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        except httpcore.ConnectTimeout:
+            await self._stream.aclose()  # nothing else holds the TCP connection yet to close it
+            raise
+        stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
         return _AsyncDeadlineStream(stream)
 
     def get_extra_info(self, info: str) -> Any:

@@ -51,9 +51,12 @@ class _DeadlineStream(httpcore.NetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.NetworkStream:
-        stream = self._stream.start_tls(
-            ssl_context, server_hostname, within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        )
+        try:
+            timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        except httpcore.ConnectTimeout:
+            self._stream.close()  # nothing else holds the TCP connection yet to close it
+            raise
+        stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
         return _DeadlineStream(stream)
 
     def get_extra_info(self, info: str) -> Any:

@@ -7,7 +7,6 @@ that an application which only imports the package should not pay.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -192,14 +191,10 @@ class AsyncHttpcoreTransport:
 
 
 def _direct_backend() -> httpcore.AsyncNetworkBackend:
-    """asyncio's own transports when the running loop is asyncio's (or uvloop's): measured faster than anyio's."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # trio
-        return _library_backend()
-    from ._asyncio_backend import AsyncioBackend
+    """The SDK's asyncio backend on asyncio's own loops (measured faster than anyio's), anyio's on any other."""
+    from ._asyncio_backend import for_running_loop
 
-    return AsyncioBackend()
+    return for_running_loop() or _library_backend()
 
 
 def _library_backend() -> httpcore.AsyncNetworkBackend:

@@ -141,7 +141,7 @@ class AsyncConnectionPool:
         while idle:
             connection = idle.pop()
             self._idle_count -= 1
-            if connection.is_available() and not connection.has_expired():
+            if connection.is_available() and not _expired(connection):
                 return connection, None
             stale.append(connection)
             self._opened -= 1
@@ -186,6 +186,11 @@ class AsyncConnectionPool:
                 close.append(connection)
             waiter = self._next_waiter()
             if waiter is not None:
+                if keep and _expired(connection):  # type: ignore[arg-type]  # keep implies a connection
+                    # Handed on without waiting idle, it is checked here as a take would: bytes the
+                    # server sent past its answer would otherwise be read as the waiter's.
+                    keep = False
+                    close.append(connection)  # type: ignore[arg-type]
                 if keep and waiter.origin == key:
                     waiter.connection = connection  # handed over as it is
                 elif keep:
@@ -197,7 +202,7 @@ class AsyncConnectionPool:
                 idle = self._idle.get(key)
                 if idle is None:
                     idle = self._idle[key] = deque()
-                elif idle and idle[0].has_expired():
+                elif idle and _expired(idle[0]):
                     # The oldest is checked as the newest joins: under light load, when only the
                     # newest is ever taken, no idle socket outlives its expiry for long.
                     close.append(idle.popleft())
@@ -274,8 +279,19 @@ class _PooledBody:
             await self._pool.give_back(self._key, self._connection)
 
 
+def _expired(connection: httpcore.AsyncHTTPConnection) -> bool:
+    """httpcore's ``has_expired()``; a connection that cannot answer it is taken as expired (and closed)."""
+    try:
+        return connection.has_expired()
+    except Exception:  # noqa: BLE001  # the question failing is itself the answer: not fit for use
+        return True
+
+
 async def _close(connections: list[httpcore.AsyncHTTPConnection]) -> None:
-    """Close each connection, whole even if the calling task is cancelled meanwhile."""
+    """Close each connection, whole even if the calling task is cancelled meanwhile, and each despite the others."""
     with AsyncShield():
         for connection in connections:
-            await connection.aclose()
+            try:
+                await connection.aclose()
+            except Exception:  # noqa: BLE001  # a socket failing to close is closed enough; the rest must be too
+                continue

@@ -63,16 +63,11 @@ SUBSTITUTIONS = [
 # Sentences that differ by nature, as (async text, sync text), per source file.
 PHRASES = {
     "_httpcore_async.py": [
-        ("import asyncio\n", ""),
         (
-            "\"\"\"asyncio's own transports when the running loop is asyncio's (or uvloop's): "
-            'measured faster than anyio\'s."""\n'
-            "    try:\n"
-            "        asyncio.get_running_loop()\n"
-            "    except RuntimeError:  # trio\n"
-            "        return _library_backend()\n"
-            "    from ._asyncio_backend import AsyncioBackend\n\n"
-            "    return AsyncioBackend()\n",
+            "\"\"\"The SDK's asyncio backend on asyncio's own loops (measured faster than anyio's), "
+            'anyio\'s on any other."""\n'
+            "    from ._asyncio_backend import for_running_loop\n\n"
+            "    return for_running_loop() or _library_backend()\n",
             '"""httpcore\'s own backend: blocking sockets have no faster path to choose."""\n'
             "    return _library_backend()\n",
         ),

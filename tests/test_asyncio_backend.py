@@ -1,0 +1,278 @@
+"""The asyncio network backend under the default pool, and the pool's checks, against a server that misbehaves.
+
+Each case here was found by attacking the change that brought the SDK's own
+pool: bytes in the clear before a TLS handshake, bytes a server sends past an
+answer while the next request waits for the connection, bytes the kernel
+holds that a busy loop has not read, and a server that closes as it accepts.
+Servers are plain sockets on 127.0.0.1, every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+
+import httpcore
+import pytest
+
+from animalstore_client import _asyncio_backend
+from animalstore_client._asyncio_backend import AsyncioBackend
+from animalstore_client._deadline_async import AsyncDeadlineBackend
+from animalstore_client._deadline_sync import DeadlineBackend
+from animalstore_client._pool_async import AsyncConnectionPool
+from animalstore_client._pool_sync import ConnectionPool
+
+from .tls import client_context
+
+BOUND = 5.0
+TIMEOUTS = {"connect": BOUND, "read": BOUND, "write": BOUND, "pool": BOUND}
+STRAY = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nFORGED"
+
+
+@contextmanager
+def _server(handler: Callable[[socket.socket, int], None]) -> Generator[int]:
+    """A server on 127.0.0.1 running ``handler(connection, index)`` on a thread per connection; yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[socket.socket] = []
+
+    def accept() -> None:
+        index = 0
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.settimeout(BOUND)
+            connections.append(conn)
+            threading.Thread(target=_quietly, args=(handler, conn, index), daemon=True).start()
+            index += 1
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for conn in connections:
+            conn.close()
+
+
+def _quietly(handler: Callable[[socket.socket, int], None], conn: socket.socket, index: int) -> None:
+    with contextlib.suppress(OSError):  # the client closed: what the case is about
+        handler(conn, index)
+
+
+def _read_head(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    return data
+
+
+def _answer(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _request(port: int) -> httpcore.Request:
+    host = f"127.0.0.1:{port}"
+    headers = [(b"Host", host.encode())]
+    return httpcore.Request(b"GET", f"http://{host}/", headers=headers, extensions={"timeout": TIMEOUTS})
+
+
+def _answer_then_stray(conn: socket.socket, index: int) -> None:
+    """Answer the first request, then send an answer nobody asked for; answer later requests properly."""
+    _read_head(conn)
+    conn.sendall(_answer(b"first-%d" % index))
+    time.sleep(0.05)
+    conn.sendall(STRAY)
+    while _read_head(conn):
+        conn.sendall(_answer(b"later-%d" % index))
+
+
+def test_bytes_before_the_tls_handshake_are_refused() -> None:
+    """Bytes in the clear that arrived before the handshake are no server's answer: the connection is refused.
+
+    Read after the handshake they would pass for the authenticated response (an attacker on
+    the path could write them); anyio's TLS layer refuses them as well.
+    """
+
+    def clear_text_first(conn: socket.socket, index: int) -> None:
+        conn.sendall(_answer(b"[]"))
+        time.sleep(1)
+
+    async def run() -> None:
+        with _server(clear_text_first) as port:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
+            await asyncio.sleep(0.1)  # the loop reads the clear-text bytes
+            with pytest.raises(httpcore.ConnectError, match="before the TLS handshake"):
+                await stream.start_tls(client_context(), server_hostname="localhost", timeout=BOUND)
+
+    asyncio.run(run())
+
+
+def test_a_connection_handed_to_a_waiting_request_is_checked_async() -> None:
+    """A connection given straight to a queued request is checked as a take would: stray bytes are not its answer."""
+
+    async def run() -> None:
+        with _server(_answer_then_stray) as port:
+            pool = AsyncConnectionPool(
+                ssl.create_default_context(),
+                AsyncDeadlineBackend(AsyncioBackend()),
+                max_connections=1,
+                max_keepalive_connections=1,
+                keepalive_expiry=None,
+            )
+
+            async def call() -> bytes:
+                response = await pool.handle_async_request(_request(port))
+                try:
+                    return await response.aread()
+                finally:
+                    await response.aclose()
+
+            first = await pool.handle_async_request(_request(port))
+            queued = asyncio.ensure_future(call())
+            await asyncio.sleep(0.01)  # the second request waits for the only connection
+            assert await first.aread() == b"first-0"
+            await asyncio.sleep(0.2)  # the stray answer arrives meanwhile
+            await first.aclose()
+            assert await asyncio.wait_for(queued, BOUND) == b"first-1"  # a new connection's answer
+            await pool.aclose()
+
+    asyncio.run(run())
+
+
+def test_a_connection_handed_to_a_waiting_request_is_checked_sync() -> None:
+    """The same on the sync pool: the waiting thread gets a fresh connection, not the stray answer."""
+    with _server(_answer_then_stray) as port:
+        pool = ConnectionPool(
+            ssl.create_default_context(),
+            DeadlineBackend(httpcore.SyncBackend()),
+            max_connections=1,
+            max_keepalive_connections=1,
+            keepalive_expiry=None,
+        )
+        got: list[bytes] = []
+
+        def call() -> None:
+            response = pool.handle_request(_request(port))
+            try:
+                got.append(response.read())
+            finally:
+                response.close()
+
+        first = pool.handle_request(_request(port))
+        waiting = threading.Thread(target=call)
+        waiting.start()
+        time.sleep(0.05)
+        assert first.read() == b"first-0"
+        time.sleep(0.2)
+        first.close()
+        waiting.join(BOUND)
+        assert got == [b"first-1"]
+        pool.close()
+
+
+def test_an_idle_connection_reads_as_readable_when_the_kernel_holds_bytes_a_busy_loop_has_not_read() -> None:
+    """The asyncio stream asks the kernel too: a loop busy with other work has not read what arrived."""
+
+    def stray_later(conn: socket.socket, index: int) -> None:
+        time.sleep(0.05)
+        conn.sendall(STRAY)
+        time.sleep(1)
+
+    async def run() -> None:
+        with _server(stray_later) as port:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
+            assert not stream.get_extra_info("is_readable")
+            time.sleep(0.3)  # the loop is busy: the bytes reach the kernel, not the protocol
+            assert stream.get_extra_info("is_readable")
+            await stream.aclose()
+
+    asyncio.run(run())
+
+
+def test_a_server_closing_as_it_accepts_is_a_connect_error() -> None:
+    """Whatever the timing of a close on accept, the backend raises httpcore's ConnectError or gives a stream."""
+
+    def close_at_once(conn: socket.socket, index: int) -> None:
+        conn.close()
+
+    async def busy() -> None:
+        while True:
+            time.sleep(0.001)  # a loop with other work, which widens the window
+            await asyncio.sleep(0)
+
+    async def run() -> None:
+        with _server(close_at_once) as port:
+            other = asyncio.ensure_future(busy())
+            outcomes: set[str] = set()
+            for _ in range(50):
+                try:
+                    stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
+                except httpcore.ConnectError:
+                    outcomes.add("ConnectError")
+                else:
+                    outcomes.add("stream")
+                    await stream.aclose()
+            other.cancel()
+        assert outcomes <= {"ConnectError", "stream"}
+
+    asyncio.run(run())
+
+
+def test_a_name_that_cannot_be_a_host_is_a_connect_error() -> None:
+    """A host label over 63 characters fails to encode: httpcore's ConnectError, as anyio's backend raises."""
+
+    async def run() -> None:
+        with pytest.raises(httpcore.ConnectError):
+            await AsyncioBackend().connect_tcp("a" * 64 + ".example", 80, timeout=BOUND)
+
+    asyncio.run(run())
+
+
+def test_a_cancelled_connect_leaves_no_connection_open() -> None:
+    """A call cancelled while its connection opens raises CancelledError; a connection made meanwhile is closed."""
+    accepted: list[socket.socket] = []
+
+    def hold(conn: socket.socket, index: int) -> None:
+        accepted.append(conn)
+        time.sleep(2)
+
+    async def run() -> None:
+        with _server(hold) as port:
+            for _ in range(20):
+                task = asyncio.ensure_future(AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND))
+                await asyncio.sleep(0)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            await asyncio.sleep(0.2)  # the closes reach the server
+            for conn in accepted:
+                conn.settimeout(1)
+                assert conn.recv(1) == b""  # closed by the client
+
+    asyncio.run(run())
+
+
+def test_uvloop_keeps_anyios_backend() -> None:
+    """Only asyncio's own loops get the SDK's backend; uvloop's TLS transport loses data once reading is paused."""
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed: nothing to check")
+
+    async def chosen() -> object:
+        return _asyncio_backend.for_running_loop()
+
+    assert isinstance(asyncio.run(chosen()), AsyncioBackend)
+    loop = uvloop.new_event_loop()
+    try:
+        assert loop.run_until_complete(chosen()) is None
+    finally:
+        loop.close()
