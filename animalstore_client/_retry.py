@@ -54,18 +54,30 @@ def backoff_delay(retry_number: int, jitter: float) -> float:
     return base * (1.0 - JITTER * jitter)
 
 
+def _decimal(text: str) -> float | None:
+    """A plain non-negative decimal (``7``, ``1.5``), or ``None``: no sign, exponent, ``inf`` or non-ASCII digit."""
+    whole, dot, fraction = text.partition(".")
+    # isdigit() alone accepts '²' and other digits float() refuses.
+    if not (whole.isascii() and whole.isdigit()):
+        return None
+    if dot and not (fraction.isascii() and fraction.isdigit()):
+        return None
+    return float(text)
+
+
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP-date), or ``None``.
 
-    An HTTP-date in the past means "now" (0 seconds); a value that is neither
+    Delta-seconds may have a fraction (``1.5``), as some services send. An
+    HTTP-date in the past means "now" (0 seconds); a value that is neither
     form is ignored (``None``).
     """
     if value is None:
         return None
     text = value.strip()
-    # isdigit() alone accepts '²' and other digits float() refuses.
-    if text.isascii() and text.isdigit():
-        return float(text)
+    seconds = _decimal(text)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -77,6 +89,18 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
         return max(0.0, (when - current).total_seconds())
     except OverflowError:  # a date so far off it cannot be subtracted: never worth waiting for
         return None
+
+
+def parse_retry_after_ms(value: str | None) -> float | None:
+    """Seconds to wait from a ``retry-after-ms`` value (milliseconds, a fraction allowed), or ``None``.
+
+    Sent by several large APIs beside or instead of ``Retry-After``, and
+    honoured before it: it is the more precise of the two.
+    """
+    if value is None:
+        return None
+    milliseconds = _decimal(value.strip())
+    return None if milliseconds is None else milliseconds / 1000.0
 
 
 def delay_after_response(
@@ -95,7 +119,9 @@ def delay_after_response(
     allowed = READ_RETRY_STATUSES if is_idempotent(method) else WRITE_RETRY_STATUSES
     if status_code not in allowed:
         return None
-    retry_after = parse_retry_after(headers.get("retry-after"), now)
+    retry_after = parse_retry_after_ms(headers.get("retry-after-ms"))
+    if retry_after is None:
+        retry_after = parse_retry_after(headers.get("retry-after"), now)
     if retry_after is not None:
         # The service asked for more patience than a caller should wait
         # inside one call: give the error back and let the caller decide.

@@ -14,6 +14,7 @@ from animalstore_client._retry import (
     delay_after_response,
     is_idempotent,
     parse_retry_after,
+    parse_retry_after_ms,
 )
 
 NOW = datetime(2026, 11, 21, 12, 0, 0, tzinfo=timezone.utc)
@@ -44,7 +45,14 @@ def test_jitter_only_shortens_by_at_most_a_quarter(jitter: float) -> None:
         ("Sat, 21 Nov 2026 12:00:05 GMT", 5.0),
         ("soon", None),
         ("-3", None),
-        ("1.5", None),
+        ("1.5", 1.5),
+        ("0.25", 0.25),
+        ("1.", None),
+        (".5", None),
+        ("1e3", None),
+        ("inf", None),
+        ("nan", None),
+        ("+3", None),
         ("²", None),
         ("١٢", None),
         ("Fri, 31 Dec 99999 23:59:59 GMT", None),
@@ -52,7 +60,7 @@ def test_jitter_only_shortens_by_at_most_a_quarter(jitter: float) -> None:
     ],
 )
 def test_parse_retry_after(value: str | None, seconds: float | None) -> None:
-    """Delta-seconds and HTTP-dates are read; anything else is ignored."""
+    """Delta-seconds (a fraction allowed) and HTTP-dates are read; anything else is ignored."""
     assert parse_retry_after(value, NOW) == seconds
 
 
@@ -97,6 +105,34 @@ def test_retry_after_is_honoured_up_to_sixty_seconds() -> None:
     date = format_datetime(NOW + timedelta(seconds=12), usegmt=True)
     assert _after("POST", 429, {"Retry-After": date}) == 12.0
     assert _after("GET", 503, {"Retry-After": "whenever"}) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("1500", 1.5),
+        ("250.5", 0.2505),
+        ("0", 0.0),
+        (" 40 ", 0.04),
+        ("-5", None),
+        ("1e3", None),
+        ("soon", None),
+        (None, None),
+    ],
+)
+def test_parse_retry_after_ms(value: str | None, seconds: float | None) -> None:
+    """retry-after-ms is milliseconds, a fraction allowed; anything else is ignored."""
+    assert parse_retry_after_ms(value) == seconds
+
+
+def test_retry_after_ms_is_honoured_before_retry_after_within_the_same_cap() -> None:
+    """retry-after-ms wins over Retry-After; an unreadable one leaves Retry-After to decide; 60 s caps both."""
+    assert _after("GET", 429, {"retry-after-ms": "1500", "Retry-After": "30"}) == 1.5
+    assert _after("GET", 503, {"retry-after-ms": "later", "Retry-After": "2"}) == 2.0
+    assert _after("POST", 429, {"retry-after-ms": "60000"}) == 60.0
+    assert _after("GET", 429, {"retry-after-ms": "60001", "Retry-After": "1"}) is None
+    assert _after("GET", 503, {"Retry-After": "0.5"}) == 0.5
+    assert _after("POST", 500, {"retry-after-ms": "10"}) is None  # never makes a status retryable
 
 
 def test_retry_after_does_not_make_a_status_retryable() -> None:
