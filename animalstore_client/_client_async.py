@@ -157,6 +157,11 @@ class AsyncAnimalStoreClient(IOAsync):
         """The HTTP library this client sends through."""
         return cast("AsyncBackendName", self._settings.backend)  # chosen by choose_backend_async
 
+    @property
+    def middleware(self) -> tuple[AsyncMiddleware, ...]:
+        """The middleware run around each attempt, outermost first."""
+        return cast("tuple[AsyncMiddleware, ...]", self._settings.middleware)  # checked by the constructor
+
     async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 

@@ -155,6 +155,11 @@ class AnimalStoreClient(IOSync):
         """The HTTP library this client sends through."""
         return cast("BackendName", self._settings.backend)  # chosen by choose_backend_sync
 
+    @property
+    def middleware(self) -> tuple[Middleware, ...]:
+        """The middleware run around each attempt, outermost first."""
+        return cast("tuple[Middleware, ...]", self._settings.middleware)  # checked by the constructor
+
     def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 

@@ -120,6 +120,8 @@ def middleware_and_budget() -> None:
     async_client = AsyncAnimalStoreClient(middleware=[async_middleware], retry_budget=None)
     assert_type(sync_client.retry_budget, RetryBudget | None)
     assert_type(async_client.with_options(middleware=[]), AsyncAnimalStoreClient)
+    assert_type(sync_client.middleware, tuple[Middleware, ...])
+    assert_type(async_client.middleware, tuple[AsyncMiddleware, ...])
     sync_list: list[Middleware] = [plain_middleware]
     async_list: list[AsyncMiddleware] = [async_middleware]
     AnimalStoreClient(middleware=sync_list)
