@@ -126,6 +126,15 @@ def _is_instance_of(http_client: object, module_name: str, class_name: str) -> b
     return isinstance(cls, type) and isinstance(http_client, cls)
 
 
+def _full_name(cls: type) -> str:
+    """``module.Class`` for a class of a library (``httpx2._client.Client``), plain ``str`` for a builtin.
+
+    The class name alone reads as a contradiction when another library has one of the same name.
+    """
+    module = getattr(cls, "__module__", None)
+    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
 def _choose(backend: object, http_client: object, others: dict[str, tuple[str, str]], httpx_class: type) -> str:
     names = ("httpx", *others)
     # isinstance first: `in` would call a foreign object's __eq__, which may raise.
@@ -147,7 +156,7 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
         ]
         accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
         raise ClientValidationError(
-            f"http_client must be {accepted}, got {type(http_client).__name__}",
+            f"http_client must be {accepted}, got {_full_name(type(http_client))}",
             argument="http_client",
             rule=accepted,
             value=http_client,

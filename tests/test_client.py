@@ -651,15 +651,26 @@ def test_wrong_kind_of_http_client_is_refused(variant: str) -> None:
     if variant == "sync":
         with pytest.raises(
             ClientValidationError,
-            match=r"an httpx\.Client, a urllib3\.PoolManager or a pyreqwest\.client\.SyncClient, got AsyncClient",
+            match=r"an httpx\.Client, a urllib3\.PoolManager or a pyreqwest\.client\.SyncClient, "
+            r"got httpx\.AsyncClient$",
         ):
             AnimalStoreClient(API_KEY, http_client=httpx.AsyncClient())  # type: ignore[arg-type]
     else:
         with pytest.raises(
             ClientValidationError,
-            match=r"an httpx\.AsyncClient, an aiohttp\.ClientSession or a pyreqwest\.client\.Client, got Client",
+            match=r"an httpx\.AsyncClient, an aiohttp\.ClientSession or a pyreqwest\.client\.Client, "
+            r"got httpx\.Client$",
         ):
             AsyncAnimalStoreClient(API_KEY, http_client=httpx.Client())  # type: ignore[arg-type]
+
+
+def test_an_http_client_of_another_library_is_named_in_full(variant: str) -> None:
+    """A client class of another library with the same name (httpx2's Client) is named with its module."""
+    foreign = type("Client", (), {"__module__": "httpx2._client"})()
+    cls = AnimalStoreClient if variant == "sync" else AsyncAnimalStoreClient
+    with pytest.raises(ClientValidationError, match=r", got httpx2\._client\.Client$") as info:
+        cls(API_KEY, http_client=foreign)
+    assert info.value.argument == "http_client"
 
 
 def test_http_client_timeout_is_kept_when_not_overridden(make_client: ClientFactory, variant: str) -> None:
