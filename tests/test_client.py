@@ -666,7 +666,7 @@ def test_wrong_kind_of_http_client_is_refused(variant: str) -> None:
 
 def test_an_http_client_of_another_library_is_named_in_full(variant: str) -> None:
     """A client class of another library with the same name (httpx2's Client) is named with its module."""
-    foreign = type("Client", (), {"__module__": "httpx2._client"})()
+    foreign: Any = type("Client", (), {"__module__": "httpx2._client"})()
     cls = AnimalStoreClient if variant == "sync" else AsyncAnimalStoreClient
     with pytest.raises(ClientValidationError, match=r", got httpx2\._client\.Client$") as info:
         cls(API_KEY, http_client=foreign)
