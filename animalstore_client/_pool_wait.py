@@ -21,10 +21,11 @@ __all__ = ["AsyncShield", "AsyncWaiter", "Shield", "Waiter"]
 class _Grant:
     """What a queued request was given: a connection, or (``connection`` None) the right to open one."""
 
-    __slots__ = ("connection", "granted", "origin", "withdrawn")
+    __slots__ = ("connection", "granted", "key", "withdrawn")
 
-    def __init__(self, origin: Any) -> None:
-        self.origin = origin
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        """The origin the request is for, as the pool keys it (scheme, host, port)."""
         self.connection: Any = None
         self.granted = False
         """Set, under the pool's lock, by the call that hands this waiter a connection or a slot."""
@@ -37,10 +38,10 @@ class AsyncWaiter(_Grant):
 
     __slots__ = ("_event",)
 
-    def __init__(self, origin: Any) -> None:
+    def __init__(self, key: Any) -> None:
         import anyio
 
-        super().__init__(origin)
+        super().__init__(key)
         self._event = anyio.Event()
 
     def wake(self) -> None:
@@ -60,8 +61,8 @@ class Waiter(_Grant):
 
     __slots__ = ("_event",)
 
-    def __init__(self, origin: Any) -> None:
-        super().__init__(origin)
+    def __init__(self, key: Any) -> None:
+        super().__init__(key)
         self._event = threading.Event()
 
     def wake(self) -> None:
