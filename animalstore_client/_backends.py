@@ -1,9 +1,11 @@
 """Which HTTP library a client sends through: choosing it, and importing it only when chosen.
 
-httpx is the default for both clients. aiohttp (async), urllib3 (sync) and
-pyreqwest (both, Python 3.11+) are optional extras; their modules are imported
-only when a client asks for them, so ``import animalstore_client`` never loads
-them.
+httpx is the default for both clients. httpx2 (both, Python 3.11+), aiohttp
+(async), urllib3 (sync) and pyreqwest (both, Python 3.11+) are optional
+extras; their modules are imported only when a client asks for them, so
+``import animalstore_client`` never loads them. Under ``"httpx"`` and
+``"httpx2"`` a client given no ``http_client`` sends through the SDK's own
+pool (over httpcore or httpcore2: the same code, generated).
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from ._show import show
 from ._tls import ssl_context
 
 if TYPE_CHECKING:
+    from ._httpcore2_async import AsyncHttpcore2Transport
+    from ._httpcore2_sync import Httpcore2Transport
     from ._httpcore_async import AsyncHttpcoreTransport
     from ._httpcore_sync import HttpcoreTransport
     from ._transport_aiohttp import AiohttpTransport
     from ._transport_async import AsyncHttpxTransport, AsyncTransport
+    from ._transport_httpx2_async import AsyncHttpx2Transport
+    from ._transport_httpx2_sync import Httpx2Transport
     from ._transport_pyreqwest_async import AsyncPyreqwestTransport
     from ._transport_pyreqwest_sync import PyreqwestTransport
     from ._transport_sync import HttpxTransport, Transport
@@ -34,10 +40,19 @@ if TYPE_CHECKING:
     _ASYNC_SEAM: tuple[type[AsyncTransport], ...] = (
         AsyncHttpxTransport,
         AsyncHttpcoreTransport,
+        AsyncHttpx2Transport,
+        AsyncHttpcore2Transport,
         AiohttpTransport,
         AsyncPyreqwestTransport,
     )
-    _SYNC_SEAM: tuple[type[Transport], ...] = (HttpxTransport, HttpcoreTransport, Urllib3Transport, PyreqwestTransport)
+    _SYNC_SEAM: tuple[type[Transport], ...] = (
+        HttpxTransport,
+        HttpcoreTransport,
+        Httpx2Transport,
+        Httpcore2Transport,
+        Urllib3Transport,
+        PyreqwestTransport,
+    )
 
 __all__ = [
     "AsyncBackendName",
@@ -48,31 +63,47 @@ __all__ = [
     "new_transport_sync",
 ]
 
-AsyncBackendName = Literal["httpx", "aiohttp", "pyreqwest"]
+AsyncBackendName = Literal["httpx", "httpx2", "aiohttp", "pyreqwest"]
 """The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type."""
-BackendName = Literal["httpx", "urllib3", "pyreqwest"]
+BackendName = Literal["httpx", "httpx2", "urllib3", "pyreqwest"]
 """The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type."""
 
 # The one class of each library a caller may pass as http_client, by client: (module, class).
-_ASYNC_CLASSES = {"aiohttp": ("aiohttp", "ClientSession"), "pyreqwest": ("pyreqwest.client", "Client")}
-_SYNC_CLASSES = {"urllib3": ("urllib3", "PoolManager"), "pyreqwest": ("pyreqwest.client", "SyncClient")}
+_ASYNC_CLASSES = {
+    "httpx2": ("httpx2", "AsyncClient"),
+    "aiohttp": ("aiohttp", "ClientSession"),
+    "pyreqwest": ("pyreqwest.client", "Client"),
+}
+_SYNC_CLASSES = {
+    "httpx2": ("httpx2", "Client"),
+    "urllib3": ("urllib3", "PoolManager"),
+    "pyreqwest": ("pyreqwest.client", "SyncClient"),
+}
 # Each client's transport for each backend, by client: (module of this package, class), imported
-# only when chosen. Under "httpx", a client given no http_client sends through the SDK's own pool.
-_OWN_POOL = "the SDK's own pool"
+# only when chosen: over a caller's http_client, or over a library client the SDK makes and owns.
 _ASYNC_TRANSPORTS = {
     "httpx": ("_transport_async", "AsyncHttpxTransport"),
-    _OWN_POOL: ("_httpcore_async", "AsyncHttpcoreTransport"),
+    "httpx2": ("_transport_httpx2_async", "AsyncHttpx2Transport"),
     "aiohttp": ("_transport_aiohttp", "AiohttpTransport"),
     "pyreqwest": ("_transport_pyreqwest_async", "AsyncPyreqwestTransport"),
 }
 _SYNC_TRANSPORTS = {
     "httpx": ("_transport_sync", "HttpxTransport"),
-    _OWN_POOL: ("_httpcore_sync", "HttpcoreTransport"),
+    "httpx2": ("_transport_httpx2_sync", "Httpx2Transport"),
     "urllib3": ("_transport_urllib3", "Urllib3Transport"),
     "pyreqwest": ("_transport_pyreqwest_sync", "PyreqwestTransport"),
 }
-PYREQWEST_PYTHON = (3, 11)
-"""The oldest Python pyreqwest runs on."""
+# The backends whose client given no http_client sends through the SDK's own pool instead.
+_ASYNC_OWN_POOLS = {
+    "httpx": ("_httpcore_async", "AsyncHttpcoreTransport"),
+    "httpx2": ("_httpcore2_async", "AsyncHttpcore2Transport"),
+}
+_SYNC_OWN_POOLS = {
+    "httpx": ("_httpcore_sync", "HttpcoreTransport"),
+    "httpx2": ("_httpcore2_sync", "Httpcore2Transport"),
+}
+NEEDS_PYTHON = {"httpx2": (3, 11), "pyreqwest": (3, 11)}
+"""The oldest Python each optional library runs on, where it is newer than the package's own floor."""
 # What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
 # error names the library's own requirement: "animalstore-client[x]" works only from an index
 # that has this package, and reinstalls it.
@@ -80,6 +111,8 @@ REQUIREMENTS = {
     "aiohttp": "aiohttp>=3.12.4",
     "urllib3": "urllib3>=2.2",
     "pyreqwest": "pyreqwest>=0.15",
+    "httpx2": "httpx2>=2.0",
+    "httpcore2": "httpcore2>=2.0",
     "opentelemetry-api": "opentelemetry-api>=1.30",
 }
 """What each extra installs, by distribution: the install advice of a missing library quotes it."""
@@ -89,9 +122,13 @@ def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
     """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "urllib3"``.
 
     A suggestion of another backend names only the ones that client has (aiohttp is async only,
-    urllib3 sync only): the names come from the client's own table.
+    urllib3 sync only) and this Python runs: the names come from the client's own table.
     """
-    names = [f'"{name}"' for name in ("httpx", *classes) if name != library]
+    names = [
+        f'"{name}"'
+        for name in ("httpx", *classes)
+        if name != library and sys.version_info >= NEEDS_PYTHON.get(name, sys.version_info)
+    ]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
@@ -100,10 +137,11 @@ def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
 
     ``classes`` are the client's (`_ASYNC_CLASSES` or `_SYNC_CLASSES`), whose other backends are suggested.
     """
-    if library == "pyreqwest" and sys.version_info < PYREQWEST_PYTHON:
+    needed = NEEDS_PYTHON.get(library)
+    if needed is not None and sys.version_info < needed:
         raise AnimalStoreError(
-            'backend="pyreqwest" needs Python 3.11 or later (pyreqwest supports no older one); this is Python '
-            f"{sys.version_info[0]}.{sys.version_info[1]}: use backend={_instead(library, classes)} here"
+            f'backend="{library}" needs Python {needed[0]}.{needed[1]} or later ({library} supports no older one); '
+            f"this is Python {sys.version_info[0]}.{sys.version_info[1]}: use backend={_instead(library, classes)} here"
         )
     try:
         return importlib.import_module(library)
@@ -126,6 +164,20 @@ def _is_instance_of(http_client: object, module_name: str, class_name: str) -> b
     return isinstance(cls, type) and isinstance(http_client, cls)
 
 
+def caller_timeout(http_client: object) -> httpx.Timeout | None:
+    """The timeout a caller's httpx or httpx2 client was made with, as httpx's; ``None`` for another library's.
+
+    httpx2's `Timeout` is another class with the same four phases, so an
+    httpx2 client's is read as httpx's and compared with httpx's stock one.
+    """
+    if isinstance(http_client, (httpx.Client, httpx.AsyncClient)):
+        return http_client.timeout
+    if _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient"):
+        theirs: Any = cast("Any", http_client).timeout
+        return httpx.Timeout(connect=theirs.connect, read=theirs.read, write=theirs.write, pool=theirs.pool)
+    return None
+
+
 def _full_name(cls: type) -> str:
     """``module.Class`` for a class of a library (``httpx2._client.Client``), plain ``str`` for a builtin.
 
@@ -133,6 +185,11 @@ def _full_name(cls: type) -> str:
     """
     module = getattr(cls, "__module__", None)
     return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def _article(library: str) -> str:
+    """The article before a library's name as it is read aloud: "an httpx2", "an aiohttp", "a urllib3"."""
+    return "an" if library[0] in "aehio" else "a"
 
 
 def _choose(backend: object, http_client: object, others: dict[str, tuple[str, str]], httpx_class: type) -> str:
@@ -151,8 +208,7 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
             detected = library
     if detected is None:
         kinds = [f"an httpx.{httpx_class.__name__}"] + [
-            f"{'an' if module_name[0] in 'aeio' else 'a'} {module_name}.{class_name}"
-            for module_name, class_name in others.values()
+            f"{_article(module_name)} {module_name}.{class_name}" for module_name, class_name in others.values()
         ]
         accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
         raise ClientValidationError(
@@ -163,7 +219,7 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
         )
     if backend is not None and backend != detected:
         raise ClientValidationError(
-            f"backend={show(backend)} contradicts http_client, which is a {detected} client: "
+            f"backend={show(backend)} contradicts http_client, which is {_article(detected)} {detected} client: "
             "leave backend out, or pass a client of that library",
             argument="backend",
             rule="the library of http_client",
@@ -206,16 +262,18 @@ def _new_transport(
     verify: bool | str | ssl.SSLContext,
     classes: dict[str, tuple[str, str]],
     transports: dict[str, tuple[str, str]],
+    own_pools: dict[str, tuple[str, str]],
 ) -> object:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns.
 
-    ``classes`` and ``transports`` are the client's own tables (`_ASYNC_CLASSES` and `_ASYNC_TRANSPORTS`...).
+    ``classes``, ``transports`` and ``own_pools`` are the client's own tables (`_ASYNC_CLASSES`...).
     """
-    if backend == "httpx":
+    if backend != "httpx":
+        require(backend, classes)
+    if backend in own_pools:
         if http_client is None:
-            return _imported(transports[_OWN_POOL])(ssl_context(verify))
-        return _imported(transports["httpx"])(http_client)
-    require(backend, classes)
+            return _imported(own_pools[backend])(ssl_context(verify))
+        return _imported(transports[backend])(http_client)
     if backend == "pyreqwest":
         verify = _rustls_verify(verify, http_client, classes)
     return _imported(transports[backend])(http_client, verify=verify)
@@ -225,11 +283,16 @@ def new_transport_async(
     backend: AsyncBackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> AsyncTransport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    return cast("AsyncTransport", _new_transport(backend, http_client, verify, _ASYNC_CLASSES, _ASYNC_TRANSPORTS))
+    return cast(
+        "AsyncTransport",
+        _new_transport(backend, http_client, verify, _ASYNC_CLASSES, _ASYNC_TRANSPORTS, _ASYNC_OWN_POOLS),
+    )
 
 
 def new_transport_sync(
     backend: BackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> Transport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    return cast("Transport", _new_transport(backend, http_client, verify, _SYNC_CLASSES, _SYNC_TRANSPORTS))
+    return cast(
+        "Transport", _new_transport(backend, http_client, verify, _SYNC_CLASSES, _SYNC_TRANSPORTS, _SYNC_OWN_POOLS)
+    )

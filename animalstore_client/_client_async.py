@@ -93,6 +93,7 @@ class AsyncAnimalStoreClient(IOAsync):
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
         backend: The HTTP library to send through: ``"httpx"`` (the default),
+            ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),
             ``"aiohttp"`` (installed by the ``[aiohttp]`` extra) or ``"pyreqwest"``
             (the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it
             follows from ``http_client``.

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from ._backends import caller_timeout
 from ._budget import RetryBudget
 from ._defaults import DEFAULT_TIMEOUT, HTTPX_DEFAULT_TIMEOUT
 from ._environments import API_KEY_VARIABLE, normalize_base_url, parse_environment, resolve_base_url
@@ -190,6 +191,7 @@ OPTIONS: tuple[Option, ...] = (
         "AsyncBackendName | None",
         "None",
         'The HTTP library to send through: ``"httpx"`` (the default),\n'
+        '``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),\n'
         '``"aiohttp"`` (installed by the ``[aiohttp]`` extra) or ``"pyreqwest"``\n'
         "(the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it\n"
         "follows from ``http_client``.",
@@ -325,14 +327,10 @@ class Settings:
         values["base_url"] = resolve_base_url(base_url=given["base_url"], environment=given["environment"], env=env)
         timeout = given["timeout"]
         if timeout is NOT_GIVEN:
-            # A caller's own httpx client keeps its timeout unless it is
-            # httpx's stock 5 s, which is shorter than this API needs.
-            timeout = (
-                http_client.timeout
-                if isinstance(http_client, (httpx.Client, httpx.AsyncClient))
-                and http_client.timeout != HTTPX_DEFAULT_TIMEOUT
-                else DEFAULT_TIMEOUT
-            )
+            # A caller's own httpx (or httpx2) client keeps its timeout unless
+            # it is the stock 5 s, which is shorter than this API needs.
+            theirs = caller_timeout(http_client)
+            timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
         values["timeout"] = check_timeout(timeout)
         for option in OPTIONS:
             name = option.name

@@ -39,7 +39,54 @@ FILES = {
     PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
     PACKAGE / "_middleware_async.py": PACKAGE / "_middleware_sync.py",
     PACKAGE / "_transport_pyreqwest_async.py": PACKAGE / "_transport_pyreqwest_sync.py",
+    PACKAGE / "_transport_httpx2_async.py": PACKAGE / "_transport_httpx2_sync.py",
 }
+
+# The httpx2 backend's own pool is the default backend's, over httpcore2 instead of httpcore: the
+# same text with the library's name changed, each module (hand-written or generated above) to its
+# twin. Nothing of it is edited by hand.
+HTTPCORE2_FILES = {
+    "_httpcore_async.py": "_httpcore2_async.py",
+    "_httpcore_sync.py": "_httpcore2_sync.py",
+    "_pool_async.py": "_pool2_async.py",
+    "_pool_sync.py": "_pool2_sync.py",
+    "_deadline_async.py": "_deadline2_async.py",
+    "_deadline_sync.py": "_deadline2_sync.py",
+    "_asyncio_backend.py": "_asyncio_backend2.py",
+}
+HTTPCORE2_SUBSTITUTIONS = [
+    (r"\bhttpcore\b", "httpcore2"),
+    (r"\b_(httpcore|pool|deadline)_(async|sync)\b", r"_\g<1>2_\2"),
+    (r"\b_asyncio_backend\b", "_asyncio_backend2"),
+    (r"HttpcoreTransport\b", "Httpcore2Transport"),
+    (r"\bhttp_client=httpx\.", "http_client=httpx2."),
+    (r"\bthe default backend\b", "the httpx2 backend"),
+]
+# Sentences of the httpcore modules that name httpx itself, as (httpcore text, httpcore2 text).
+HTTPCORE2_PHRASES = {
+    "_httpcore_async.py": [
+        ("import httpcore\nimport httpx\n", "import httpcore\nimport httpx\nimport httpx2\n"),
+        (
+            '    library = f"httpx/{httpx.__version__}"\n'
+            '    """The default backend is httpx\'s: its own pool is httpcore, the transport layer httpx sends'
+            ' through."""\n',
+            '    library = f"httpx2/{httpx2.__version__}"\n'
+            '    """The httpx2 backend: its own pool is httpcore2, the transport layer httpx2 sends through."""\n',
+        ),
+    ],
+}
+HTTPCORE2_PHRASES["_httpcore_sync.py"] = HTTPCORE2_PHRASES["_httpcore_async.py"]
+HTTPCORE2_PHRASES["_pool_async.py"] = HTTPCORE2_PHRASES["_pool_sync.py"] = [
+    (
+        "connection opens itself, TCP then TLS, on its first request. Being\n"
+        "httpcore's own connection class, it is what respx's default mocker patches,\n"
+        "so respx mocks the default backend as it always did. One lock guards the\n",
+        "connection opens itself, TCP then TLS, on its first request. respx\n"
+        "patches the connection class of httpx's transport layer, not this one:\n"
+        "it does not mock the httpx2 backend (an httpx2.MockTransport in a caller's\n"
+        "httpx2 client does the same work). One lock guards the\n",
+    )
+]
 
 SUBSTITUTIONS = [
     (r"\bIOAsync\b", "IOSync"),
@@ -102,6 +149,10 @@ PHRASES = {
 }
 
 HEADER = "# Generated from {source} by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.\n"
+HEADER2 = (
+    "# Generated from {source} by scripts/unasync.py, over httpcore2 for the httpx2 backend: do not edit;\n"
+    "# regenerate with `python scripts/unasync.py`.\n"
+)
 
 
 def with_deprecation_literals(text: str, message: str) -> str:
@@ -142,27 +193,51 @@ def unasync(text: str, source_name: str) -> str:
     return HEADER.format(source=source_name) + text
 
 
+def over_httpcore2(text: str, name: str, source: str) -> str:
+    """The httpx2 backend's twin of module ``name`` (whose text is ``text``, written from ``source``)."""
+    if text.startswith("# Generated from "):
+        text = text.split("\n", 1)[1]
+    for old, new in HTTPCORE2_PHRASES.get(name, []):
+        if old not in text:
+            raise SystemExit(f"scripts/unasync.py: the phrase {old[:60]!r}... no longer occurs in {name}")
+        text = text.replace(old, new)
+    for pattern, replacement in HTTPCORE2_SUBSTITUTIONS:
+        text = re.sub(pattern, replacement, text)
+    return HEADER2.format(source=source) + text
+
+
+def wanted_files() -> dict[Path, str]:
+    """Every generated file's text, by path, and each hand-written source's (which stays as it is)."""
+    wanted: dict[Path, str] = {}
+    for source, target in FILES.items():
+        text = source.read_text()
+        wanted[source] = text
+        wanted[target] = unasync(text, source.name)
+    for name, target_name in HTTPCORE2_FILES.items():
+        path = PACKAGE / name
+        text = wanted[path] if path in wanted else path.read_text()
+        written_from = next((s.name for s, t in FILES.items() if t == path), name)
+        wanted[PACKAGE / target_name] = over_httpcore2(text, name, written_from)
+    return wanted
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) every generated file; the exit status says whether all were fresh."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
     check = parser.parse_args(argv).check
     stale: list[str] = []
-    for source, target in FILES.items():
-        root = source.parent.parent
-        expected_source = source.read_text()
-        wanted = {source: expected_source, target: unasync(expected_source, source.name)}
-        for path, text in wanted.items():
-            current = path.read_text() if path.exists() else ""
-            if current == text:
-                continue
-            name = str(path.relative_to(root))
-            stale.append(name)
-            if check:
-                sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, name))
-            else:
-                path.write_text(text)
-                print(f"wrote {name}")
+    for path, text in wanted_files().items():
+        current = path.read_text() if path.exists() else ""
+        if current == text:
+            continue
+        name = str(path.relative_to(PACKAGE.parent))
+        stale.append(name)
+        if check:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, name))
+        else:
+            path.write_text(text)
+            print(f"wrote {name}")
     if check and stale:
         print(f"\nstale: {', '.join(stale)}; run `python scripts/unasync.py` and commit the result.", file=sys.stderr)
         return 1

@@ -149,9 +149,38 @@ needs_pyreqwest = pytest.mark.skipif(
 """Marks a test that needs pyreqwest: skipped, with the reason printed, where it cannot be installed."""
 PYREQWEST_VARIANTS = [pytest.param(name, marks=needs_pyreqwest) for name in ("sync-pyreqwest", "async-pyreqwest")]
 
+
+def _has_httpx2() -> bool:
+    try:
+        import httpx2  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+HAS_HTTPX2 = _has_httpx2()
+needs_httpx2 = pytest.mark.skipif(
+    not HAS_HTTPX2,
+    reason=f"httpx2 is not installed: it needs Python 3.11+ (this is {sys.version_info[0]}.{sys.version_info[1]})"
+    if sys.version_info < (3, 11)
+    else "httpx2 is not installed (pip install -r tests/requirements.txt)",
+)
+"""Marks a test that needs httpx2: skipped, with the reason printed, where it cannot be installed."""
+
+
+def on_httpx2(value: str) -> Any:
+    """``value`` as a parameter of a test that needs httpx2, marked so (``needs_httpx2`` and ``httpx2``)."""
+    return pytest.param(value, marks=[needs_httpx2, pytest.mark.httpx2])
+
+
+HTTPX2_VARIANTS = [on_httpx2("sync-httpx2"), on_httpx2("async-httpx2")]
+"""The httpx2 backend's pairs. Marked ``httpx2``: the sessions on the other Pythons leave them out (noxfile.py),
+as the new pairs run once, from the README's command, to keep CI under 20 minutes."""
+
 HTTPX_VARIANTS = ["sync", "async"]
-ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp", *PYREQWEST_VARIANTS]
-"""Every client/library pair: sync and async on httpx, urllib3 (sync), aiohttp (async) and pyreqwest (both)."""
+ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp", *PYREQWEST_VARIANTS, *HTTPX2_VARIANTS]
+"""Every client/library pair: sync and async on httpx, urllib3 (sync), aiohttp (async), pyreqwest (both) and
+httpx2 (both)."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -21,7 +21,7 @@ from animalstore_client import (
 )
 from animalstore_client._backends import REQUIREMENTS
 
-from .conftest import API_KEY, needs_pyreqwest
+from .conftest import API_KEY, needs_pyreqwest, on_httpx2
 from .servers import LoopbackServer, refused_url, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -40,15 +40,15 @@ def test_httpx_is_the_default_and_backend_is_visible() -> None:
     [
         (
             lambda: AnimalStoreClient(API_KEY, backend="aiohttp"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'urllib3' or 'pyreqwest', got 'aiohttp'",
+            r"backend must be 'httpx', 'httpx2', 'urllib3' or 'pyreqwest', got 'aiohttp'",
         ),
         (
             lambda: AsyncAnimalStoreClient(API_KEY, backend="urllib3"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'aiohttp' or 'pyreqwest', got 'urllib3'",
+            r"backend must be 'httpx', 'httpx2', 'aiohttp' or 'pyreqwest', got 'urllib3'",
         ),
         (
             lambda: AnimalStoreClient(API_KEY, backend="requests"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'urllib3' or 'pyreqwest', got 'requests'",
+            r"backend must be 'httpx', 'httpx2', 'urllib3' or 'pyreqwest', got 'requests'",
         ),
         (
             lambda: AnimalStoreClient(API_KEY, http_client=urllib3.PoolManager(), backend="httpx"),
@@ -56,7 +56,7 @@ def test_httpx_is_the_default_and_backend_is_visible() -> None:
         ),
         (
             lambda: AnimalStoreClient(API_KEY, http_client=httpx.Client(), backend="urllib3"),
-            r"backend='urllib3' contradicts http_client, which is a httpx client",
+            r"backend='urllib3' contradicts http_client, which is an httpx client",
         ),
     ],
 )
@@ -201,7 +201,9 @@ def test_urllib3s_connect_timeout_is_shown_without_a_repr() -> None:
     assert str(translated) == "10.0.0.1:8080: Connection to 10.0.0.1 timed out. (connect timeout=0.1)"
 
 
-@pytest.mark.parametrize("library", ["aiohttp", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "library", ["aiohttp", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_a_missing_library_says_how_to_install_it(library: str) -> None:
     """Without the library installed, asking for it raises AnimalStoreError with the exact pip command."""
     client = "AsyncAnimalStoreClient" if library == "aiohttp" else "AnimalStoreClient"

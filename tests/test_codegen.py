@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,25 @@ def test_generated_files_say_so_in_their_first_line(unasync: ModuleType) -> None
         first = target.read_text().splitlines()[0]
         assert first.startswith(f"# Generated from {source.name} by scripts/unasync.py: do not edit")
         assert "python scripts/unasync.py" in first
+    for twin in unasync.HTTPCORE2_FILES.values():
+        head = " ".join((unasync.PACKAGE / twin).read_text().splitlines()[:2])
+        assert head.startswith("# Generated from _")
+        assert "over httpcore2 for the httpx2 backend: do not edit" in head
+        assert "python scripts/unasync.py" in head
+
+
+def test_the_httpx2_pool_is_the_default_pool_over_httpcore2(unasync: ModuleType) -> None:
+    """Each httpcore2 twin is its httpcore module with only the library's name changed: no line of the twin
+    differs from its source but by the listed substitutions, and none still names httpcore (version 1)."""
+    for name, twin in unasync.HTTPCORE2_FILES.items():
+        text = (unasync.PACKAGE / twin).read_text().split("\n", 2)[2]  # after the header naming the source
+        assert re.search(r"\bhttpcore\b", text) is None, twin
+        assert re.search(r"\b_(httpcore|pool|deadline)_(async|sync)\b|\b_asyncio_backend\b", text) is None, twin
+        source = (unasync.PACKAGE / name).read_text()
+        if source.startswith("# Generated from "):
+            source = source.split("\n", 1)[1]
+        # Only the phrases listed in the script add lines: httpx2's import, a sentence about respx.
+        assert len(text.splitlines()) - len(source.splitlines()) in (0, 1), twin
 
 
 def _copy_tree(unasync: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

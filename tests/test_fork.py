@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .conftest import PYREQWEST_VARIANTS, needs_pyreqwest
+from .conftest import PYREQWEST_VARIANTS, needs_pyreqwest, on_httpx2
 from .tls import ca_file, server_context
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
@@ -118,6 +118,9 @@ def callers_client():
     if backend == "pyreqwest":
         from pyreqwest.client import SyncClientBuilder
         return SyncClientBuilder().build()
+    if backend == "httpx2":
+        import httpx2
+        return httpx2.Client()
     return httpx.Client()
 
 if variant.startswith("sync"):
@@ -164,17 +167,22 @@ def _run(echo_url: str, variant: str, own: str) -> list[str]:
 # pyreqwest is not among these: a child forked after its parent called through pyreqwest cannot use it at
 # all (test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs); one made but not called
 # before the fork works on both sides (test_a_pyreqwest_client_made_before_the_fork_works_on_both_sides).
-@pytest.mark.parametrize("variant", ["sync", "async", "sync-urllib3", "async-aiohttp"])
+@pytest.mark.parametrize(
+    "variant", ["sync", "async", "sync-urllib3", "async-aiohttp", on_httpx2("sync-httpx2"), on_httpx2("async-httpx2")]
+)
 def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str) -> None:
     """After a fork both processes call the warmed client 100 times and every answer is their own, on every
     library but pyreqwest."""
     assert _run(echo_url, variant, "own") == ["parent wrong: 0", "child exit: 0"]
 
 
-@pytest.mark.parametrize("variant", ["sync", "sync-urllib3", pytest.param("sync-pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "variant",
+    ["sync", "sync-urllib3", pytest.param("sync-pyreqwest", marks=needs_pyreqwest), on_httpx2("sync-httpx2")],
+)
 def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, variant: str) -> None:
-    """With the caller's own client (httpx.Client, urllib3.PoolManager, pyreqwest SyncClient) the child's first
-    call raises AnimalStoreError at once; the parent goes on."""
+    """With the caller's own client (httpx.Client, urllib3.PoolManager, pyreqwest SyncClient, httpx2.Client) the
+    child's first call raises AnimalStoreError at once; the parent goes on."""
     lines = _run(echo_url, variant, "caller")
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]
@@ -238,7 +246,9 @@ print("refused:", refused)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
     """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs.
 
@@ -275,7 +285,7 @@ if backend == "pyreqwest":
     tables = transport._settings
 else:
     client.list_pets(limit=1)
-    tables = transport._pools if backend == "httpx" else transport._managers
+    tables = transport._pools if backend in ("httpx", "httpx2") else transport._managers
 # As if another thread were inside the pool table at the fork: its lock is held, for ever in the child.
 tables._lock.acquire()
 pid = os.fork()
@@ -300,7 +310,9 @@ else:
 
 
 @pytest.mark.parametrize("echo_url", ["http"], indirect=True)
-@pytest.mark.parametrize("backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_a_pool_lock_held_at_the_fork_does_not_hang_the_child(echo_url: str, backend: str) -> None:
     """The child never waits on its parent's pool table (its lock may be held for ever there): it makes its own.
 

@@ -23,7 +23,7 @@ import pytest
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
 
-from .conftest import API_KEY, needs_pyreqwest
+from .conftest import API_KEY, needs_pyreqwest, on_httpx2
 
 pytestmark = [
     pytest.mark.slow,
@@ -125,7 +125,9 @@ def chaos(caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest) -> I
     assert _descriptors() <= descriptors
 
 
-@pytest.mark.parametrize("backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     """64 threads, 1,920 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
     mismatched: list[str] = []
@@ -153,7 +155,9 @@ def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     assert len(answered) >= 1920 // 2  # retries get most calls through: the checks above had answers to check
 
 
-@pytest.mark.parametrize("backend", ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_500_tasks_on_one_async_client(chaos: str, backend: str) -> None:
     """500 tasks, 2,000 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
 
