@@ -18,9 +18,10 @@ directly, with ``json.loads`` and a hand-written loop building the SDK's
 median over rounds of the ratio within a round. ``sdk httpx`` is the
 default backend (the SDK's own pool over httpcore): besides its own floor it
 is held to the fastest pure-Python floors, aiohttp's and urllib3's, in rate
-and p99 at 1 and 100 in flight. pyreqwest (Python 3.11+) is
-measured when it can be imported; its stacks and targets are left out, saying
-so, when it cannot.
+and p99 at 1 and 100 in flight. ``sdk httpx2`` (``backend="httpx2"``, the
+same pool over httpcore2) must reach the default's ratio to those floors
+within 5 %. pyreqwest and httpx2 (Python 3.11+) are measured when they can
+be imported; their stacks and targets are left out, saying so, when not.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ try:
     import pyreqwest.client as pyreqwest_client
 except ImportError:  # Python 3.10, or not installed
     pyreqwest_client = None  # type: ignore[assignment]
+try:
+    import httpx2
+except ImportError:  # Python 3.10, or not installed
+    httpx2 = None  # type: ignore[assignment]
 
 PETS = [
     {"id": i, "name": f"pet-{i}", "categoryId": i % 7, "status": ("available", "pending", "sold")[i % 3]}
@@ -304,6 +309,8 @@ def async_stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]]:
     if pyreqwest_client is not None:
         stacks["sdk pyreqwest"] = lambda: sdk("pyreqwest")
         stacks["pyreqwest floor"] = pyreqwest_floor
+    if httpx2 is not None:
+        stacks["sdk httpx2"] = lambda: sdk("httpx2")
     return stacks
 
 
@@ -340,6 +347,8 @@ def sync_stacks(url: str) -> dict[str, Callable[[], Any]]:
     if pyreqwest_client is not None:
         stacks["sdk pyreqwest"] = lambda: sdk("pyreqwest")
         stacks["pyreqwest floor"] = pyreqwest_floor
+    if httpx2 is not None:
+        stacks["sdk httpx2"] = lambda: sdk("httpx2")
     return stacks
 
 
@@ -383,6 +392,8 @@ def main() -> int:
         return 2
     if pyreqwest_client is None:
         print("pyreqwest cannot be imported here (it needs Python 3.11+): its stacks and targets are left out.")
+    if httpx2 is None:
+        print("httpx2 cannot be imported here (it needs Python 3.11+): its stack and targets are left out.")
     n, rounds = (min(args.n, 400), 1) if args.quick else (args.n, args.rounds)
     if args.server == "fake":
         server = fake_server()
@@ -461,7 +472,7 @@ def _use_uvloop() -> str | None:
 
 def _round(results: dict[str, list[dict[str, Result]]], key: str, rounds: int) -> dict[str, Result]:
     per_round = results.setdefault(key, [])
-    stacks = 6 if pyreqwest_client is not None else 4
+    stacks = 4 + 2 * (pyreqwest_client is not None) + (httpx2 is not None)
     if not per_round or len(per_round[-1]) == stacks:
         per_round.append({})
     return per_round[-1]
@@ -521,6 +532,8 @@ def _checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
                     )
                 )
     checks.extend(_default_backend_checks(results))
+    if httpx2 is not None:
+        checks.extend(_httpx2_checks(results))
     if pyreqwest_client is not None:
         a, s = results["async C=100"], results["sync C=100"]
         checks.append(
@@ -583,6 +596,23 @@ def _default_backend_checks(results: dict[str, list[dict[str, Result]]]) -> list
         Check("sync C=100: sdk default / urllib3 floor, p99", _ratio(s, "sdk httpx", "urllib3 floor", p99), 3.0, False)
     )
     return checks
+
+
+def _httpx2_checks(results: dict[str, list[dict[str, Result]]]) -> list[Check]:
+    """``backend="httpx2"`` (the same pool over httpcore2) reaches the default backend's ratio to the floors within 5 %.
+
+    Both are divided by the same floor in each round, so the ratio of the two ratios is ``sdk httpx2 / sdk httpx``.
+    """
+
+    def rate(r: Result) -> float:
+        return r.rate
+
+    return [
+        Check(f"{side} C={c}: sdk httpx2 / sdk httpx (their floor ratios), req/s", ratio, 0.95, True)
+        for c in (1, 100)
+        for side in ("async", "sync")
+        for ratio in [_ratio(results[f"{side} C={c}"], "sdk httpx2", "sdk httpx", rate)]
+    ]
 
 
 def _information(results: dict[str, list[dict[str, Result]]]) -> list[tuple[str, float]]:

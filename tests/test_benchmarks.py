@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import HAS_PYREQWEST, needs_pyreqwest
+from .conftest import HAS_HTTPX2, HAS_PYREQWEST, needs_pyreqwest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
 
@@ -45,11 +45,13 @@ def test_concurrency_benchmark_smoke_run() -> None:
     stacks = ["async C=100 sdk aiohttp", "async C=1 aiohttp floor", "sync C=100 sdk urllib3", "sync C=1 httpx floor"]
     if HAS_PYREQWEST:
         stacks += ["async C=100 sdk pyreqwest", "sync C=1 pyreqwest floor"]
+    if HAS_HTTPX2:
+        stacks += ["async C=100 sdk httpx2", "sync C=1 sdk httpx2"]
     for stack in stacks:
         assert stack in result.stdout, stack
     # The ratios to the bare httpx floor are information now, not targets.
     assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout.split("for information")[1]
-    assert ("20 targets" if HAS_PYREQWEST else "14 targets") in result.stdout
+    assert f"{14 + 6 * HAS_PYREQWEST + 4 * HAS_HTTPX2} targets" in result.stdout
 
 
 def test_outage_benchmark_smoke_run() -> None:
