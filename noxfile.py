@@ -37,9 +37,18 @@ MINIMUM = [
 # The httpx2 pairs (marker ``httpx2``) are new library pairs: the README's command runs them once, on 3.11.
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow and not httpx2"]
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples
-# (type-checked with the 3.10 rules whatever runs them), mypy and pyright over the tests, the built
-# reference, the generated code, and the benchmark smoke tests. The README's command runs them once.
-ONCE = ["test_benchmarks", "test_docs_examples", "test_static_checks", "test_public_api", "test_codegen", "test_layers"]
+# (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy and
+# pyright over the tests, the built reference, the generated code, and the benchmark smoke tests.
+# The README's command runs them once.
+ONCE = [
+    "test_benchmarks",
+    "test_docs_examples",
+    "test_backends_table",
+    "test_static_checks",
+    "test_public_api",
+    "test_codegen",
+    "test_layers",
+]
 
 
 def _own_temp(session: nox.Session) -> list[str]:
