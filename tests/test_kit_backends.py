@@ -19,7 +19,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, needs_pyreqwest
+from .conftest import API_KEY, needs_pyreqwest, on_httpx2
 
 
 def _threads_settle(expected: int) -> int:
@@ -29,7 +29,9 @@ def _threads_settle(expected: int) -> int:
     return threading.active_count()
 
 
-@pytest.mark.parametrize("backend", [None, "httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", [None, "httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
     """store.client(backend=...): two 503s are retried without sleeping, the delays recorded, on each library."""
     store = FakeAnimalStore(api_keys=[API_KEY])
@@ -45,7 +47,9 @@ def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None
     assert [pet.name for pet in store.pets] == ["Rex"]
 
 
-@pytest.mark.parametrize("backend", [None, "httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest)])
+@pytest.mark.parametrize(
+    "backend", [None, "httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+)
 def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
     """store.async_client(backend=...): the same, for the async client and its libraries."""
     store = FakeAnimalStore(api_keys=[API_KEY])
@@ -97,10 +101,10 @@ def test_a_budget_test_runs_at_once_on_urllib3() -> None:
 
 @pytest.mark.parametrize(("method", "backend"), [("client", "aiohttp"), ("async_client", "urllib3"), ("client", "x")])
 def test_a_library_the_client_cannot_use_is_refused(method: str, backend: str) -> None:
-    """store.client takes httpx, urllib3 or pyreqwest, store.async_client httpx, aiohttp or pyreqwest: the error
-    names them."""
+    """store.client takes httpx, httpx2, urllib3 or pyreqwest, store.async_client httpx, httpx2, aiohttp or
+    pyreqwest: the error names them."""
     store = FakeAnimalStore(api_keys=[API_KEY])
-    others = "'aiohttp' or 'pyreqwest'" if method == "async_client" else "'urllib3' or 'pyreqwest'"
+    others = "'httpx2', 'aiohttp' or 'pyreqwest'" if method == "async_client" else "'httpx2', 'urllib3' or 'pyreqwest'"
     with pytest.raises(ClientValidationError, match=f"must be 'httpx' .in-process, the default. or {others}") as caught:
         getattr(store, method)(backend=backend)
     assert caught.value.argument == "backend"

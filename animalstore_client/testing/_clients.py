@@ -11,8 +11,9 @@ import threading
 import weakref
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, get_args
 
+from .._backends import AsyncBackendName, BackendName
 from .._base_client import Wiring
 from .._client_async import AsyncAnimalStoreClient
 from .._client_sync import AnimalStoreClient
@@ -78,7 +79,7 @@ def client(
     from .._transport_sync import HttpxTransport
     from ._transport import FakeTransport
 
-    if _over_socket(backend, "httpx", ("urllib3", "pyreqwest"), "client"):
+    if _over_socket(backend, "httpx", get_args(BackendName), "client"):
         return _over_loopback(store, AnimalStoreClient, key, backend, options, clock, clock.slept)
     made = AnimalStoreClient(
         key, base_url=FAKE_BASE_URL, http_client=httpx.Client(transport=FakeTransport(store)), **options
@@ -98,7 +99,7 @@ def async_client(
     from ._transport import AsyncFakeTransport
 
     sleep = _async(clock.slept)
-    if _over_socket(backend, "httpx", ("aiohttp", "pyreqwest"), "async_client"):
+    if _over_socket(backend, "httpx", get_args(AsyncBackendName), "async_client"):
         return _over_loopback(store, AsyncAnimalStoreClient, key, backend, options, clock, sleep)
     made = AsyncAnimalStoreClient(
         key, base_url=FAKE_BASE_URL, http_client=httpx.AsyncClient(transport=AsyncFakeTransport(store)), **options
@@ -136,12 +137,17 @@ def _async(slept: Callable[[float], None]) -> Callable[[float], Any]:
 
 
 def _over_socket(backend: object, in_process: str, over_socket: tuple[str, ...], method: str) -> bool:
-    """Whether a kit client on ``backend`` needs a real socket; a name no library of the client has is refused."""
+    """Whether a kit client on ``backend`` needs a real socket; a name no library of the client has is refused.
+
+    ``over_socket`` is every backend of the client (its ``backend=`` type's names): all but ``in_process``.
+    """
     if backend is None or backend == in_process:
         return False
+    over_socket = tuple(name for name in over_socket if name != in_process)
     if isinstance(backend, str) and backend in over_socket:
         return True
-    others = " or ".join(repr(name) for name in over_socket)
+    names = [repr(name) for name in over_socket]
+    others = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
     raise ClientValidationError(
         f"backend for store.{method}() must be {in_process!r} (in-process, the default) or {others} "
         f"(over a loopback server the store starts), got {backend!r}",

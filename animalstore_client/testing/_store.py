@@ -308,8 +308,8 @@ class FakeAnimalStore:
 
         ``backend`` left out or ``"httpx"``: the client talks to the store
         in-process; it owns that transport (closing the client closes it, and
-        a forked child gets a fresh one). ``backend="urllib3"`` or
-        ``"pyreqwest"``: the library needs a real socket, so the store serves
+        a forked child gets a fresh one). Any other backend (``"urllib3"``,
+        ``"pyreqwest"``, ``"httpx2"``): the library needs a real socket, so the store serves
         itself on 127.0.0.1 for this client and stops when the client is
         closed (or collected).
         """
@@ -337,7 +337,7 @@ class FakeAnimalStore:
     ) -> AsyncAnimalStoreClient:
         """An `AsyncAnimalStoreClient` wired to this store; options and ``backend`` as for `client`.
 
-        ``backend="aiohttp"`` or ``"pyreqwest"`` serves the store on
+        ``backend="aiohttp"``, ``"pyreqwest"`` or ``"httpx2"`` serves the store on
         127.0.0.1 for the client, as ``"urllib3"`` does for `client`. Like a client with an SDK-owned
         pool, it works from any event loop: the first call in a new loop
         starts a fresh transport there, so a client made once (a
