@@ -27,6 +27,8 @@ with three choices made for a file kept in the repository:
   are not part of the API; with them, two snapshots would differ on every line.
   ``check`` reports the source file and line of each finding from HEAD instead.
 - Members are sorted by name; parameters keep their order (it is API).
+- An instance attribute's value (what ``__init__`` assigns to it) and dunder
+  attributes such as ``__slots__`` are left out: how a class is built, not API.
 
 Two things griffe does not see are added here, narrowly. attrs classes
 (``Pet``, ``NewPet``, ...) get the ``__init__`` attrs writes (their fields in
@@ -48,6 +50,10 @@ code that passes it, and an alias that is no longer a plain ``Literal[...]`` is
 reported, since it can no longer be compared. Findings fail the check (exit 1)
 unless HEAD's major version is greater than the snapshot's; then they are
 listed as allowed. A HEAD version lower than the latest snapshot's fails too.
+Not seen: a narrowed annotation (griffe does not judge types), a change of
+behaviour, and classes reached only through an attribute (the
+``with_raw_response`` views, which scripts/codegen.py writes from the same
+declarations as the clients' methods).
 
 Cutting a release: set ``__version__`` in ``animalstore_client/_version.py``,
 date the CHANGELOG section, run ``python scripts/api_snapshot.py dump`` and

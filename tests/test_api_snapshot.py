@@ -155,6 +155,11 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     assert f"animalstore_client.BackendName: Literal member was removed: {members[0]!r}" in output
     assert "_backends.py:" in output
 
+    path.write_text(source.replace(match[0], "BackendName = str"))
+    code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))
+    assert code == 1, output
+    assert "animalstore_client.BackendName: Literal alias is no longer a Literal[...]" in output
+
 
 def test_a_version_lower_than_the_latest_snapshot_fails(
     snapshot: ModuleType, tree: Path, capsys: pytest.CaptureFixture[str]
