@@ -3,6 +3,8 @@
     python scripts/api_snapshot.py dump    # write api/<__version__>.json (when a release is cut)
     python scripts/api_snapshot.py check   # exit 1 on a breaking change since the latest snapshot (CI runs this)
 
+``dump`` refuses to rewrite a snapshot with a different API (``__version__``
+not bumped yet?) or to write one older than the latest, unless given ``--force``.
 Both take ``--package-dir DIR``, the directory that holds ``animalstore_client/``
 (default: this checkout), so an old release's tree can be snapshotted with this
 script (``git worktree add /tmp/old <commit>``, then ``dump --package-dir /tmp/old``),
@@ -539,13 +541,23 @@ def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
 # Commands ---------------------------------------------------------------------------------------
 
 
-def dump(package_dir: Path, api_dir: Path) -> int:
+def dump(package_dir: Path, api_dir: Path, *, force: bool = False) -> int:
     built = build(package_dir)
     version = built.document["version"]
-    version_key(version)
-    api_dir.mkdir(parents=True, exist_ok=True)
+    text = render(built.document)
     path = api_dir / f"{version}.json"
-    path.write_text(render(built.document), encoding="utf-8")
+    # A dump run before __version__ is bumped would rewrite the last release's API with HEAD's.
+    if not force and path.is_file() and path.read_text(encoding="utf-8") != text:
+        raise SnapshotError(
+            f"{path} already records {version}, and the package's API differs from it: set __version__ "
+            "to the release being cut first (or pass --force to rewrite that release's snapshot)"
+        )
+    found = snapshots(api_dir)
+    latest = max(found, key=version_key) if found else None
+    if not force and latest is not None and version_key(version) < version_key(latest):
+        raise SnapshotError(f"{version} is lower than the latest snapshot, {latest} (--force to write it anyway)")
+    api_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
     print(f"wrote {path} ({PACKAGE} {version}, from {package_dir})")
     return 0
 
@@ -590,10 +602,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["dump", "check"])
     parser.add_argument("--package-dir", type=Path, default=ROOT, help="the directory holding animalstore_client/")
     parser.add_argument("--api-dir", type=Path, default=ROOT / "api", help="where the snapshots are (api/)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="dump: write over a different snapshot of the same version, or an older one",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "dump":
-            return dump(args.package_dir, args.api_dir)
+            return dump(args.package_dir, args.api_dir, force=args.force)
         return check(args.package_dir, args.api_dir)
     except SnapshotError as exc:
         print(f"api_snapshot: {exc}", file=sys.stderr)

@@ -200,3 +200,29 @@ def test_the_committed_snapshots_are_well_formed(snapshot: ModuleType) -> None:
         assert version == path.stem
         assert api.path == "animalstore_client"
         assert "testing" in api.members
+
+
+def test_cutting_a_release(
+    snapshot: ModuleType, tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dump before the version bump is refused; after it, the new snapshot is the one later work is checked against."""
+    api = tmp_path / "api"
+    shutil.copytree(API, api)
+    latest, _ = snapshot.latest_snapshot(api)
+    init = tree / "animalstore_client" / "__init__.py"
+    _edit(init, "__all__ = [\n", '__all__ = [\n    "ADDED_SINCE",\n')
+    init.write_text(init.read_text() + "\nADDED_SINCE = 1\n")  # HEAD's API differs from the release's
+    _set_version(tree, latest)
+    code, output = _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(api))
+    assert code == 2, output
+    assert f"already records {latest}" in output
+    assert (api / f"{latest}.json").read_text() == (API / f"{latest}.json").read_text()
+
+    (release, _, _) = snapshot.version_key(latest)
+    bumped = f"{release[0]}.{release[1] + 1}.0"
+    _set_version(tree, bumped)
+    assert _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(api))[0] == 0
+    assert snapshot.latest_snapshot(api)[0] == bumped
+    code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))
+    assert code == 0, output
+    assert f"against {bumped}.json: no breaking change" in output
