@@ -38,8 +38,8 @@ MINIMUM = [
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow and not httpx2"]
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples
 # (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy and
-# pyright over the tests, the built reference, the generated code, and the benchmark smoke tests.
-# The README's command runs them once.
+# pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the
+# public API check (griffe, which needs Python 3.11). The README's command runs them once.
 ONCE = [
     "test_benchmarks",
     "test_docs_examples",
@@ -48,6 +48,7 @@ ONCE = [
     "test_public_api",
     "test_codegen",
     "test_layers",
+    "test_api_snapshot",
 ]
 
 

@@ -28,6 +28,8 @@ needed_in_sdist = (
     "docs/usage.md",
     "examples/quickstart.py",
     "scripts/unasync.py",
+    "scripts/api_snapshot.py",
+    "api/1.1.0.json",
 )
 for needed in needed_in_sdist:
     assert needed in members, f"the sdist lacks {needed}"
