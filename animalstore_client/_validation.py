@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, Union, cast
 
 import httpx
 
 from ._exceptions import ClientValidationError
 from ._models import KNOWN_STATUSES, PetStatus
 from ._show import MAX_SHOWN, show
+
+if TYPE_CHECKING:
+    import decimal
+    import uuid
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -53,7 +58,7 @@ class NotGiven:
 NOT_GIVEN = NotGiven()
 """The default of per-call ``timeout=``: use the client's setting."""
 
-QueryValue = str | int | float | bool | None
+QueryValue = Union[str, int, float, "decimal.Decimal", "uuid.UUID", bool, None]
 """One query parameter value: ``True``/``False`` are sent as ``true``/``false``, ``None`` as an empty value."""
 QueryParams = Mapping[str, QueryValue | Sequence[QueryValue]] | Sequence[tuple[str, QueryValue | Sequence[QueryValue]]]
 """`request`'s ``params``: a mapping, or a sequence of (name, value) pairs; a list value repeats the name."""
@@ -261,21 +266,26 @@ def _utf8(text: str) -> bool:
 _PARAMS_RULE = "None, a mapping, or a list or tuple of (name, value) pairs"
 _PARAM_NAME_RULE = "a mapping or pairs whose names are str encodable as UTF-8"
 _PARAM_VALUE_RULE = (
-    "a mapping or pairs whose values are str (encodable as UTF-8), int, finite float, bool or None, "
-    "or a list or tuple of those"
+    "a mapping or pairs whose values are str (encodable as UTF-8), int, finite float or Decimal, UUID, bool or "
+    "None, or a list or tuple of those"
 )
+
+
+def _is_instance(value: object, module: str, name: str) -> bool:
+    # A value of the class can exist only once its module was imported: nothing is imported here.
+    cls = getattr(sys.modules.get(module), name, None)
+    return isinstance(cls, type) and isinstance(value, cls)
 
 
 def _query_text(value: object) -> str | None:
     """``value`` as httpx writes it in a query, or None when the rule refuses it."""
     # The same spelling as httpx's primitive_value_to_str, so switching to or
     # from plain httpx sends the same query.
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return ""
+    if value is True or value is False or value is None:
+        return "true" if value else "" if value is None else "false"
+    if _is_instance(value, "uuid", "UUID") or _is_instance(value, "decimal", "Decimal"):
+        # 1.1.0 sent these as str() gives them (as httpx does); kept, a Decimal only when finite.
+        return str(value) if getattr(value, "is_finite", lambda: True)() else None
     if not isinstance(value, (str, int, float)) or (isinstance(value, float) and not math.isfinite(value)):
         return None
     try:
@@ -297,8 +307,8 @@ def check_params(params: object) -> list[tuple[str, str]]:
     """``params`` of `request`: the query as (name, text) pairs, spelt as httpx spells them.
 
     ``params`` is ``None``, a mapping, or a list or tuple of (name, value)
-    pairs. Names are str. A value is a str, an int, a finite float, a bool
-    (sent as ``true``/``false``), ``None`` (sent as an empty value,
+    pairs. Names are str. A value is a str, an int, a finite float or
+    `decimal.Decimal`, a `uuid.UUID`, a bool (sent as ``true``/``false``), ``None`` (sent as an empty value,
     ``name=``), or a list or tuple of those (the name repeated for each).
     Every str must be encodable as UTF-8. A query string (``"a=1"``) is not
     accepted: pass ``{"a": 1}``.

@@ -5,7 +5,9 @@ Each test taking ``make_client`` runs against the sync and the async client.
 
 from __future__ import annotations
 
+import decimal
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -114,6 +116,8 @@ def _cycle() -> list[object]:
         pytest.param({"q": 10**5000}, id="int-of-5001-digits"),
         pytest.param({"q": [[1]]}, id="nested-list-value"),
         pytest.param({"q": b"x"}, id="bytes-value"),
+        pytest.param({"q": decimal.Decimal("NaN")}, id="decimal-nan"),
+        pytest.param({"q": decimal.Decimal("-Infinity")}, id="decimal-infinity"),
         pytest.param({"q": "x" * 70_000}, id="query-longer-than-httpx-accepts"),
     ],
 )
@@ -136,6 +140,17 @@ def test_request_sends_params_as_httpx_spells_them(make_client: ClientFactory, r
     assert route.calls.last.request.url.query == b"a=1&a=2&b=true&c=&d=1.5&%C3%A9=%C3%BC"
     client.request("GET", "/store/orders", params=[("a", 1), ("b", False)])
     assert route.calls.last.request.url.query == b"a=1&b=false"
+
+
+def test_request_sends_a_decimal_and_a_uuid_as_1_1_did(make_client: ClientFactory, router: respx.MockRouter) -> None:
+    """A finite Decimal and a UUID are sent as str() writes them, as 1.1.0 sent them through httpx."""
+    route = router.get(f"{PRODUCTION}/store/orders").respond(200)
+    make_client().request(
+        "GET",
+        "/store/orders",
+        params={"limit": decimal.Decimal("5"), "id": uuid.UUID(int=1), "p": decimal.Decimal("1.50")},
+    )
+    assert route.calls.last.request.url.query == b"limit=5&id=00000000-0000-0000-0000-000000000001&p=1.50"
 
 
 @pytest.mark.parametrize(
