@@ -34,6 +34,7 @@ from animalstore_client.testing import FakeAnimalStore
 SYNC_WORDS = [
     ("AsyncMiddleware", "Middleware"),
     ("AsyncBackendName", "BackendName"),
+    ("AsyncHTTPClient", "HTTPClient"),
     ("httpx.AsyncClient", "httpx.Client"),
     ("aiohttp.ClientSession", "urllib3.PoolManager"),
     ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
