@@ -115,7 +115,7 @@ def attempt_info(request: httpx.Request) -> AttemptInfo:
     ```python
     import httpx
 
-    from animalstore_client import CallNext, attempt_info
+    from animalstore_client import AnimalStoreClient, CallNext, attempt_info
 
 
     def tag_attempts(request: httpx.Request, call_next: CallNext) -> httpx.Response:
@@ -123,6 +123,10 @@ def attempt_info(request: httpx.Request) -> AttemptInfo:
         request.headers["X-Attempt"] = f"{info.operation}/{info.attempt}"
         request.headers["X-Call-Id"] = info.call_id
         return call_next(request)
+
+
+    with AnimalStoreClient(middleware=[tag_attempts]) as client:
+        client.list_pets()
     ```
 
     Raises:

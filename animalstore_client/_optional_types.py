@@ -164,9 +164,9 @@ AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClie
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is
-installed or not. With it installed, a type checker passes its client and
-refuses others (a sync client among them); the client itself checks the
-class when it is made.
+installed or not. With the library installed, a type checker accepts its
+client and refuses other objects (a sync client among them); the client
+itself checks the class when it is made.
 """
 
 HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager | PyreqwestSyncClient
@@ -175,9 +175,9 @@ HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager | Pyreq
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is
-installed or not. With it installed, a type checker passes its client and
-refuses others (an async client among them); the client itself checks the
-class when it is made.
+installed or not. With the library installed, a type checker accepts its
+client and refuses other objects (an async client among them); the client
+itself checks the class when it is made.
 """
 
 
