@@ -68,7 +68,8 @@ def _verifytypes(venv: Path, *, ignore_external: bool) -> dict[str, Any]:
         report: dict[str, Any] = json.loads(result.stdout)
     except json.JSONDecodeError:
         raise SystemExit(f"pyright --verifytypes gave no report:\n{result.stdout}\n{result.stderr}") from None
-    return report["typeCompleteness"]
+    completeness: dict[str, Any] = report["typeCompleteness"]
+    return completeness
 
 
 def check(venv: Path, kind: str) -> list[str]:
