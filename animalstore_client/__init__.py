@@ -35,8 +35,9 @@ from ._exceptions import (
     UnprocessableEntityError,
 )
 from ._insecure import InsecureTransportWarning
-from ._middleware import AsyncCallNext, AsyncMiddleware, CallNext, Middleware
+from ._middleware import AsyncCallNext, AsyncMiddleware, AttemptInfo, CallNext, Middleware, attempt_info
 from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
+from ._optional_types import AsyncHTTPClient, HTTPClient
 from ._response import APIResponse
 from ._validation import NOT_GIVEN, NotGiven
 from ._version import __version__
@@ -58,7 +59,9 @@ __all__ = [
     "AsyncAnimalStoreClient",
     "AsyncBackendName",
     "AsyncCallNext",
+    "AsyncHTTPClient",
     "AsyncMiddleware",
+    "AttemptInfo",
     "AuthenticationError",
     "BackendName",
     "BadRequestError",
@@ -67,6 +70,7 @@ __all__ = [
     "ConflictError",
     "Environment",
     "ErrorBody",
+    "HTTPClient",
     "InsecureTransportWarning",
     "InternalServerError",
     "Middleware",
@@ -82,6 +86,7 @@ __all__ = [
     "RetryBudget",
     "UnprocessableEntityError",
     "__version__",
+    "attempt_info",
 ]
 
 

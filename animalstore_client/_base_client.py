@@ -43,9 +43,7 @@ from ._validation import (
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
+    from ._optional_types import MeterProvider, TracerProvider
     from ._telemetry import CallObserver, Telemetry
 
 __all__ = ["Wiring"]

@@ -37,11 +37,7 @@ from ._transport_async import AsyncResponseStream, AsyncTransport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
-    import aiohttp
-    import pyreqwest.client
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
+    from ._optional_types import AsyncHTTPClient, MeterProvider, TracerProvider
     from ._telemetry import CallObserver
 
 # <operations: imports> written by scripts/codegen.py from _operations.OPERATIONS
@@ -86,8 +82,11 @@ class AsyncAnimalStoreClient(IOAsync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.AsyncClient`, `aiohttp.ClientSession` or
-            `pyreqwest.client.Client` to send through; the SDK does not close it.
+        http_client: An `httpx.AsyncClient`, `httpx2.AsyncClient`, `aiohttp.ClientSession`
+            or `pyreqwest.client.Client` to send through; the SDK does not close it.
+            Typed `AsyncHTTPClient`: the optional libraries' classes by their
+            members (Protocols), so the type is complete without them installed;
+            the class itself is checked when the client is made.
         total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
             ``None`` for no deadline.
         max_response_bytes: The largest response body read, after decoding;
@@ -121,7 +120,7 @@ class AsyncAnimalStoreClient(IOAsync):
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | aiohttp.ClientSession | pyreqwest.client.Client | None = None,
+        http_client: AsyncHTTPClient | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: AsyncBackendName | None = None,

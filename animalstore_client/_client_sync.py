@@ -38,11 +38,7 @@ from ._transport_sync import ResponseStream, Transport
 from ._validation import NOT_GIVEN, NotGiven, QueryParams
 
 if TYPE_CHECKING:
-    import pyreqwest.client
-    import urllib3
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
+    from ._optional_types import HTTPClient, MeterProvider, TracerProvider
     from ._telemetry import CallObserver
 
 # <operations: imports> written by scripts/codegen.py from _operations.OPERATIONS
@@ -84,8 +80,11 @@ class AnimalStoreClient(IOSync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.Client`, `urllib3.PoolManager` or
-            `pyreqwest.client.SyncClient` to send through; the SDK does not close it.
+        http_client: An `httpx.Client`, `httpx2.Client`, `urllib3.PoolManager`
+            or `pyreqwest.client.SyncClient` to send through; the SDK does not close it.
+            Typed `HTTPClient`: the optional libraries' classes by their
+            members (Protocols), so the type is complete without them installed;
+            the class itself is checked when the client is made.
         total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
             ``None`` for no deadline.
         max_response_bytes: The largest response body read, after decoding;
@@ -119,7 +118,7 @@ class AnimalStoreClient(IOSync):
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | urllib3.PoolManager | pyreqwest.client.SyncClient | None = None,
+        http_client: HTTPClient | None = None,
         total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         backend: BackendName | None = None,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 
+from ._attempts import ATTEMPT, CALL_ID, OPERATION
 from ._exceptions import ClientValidationError, MiddlewareError
 from ._validation import CLIENT_HEADERS
 
@@ -40,10 +41,12 @@ __all__ = [
     "AsyncCallNext",
     "AsyncMiddleware",
     "AsyncSend",
+    "AttemptInfo",
     "AttemptState",
     "CallNext",
     "Middleware",
     "Send",
+    "attempt_info",
     "awaited_async",
     "awaited_sync",
     "called_twice",
@@ -60,6 +63,88 @@ AsyncSend = Callable[[httpx.Request], Awaitable[httpx.Response]]
 
 MAX_MIDDLEWARE = 100
 """The most middleware one client takes: a longer list is a mistake (a list grown in a loop), not a design."""
+
+
+class AttemptInfo:
+    """Which attempt of which call a request is: what `attempt_info` reads for a middleware.
+
+    Read-only; equal when all three are. The request carries the same values
+    in ``request.extensions`` as ``"animalstore.operation"``,
+    ``"animalstore.attempt"`` and ``"animalstore.call_id"``; this is their
+    typed view.
+    """
+
+    __slots__ = ("_attempt", "_call_id", "_operation")
+
+    def __init__(self, *, operation: str, attempt: int, call_id: str) -> None:
+        self._operation = operation
+        self._attempt = attempt
+        self._call_id = call_id
+
+    @property
+    def operation(self) -> str:
+        """The client method called: ``"list_pets"``, ``"create_pet"``, ``"get_pet"``, or ``"request"``."""
+        return self._operation
+
+    @property
+    def attempt(self) -> int:
+        """The attempt's number: 1 for the first, 2 for the first retry..."""
+        return self._attempt
+
+    @property
+    def call_id(self) -> str:
+        """An id (16 hex digits) that every attempt of one call shares, and no other call: a request id that
+        survives retries."""
+        return self._call_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AttemptInfo):
+            return NotImplemented
+        return (self._operation, self._attempt, self._call_id) == (other._operation, other._attempt, other._call_id)
+
+    def __hash__(self) -> int:
+        return hash((self._operation, self._attempt, self._call_id))
+
+    def __repr__(self) -> str:
+        return f"AttemptInfo(operation={self._operation!r}, attempt={self._attempt!r}, call_id={self._call_id!r})"
+
+
+def attempt_info(request: httpx.Request) -> AttemptInfo:
+    """Which attempt of which call ``request`` is, typed: for a middleware, given the attempt's request.
+
+    ```python
+    import httpx
+
+    from animalstore_client import AnimalStoreClient, CallNext, attempt_info
+
+
+    def tag_attempts(request: httpx.Request, call_next: CallNext) -> httpx.Response:
+        info = attempt_info(request)
+        request.headers["X-Attempt"] = f"{info.operation}/{info.attempt}"
+        request.headers["X-Call-Id"] = info.call_id
+        return call_next(request)
+
+
+    with AnimalStoreClient(middleware=[tag_attempts]) as client:
+        client.list_pets()
+    ```
+
+    Raises:
+        ClientValidationError: ``request`` was not built by a client for an attempt (a request of your
+            own, or a new one an outer middleware passed to ``call_next`` in place of the one it got).
+    """
+    extensions = request.extensions
+    try:
+        operation, attempt, call_id = extensions[OPERATION], extensions[ATTEMPT], extensions[CALL_ID]
+    except KeyError:
+        raise ClientValidationError(
+            "attempt_info(request) reads the request of an attempt, which a client passes to its middleware: this "
+            f"request has no {ATTEMPT!r} extension (a middleware that passes call_next a new request must copy "
+            "request.extensions to it)",
+            argument="request",
+            rule="an attempt's request, as a client passes it to middleware",
+        ) from None  # no value: the request may carry the key
+    return AttemptInfo(operation=operation, attempt=attempt, call_id=call_id)
 
 
 class CallNext(Protocol):
@@ -83,23 +168,22 @@ class Middleware(Protocol):
 
     It runs once per attempt, inside the retry loop, after the SDK built and
     checked the request and before any HTTP library sees it;
-    ``request.extensions["animalstore.attempt"]`` is the attempt number (1
-    for the first), ``request.extensions["animalstore.operation"]`` the
-    operation (``"list_pets"``, ``"create_pet"``, ``"get_pet"`` or
-    ``"request"``) and ``request.extensions["animalstore.call_id"]`` an id
-    the attempts of one call share (a request id that survives retries).
-    It may change headers (not those the client sets: ``Authorization``,
-    ``Host``, ``Content-Length``, ``Transfer-Encoding``...), record, return a
-    response of its own, or raise.
+    ``attempt_info(request)`` says which attempt (an `AttemptInfo`: the
+    operation, ``"list_pets"``, ``"create_pet"``, ``"get_pet"`` or
+    ``"request"``; the attempt number, 1 for the first; and an id the
+    attempts of one call share, a request id that survives retries). It may
+    change headers (not those the client sets: ``Authorization``, ``Host``,
+    ``Content-Length``, ``Transfer-Encoding``...), record, return a response
+    of its own, or raise.
 
     ```python
     import httpx
 
-    from animalstore_client import AnimalStoreClient, CallNext
+    from animalstore_client import AnimalStoreClient, CallNext, attempt_info
 
 
     def tag_attempts(request: httpx.Request, call_next: CallNext) -> httpx.Response:
-        request.headers["X-Attempt"] = str(request.extensions["animalstore.attempt"])
+        request.headers["X-Attempt"] = str(attempt_info(request).attempt)
         return call_next(request)
 
 
@@ -120,11 +204,11 @@ class AsyncMiddleware(Protocol):
     ```python
     import httpx
 
-    from animalstore_client import AsyncAnimalStoreClient, AsyncCallNext
+    from animalstore_client import AsyncAnimalStoreClient, AsyncCallNext, attempt_info
 
 
     async def tag_attempts(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
-        request.headers["X-Attempt"] = str(request.extensions["animalstore.attempt"])
+        request.headers["X-Attempt"] = str(attempt_info(request).attempt)
         return await call_next(request)
 
 

@@ -161,12 +161,18 @@ OPTIONS: tuple[Option, ...] = (
         "Headers sent with every request.",
         changes="Mapping[str, str] | NotGiven",
     ),
+    # Not a union of the libraries' classes: aiohttp, urllib3, pyreqwest and httpx2 are optional, and
+    # a class of a library that is not installed is unknown to a type checker. `AsyncHTTPClient`
+    # (_optional_types, which says why) names httpx's class and a Protocol for each of the others.
     Option(
         "http_client",
-        "httpx.AsyncClient | aiohttp.ClientSession | pyreqwest.client.Client | None",
+        "AsyncHTTPClient | None",
         "None",
-        "An `httpx.AsyncClient`, `aiohttp.ClientSession` or\n"
-        "`pyreqwest.client.Client` to send through; the SDK does not close it.",
+        "An `httpx.AsyncClient`, `httpx2.AsyncClient`, `aiohttp.ClientSession`\n"
+        "or `pyreqwest.client.Client` to send through; the SDK does not close it.\n"
+        "Typed `AsyncHTTPClient`: the optional libraries' classes by their\n"
+        "members (Protocols), so the type is complete without them installed;\n"
+        "the class itself is checked when the client is made.",
         kit=False,
         pickled=False,
     ),

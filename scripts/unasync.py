@@ -134,7 +134,6 @@ PHRASES = {
     "_client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
         ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
-        ("import aiohttp\n    import pyreqwest.client\n", "import pyreqwest.client\n    import urllib3\n"),
         (
             '``"aiohttp"`` (installed by the ``[aiohttp]`` extra)',
             '``"urllib3"`` (installed by the ``[urllib3]`` extra)',

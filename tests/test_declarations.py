@@ -9,22 +9,26 @@ A piece forgotten when adding one fails here, naming it.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import pickle
 import re
+import typing
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+import typing_extensions
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import animalstore_client._client_async as client_async
 import animalstore_client._client_sync as client_sync
-from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, AsyncHTTPClient, HTTPClient
+from animalstore_client._backends import _ASYNC_CLASSES, _SYNC_CLASSES  # pyright: ignore[reportPrivateUsage]
 from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
 from animalstore_client._client_sync import AnimalStoreClientWithRawResponse
 from animalstore_client._operations import OPERATIONS, ROUTES, Operation, RequestConfig
@@ -34,6 +38,7 @@ from animalstore_client.testing import FakeAnimalStore
 SYNC_WORDS = [
     ("AsyncMiddleware", "Middleware"),
     ("AsyncBackendName", "BackendName"),
+    ("AsyncHTTPClient", "HTTPClient"),
     ("httpx.AsyncClient", "httpx.Client"),
     ("aiohttp.ClientSession", "urllib3.PoolManager"),
     ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
@@ -117,6 +122,28 @@ def test_the_kit_factories_take_the_options_marked_for_the_kit() -> None:
         for option in kit:
             annotation = option.annotation if asynchronous else _sync(option.annotation)
             assert parameters[option.name].annotation == annotation, (factory.__name__, option.name)
+
+
+@pytest.mark.parametrize(
+    ("alias", "httpx_class", "classes"),
+    [(AsyncHTTPClient, httpx.AsyncClient, _ASYNC_CLASSES), (HTTPClient, httpx.Client, _SYNC_CLASSES)],
+    ids=["async", "sync"],
+)
+def test_the_http_client_type_covers_each_class_the_client_takes(
+    alias: object, httpx_class: type, classes: dict[str, tuple[str, str]]
+) -> None:
+    """http_client's type (_optional_types) has, for each library class _backends accepts, a Protocol whose
+    members that class has: a library added to one and not the other fails here (tests/typing checks the types)."""
+    members = typing.get_args(alias)
+    assert httpx_class in members
+    protocols = [member for member in members if typing_extensions.is_protocol(member)]
+    for library, (module_name, class_name) in classes.items():
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except ImportError:  # pyreqwest on Python 3.10
+            continue
+        shaped = [p for p in protocols if all(hasattr(cls, m) for m in typing_extensions.get_protocol_members(p))]
+        assert shaped, f"no Protocol in {alias} fits {module_name}.{class_name} ({library})"
 
 
 # --- operations ------------------------------------------------------------------------------------------------

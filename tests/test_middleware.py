@@ -13,11 +13,13 @@ from animalstore_client import (
     AnimalStoreClient,
     AsyncAnimalStoreClient,
     AsyncCallNext,
+    AttemptInfo,
     CallNext,
     ClientValidationError,
     InternalServerError,
     MiddlewareError,
     NotFoundError,
+    attempt_info,
 )
 from animalstore_client.testing import FakeAnimalStore, make_status_error
 
@@ -451,3 +453,53 @@ def test_the_attempts_of_one_call_share_a_call_id(store: FakeAnimalStore) -> Non
     first, retried, second = (call_id for _, call_id in seen)
     assert first == retried != second
     assert len(first) == 16
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
+def test_attempt_info_is_the_typed_view_of_the_request_extensions(
+    make_client: ClientFactory, variant: str, store: FakeAnimalStore, url: str
+) -> None:
+    """attempt_info(request) gives the operation, attempt and call id the extensions hold, on every attempt."""
+    seen: list[tuple[AttemptInfo, dict[str, Any]]] = []
+
+    def record(request: httpx.Request) -> None:
+        extensions = {k: v for k, v in request.extensions.items() if k.startswith("animalstore.")}
+        seen.append((attempt_info(request), extensions))
+
+    store.fail_next(503)
+    client = make_client(base_url=url, middleware=[around(variant, before=record)])
+    client.list_pets()
+    assert [(info.operation, info.attempt) for info, _ in seen] == [("list_pets", 1), ("list_pets", 2)]
+    for info, extensions in seen:
+        assert extensions == {
+            "animalstore.operation": info.operation,
+            "animalstore.attempt": info.attempt,
+            "animalstore.call_id": info.call_id,
+        }
+    assert seen[0][0].call_id == seen[1][0].call_id
+    assert seen[0][0] != seen[1][0]
+
+
+def test_attempt_info_is_a_read_only_value() -> None:
+    """Equal and hashed by its three values, shown with them, and not changed by assignment."""
+    info = AttemptInfo(operation="list_pets", attempt=2, call_id="0123456789abcdef")
+    same = AttemptInfo(operation="list_pets", attempt=2, call_id="0123456789abcdef")
+    assert info == same
+    assert hash(info) == hash(same)
+    assert info != AttemptInfo(operation="list_pets", attempt=3, call_id="0123456789abcdef")
+    assert info != ("list_pets", 2, "0123456789abcdef")
+    assert repr(info) == "AttemptInfo(operation='list_pets', attempt=2, call_id='0123456789abcdef')"
+    with pytest.raises(AttributeError):
+        info.attempt = 3  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]
+    assert pickle.loads(pickle.dumps(info)) == info
+
+
+def test_attempt_info_of_a_request_no_client_made_says_so() -> None:
+    """A request without the extensions (one of the caller's, or a new one a middleware made) is a
+    ClientValidationError that says where the extensions come from, not a KeyError."""
+    request = httpx.Request("GET", "https://x.example/v1/pets", headers={"Authorization": "Bearer sk-secret"})
+    with pytest.raises(ClientValidationError, match=r"no .animalstore\.attempt. extension") as caught:
+        attempt_info(request)
+    assert caught.value.argument == "request"
+    assert caught.value.value is None
+    assert "sk-secret" not in str(caught.value)

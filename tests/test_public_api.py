@@ -63,6 +63,10 @@ EXPECTED = {
     "RetryBudget",
     "BackendName",
     "AsyncBackendName",
+    "HTTPClient",
+    "AsyncHTTPClient",
+    "AttemptInfo",
+    "attempt_info",
     "__version__",
 }
 

@@ -34,11 +34,9 @@ from ._recording import Recording
 from ._service import Service
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
     from .._backends import AsyncBackendName, BackendName
     from .._middleware import AsyncMiddleware, Middleware
+    from .._optional_types import MeterProvider, TracerProvider
 
 __all__ = ["FakeAnimalStore"]
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import httpx
+import httpx2
+import pyreqwest.client
+import urllib3
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider as SDKMeterProvider
+from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from typing_extensions import assert_type
 
 from animalstore_client import (
@@ -19,16 +26,20 @@ from animalstore_client import (
     APIStatusError,
     AsyncAnimalStoreClient,
     AsyncCallNext,
+    AsyncHTTPClient,
     AsyncMiddleware,
+    AttemptInfo,
     CallNext,
     ClientValidationError,
     ErrorBody,
+    HTTPClient,
     Middleware,
     NewPet,
     Pet,
     PetStatus,
     PetStatusLiteral,
     RetryBudget,
+    attempt_info,
 )
 from animalstore_client.testing import FakeAnimalStore, make_status_error
 
@@ -130,3 +141,69 @@ def middleware_and_budget() -> None:
     AnimalStoreClient(middleware=[async_middleware])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
     AsyncAnimalStoreClient(middleware=[plain_middleware])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
     AnimalStoreClient(retry_budget=0.2)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def typed_attempt_info(request: httpx.Request) -> None:
+    info = attempt_info(request)
+    assert_type(info, AttemptInfo)
+    assert_type(info.operation, str)
+    assert_type(info.attempt, int)
+    assert_type(info.call_id, str)
+    info.attempt = 2  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]
+    attempt_info({})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+class SessionLike:
+    """A requests.Session look-alike: request() returns a response, close() is not awaited."""
+
+    def request(self, method: str, url: str) -> httpx.Response:
+        raise NotImplementedError
+
+    def close(self) -> None: ...
+
+
+def http_clients(
+    httpx_sync: httpx.Client,
+    httpx_async: httpx.AsyncClient,
+    httpx2_sync: httpx2.Client,
+    httpx2_async: httpx2.AsyncClient,
+    pool_manager: urllib3.PoolManager,
+    proxy_manager: urllib3.ProxyManager,
+    session: aiohttp.ClientSession,
+    pyreqwest_sync: pyreqwest.client.SyncClient,
+    pyreqwest_async: pyreqwest.client.Client,
+    lookalike: SessionLike,
+) -> None:
+    # Each library's class for its client, as the user's type checker sees it with the library installed.
+    AnimalStoreClient(http_client=httpx_sync)
+    AnimalStoreClient(http_client=httpx2_sync)
+    AnimalStoreClient(http_client=pool_manager)
+    AnimalStoreClient(http_client=proxy_manager)
+    AnimalStoreClient(http_client=pyreqwest_sync)
+    AsyncAnimalStoreClient(http_client=httpx_async)
+    AsyncAnimalStoreClient(http_client=httpx2_async)
+    AsyncAnimalStoreClient(http_client=session)
+    AsyncAnimalStoreClient(http_client=pyreqwest_async)
+    sync_ones: list[HTTPClient] = [httpx_sync, httpx2_sync, pool_manager, pyreqwest_sync]
+    async_ones: list[AsyncHTTPClient] = [httpx_async, httpx2_async, session, pyreqwest_async]
+    print(sync_ones, async_ones)
+    # ... and not the other client's kind, nor another object with a request() and a close().
+    AnimalStoreClient(http_client=httpx_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(http_client=httpx2_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(http_client=session)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(http_client=pyreqwest_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(http_client=lookalike)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=httpx_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=httpx2_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=pool_manager)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=pyreqwest_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=lookalike)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def telemetry_providers(store: FakeAnimalStore) -> None:
+    # OpenTelemetry's API and SDK providers, as tracer_provider and meter_provider; not the one for the other.
+    AnimalStoreClient(tracer_provider=trace.get_tracer_provider(), meter_provider=metrics.get_meter_provider())
+    AsyncAnimalStoreClient(tracer_provider=SDKTracerProvider(), meter_provider=SDKMeterProvider())
+    assert_type(store.client(tracer_provider=SDKTracerProvider()), AnimalStoreClient)
+    AnimalStoreClient(tracer_provider=SDKMeterProvider())  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AnimalStoreClient(meter_provider=SDKTracerProvider())  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
