@@ -88,6 +88,22 @@ def test_head_keeps_the_api_of_the_latest_snapshot() -> None:
     assert "no breaking change" in result.stdout
 
 
+def test_this_release_keeps_the_api_of_1_1_0(tmp_path: Path) -> None:
+    """HEAD checked against 1.1.0's snapshot alone (an api/ holding only it) passes: 1.2.0 broke nothing of 1.1."""
+    older = tmp_path / "api"
+    older.mkdir()
+    shutil.copy(API / "1.1.0.json", older / "1.1.0.json")
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "check", "--api-dir", str(older)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "against 1.1.0.json: no breaking change" in result.stdout
+
+
 def test_a_removed_parameter_fails_naming_it(
     snapshot: ModuleType, tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
