@@ -181,28 +181,31 @@ def with_deprecation_literals(text: str, message: str) -> str:
     return "".join(lines)
 
 
+def _rewritten(text: str, name: str, phrases: list[tuple[str, str]], substitutions: list[tuple[str, str]]) -> str:
+    """``text`` (of module ``name``) with each phrase replaced, each of which must occur, then each substitution."""
+    for old, new in phrases:
+        if old not in text:
+            raise SystemExit(f"scripts/unasync.py: the phrase {old[:60]!r}... no longer occurs in {name}")
+        text = text.replace(old, new)
+    for pattern, replacement in substitutions:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
 def unasync(text: str, source_name: str) -> str:
     """The sync module generated from the text of the async one."""
-    for old, new in PHRASES.get(source_name, []):
-        if old not in text:
-            raise SystemExit(f"scripts/unasync.py: the phrase {old[:60]!r}... no longer occurs in {source_name}")
-        text = text.replace(old, new)
-    for pattern, replacement in SUBSTITUTIONS:
-        text = re.sub(pattern, replacement, text)
-    return HEADER.format(source=source_name) + text
+    return HEADER.format(source=source_name) + _rewritten(
+        text, source_name, PHRASES.get(source_name, []), SUBSTITUTIONS
+    )
 
 
 def over_httpcore2(text: str, name: str, source: str) -> str:
     """The httpx2 backend's twin of module ``name`` (whose text is ``text``, written from ``source``)."""
     if text.startswith("# Generated from "):
         text = text.split("\n", 1)[1]
-    for old, new in HTTPCORE2_PHRASES.get(name, []):
-        if old not in text:
-            raise SystemExit(f"scripts/unasync.py: the phrase {old[:60]!r}... no longer occurs in {name}")
-        text = text.replace(old, new)
-    for pattern, replacement in HTTPCORE2_SUBSTITUTIONS:
-        text = re.sub(pattern, replacement, text)
-    return HEADER2.format(source=source) + text
+    return HEADER2.format(source=source) + _rewritten(
+        text, name, HTTPCORE2_PHRASES.get(name, []), HTTPCORE2_SUBSTITUTIONS
+    )
 
 
 def wanted_files() -> dict[Path, str]:

@@ -8,6 +8,7 @@ behaviour is written once and proven for both clients.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import ssl
 import sys
@@ -131,40 +132,33 @@ class ClientFactory(Protocol):
     ) -> AnimalStoreClient: ...
 
 
-def _has_pyreqwest() -> bool:
+def _importable(module: str) -> bool:
     try:
-        import pyreqwest  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
 
 
-HAS_PYREQWEST = _has_pyreqwest()
-needs_pyreqwest = pytest.mark.skipif(
-    not HAS_PYREQWEST,
-    reason=f"pyreqwest is not installed: it needs Python 3.11+ (this is {sys.version_info[0]}.{sys.version_info[1]})"
-    if sys.version_info < (3, 11)
-    else "pyreqwest is not installed (pip install -r tests/requirements.txt)",
-)
+def _needs(library: str, installed: bool) -> pytest.MarkDecorator:
+    """A mark skipping a test where ``library`` (Python 3.11+ only) is not installed, saying why."""
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return pytest.mark.skipif(
+        not installed,
+        reason=f"{library} is not installed: it needs Python 3.11+ (this is {here})"
+        if sys.version_info < (3, 11)
+        else f"{library} is not installed (pip install -r tests/requirements.txt)",
+    )
+
+
+HAS_PYREQWEST = _importable("pyreqwest")
+needs_pyreqwest = _needs("pyreqwest", HAS_PYREQWEST)
 """Marks a test that needs pyreqwest: skipped, with the reason printed, where it cannot be installed."""
 PYREQWEST_VARIANTS = [pytest.param(name, marks=needs_pyreqwest) for name in ("sync-pyreqwest", "async-pyreqwest")]
 
 
-def _has_httpx2() -> bool:
-    try:
-        import httpx2  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-HAS_HTTPX2 = _has_httpx2()
-needs_httpx2 = pytest.mark.skipif(
-    not HAS_HTTPX2,
-    reason=f"httpx2 is not installed: it needs Python 3.11+ (this is {sys.version_info[0]}.{sys.version_info[1]})"
-    if sys.version_info < (3, 11)
-    else "httpx2 is not installed (pip install -r tests/requirements.txt)",
-)
+HAS_HTTPX2 = _importable("httpx2")
+needs_httpx2 = _needs("httpx2", HAS_HTTPX2)
 """Marks a test that needs httpx2: skipped, with the reason printed, where it cannot be installed."""
 
 
