@@ -357,7 +357,12 @@ class _BaseClient:
 
     def __repr__(self) -> str:
         # The key is deliberately absent: reprs end up in logs and tracebacks.
-        return f"{type(self).__name__}(base_url={self._settings.base_url!r}, max_retries={self._settings.max_retries})"
+        settings = getattr(self, "_settings", None)
+        if settings is None:
+            # A constructor that refused its arguments leaves ``self`` in the traceback's frame locals, and a
+            # crash reporter calls repr on it: that must not raise.
+            return f"<{type(self).__name__}, not created>"
+        return f"{type(self).__name__}(base_url={settings.base_url!r}, max_retries={settings.max_retries})"
 
     def _check_open(self) -> None:
         if self._closed or self._pool.transport.is_closed:

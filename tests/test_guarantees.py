@@ -238,6 +238,19 @@ def test_a_refused_constructor_or_copy_holds_no_key_in_its_frames(variant: str) 
     assert frames_holding(info.value, SECRET) == []
 
 
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_refused_constructors_frame_locals_can_all_be_shown(variant: str) -> None:
+    """A crash reporter that shows frame locals (``capture_locals=True``) can repr the half-made client it finds."""
+    cls: Callable[..., Any] = AnimalStoreClient if variant.startswith("sync") else AsyncAnimalStoreClient
+    backend: Any = variant.split("-")[1] if "-" in variant else "httpx"
+    with pytest.raises(ClientValidationError) as info:
+        cls(SECRET, timeout=-1, backend=backend)
+    shown = traceback.TracebackException.from_exception(info.value, capture_locals=True)
+    locals_shown = [frame.locals or {} for frame in shown.stack]
+    assert any(f"<{cls.__name__}, not created>" in values.values() for values in locals_shown), locals_shown
+    assert SECRET not in "".join(shown.format())
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
 def test_sentry_with_default_options_sends_no_key(variant: str) -> None:

@@ -81,7 +81,7 @@ def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: st
         refused = r"cannot use verify=<ssl.SSLContext>.*verify='/path/to/ca.pem'"
         with pytest.raises(ClientValidationError, match=refused) as info:
             make_client(base_url=tls_url, verify=client_context())
-        others = '"httpx" or "urllib3"' if variant.startswith("sync") else '"httpx" or "aiohttp"'
+        others = '"httpx", "httpx2" or "urllib3"' if variant.startswith("sync") else '"httpx", "httpx2" or "aiohttp"'
         assert f"or use another backend (backend={others})" in str(info.value)
         return
     client = make_client(base_url=tls_url, verify=client_context())
