@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import builtins
 import gc
 import inspect
 import logging
@@ -171,6 +172,49 @@ def test_every_page_with_python_has_runnable_examples() -> None:
     assert sum(len(b) for b in found.values()) >= 25
     assert any(block.run for block in found["README.md"])
     assert any(block.defines_tests() for block in found["testing.md"])
+
+
+def unexplained_names(source: str) -> set[str]:
+    """Names a block uses that it neither binds (imports, assigns, defines) nor names in one of its comments.
+
+    Scopes are not told apart: a name bound anywhere in the block counts as bound, which is enough to
+    catch a block that uses an import only an earlier block of its page made.
+    """
+    tree = ast.parse(source)
+    bound: set[str] = set()
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+    comments = " ".join(line.split("#", 1)[1] for line in source.splitlines() if "#" in line)
+    said = set(re.findall(r"\w+", comments))
+    return used - bound - said - set(dir(builtins)) - {"__name__", "__file__"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_every_block_shows_where_its_names_come_from(page: Path) -> None:
+    """A reader who copies one block sees where each name comes from: imported, made there, or named in a comment."""
+    missing = {block.name: sorted(names) for block in blocks(page) if (names := unexplained_names(block.source))}
+    assert missing == {}
+
+
+def test_a_block_using_an_earlier_blocks_import_is_caught() -> None:
+    """The check above fails on a name used but neither imported, made, nor said to come from elsewhere."""
+    assert unexplained_names("info = attempt_info(request)\n") == {"attempt_info", "request"}
+    assert (
+        unexplained_names(
+            "# request: the one the middleware was given\nfrom m import attempt_info\ninfo = attempt_info(request)\n"
+        )
+        == set()
+    )
 
 
 def test_every_pages_examples_type_check(tmp_path: Path) -> None:
