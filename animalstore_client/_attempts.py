@@ -23,12 +23,13 @@ import httpx
 from ._body import BodyReader, late_body, text_encoding
 from ._deadline import Timeouts
 from ._environments import placeholder_failure
-from ._exceptions import APIConnectionError, APITimeoutError
+from ._exceptions import APIConnectionError, APITimeoutError, MiddlewareError
 from ._httpx_private import copy_request
 from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
 from ._secrets import redact_text, redact_url
 from ._tls import certificate_failure
+from ._transport_base import CallersCodeFailed
 
 if TYPE_CHECKING:
     from ._budget import RetryBudget
@@ -115,14 +116,32 @@ def error_type(exc: BaseException) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
-def unknown_failure(exc: Exception, request: httpx.Request) -> httpx.ReadError:
-    """A library's exception the transport did not translate (a raw `ssl.SSLError` on a broken TLS stream).
+def unknown_failure(exc: Exception, attempts: Attempts) -> httpx.ReadError | MiddlewareError:
+    """What ends (or retries) an attempt that failed with an exception the transport did not translate.
 
-    Counted as "sent, no complete answer": the service may have acted on
-    the request, so only a read is retried.
+    Code of the caller's inside their own ``http_client`` (`CallersCodeFailed`:
+    an event hook, an auth flow, a transport) is a `MiddlewareError`, not
+    retried and not an `APIError`, as for a failing middleware: ``except
+    APIError`` must not hide a bug in the calling code. Anything else is a
+    library's own exception (a raw `ssl.SSLError` on a broken TLS stream),
+    counted as "sent, no complete answer": the service may have acted on the
+    request, so only a read is retried. The original is the ``__cause__``.
     """
-    failure = httpx.ReadError(redact_text(f"{type(exc).__name__}: {exc}"), request=request)
-    failure.__cause__ = exc
+    failure: httpx.ReadError | MiddlewareError
+    if isinstance(exc, CallersCodeFailed):
+        original = exc.__cause__
+        failure = MiddlewareError(
+            redact_text(
+                "http_client's own code (an event hook, an auth flow or a transport of yours) raised "
+                f"{type(original).__name__}: {original}"
+            ),
+            request=attempts.request,
+            attempts=attempts.count,
+        )
+        failure.__cause__ = original
+    else:
+        failure = httpx.ReadError(redact_text(f"{type(exc).__name__}: {exc}"), request=attempts.request)
+        failure.__cause__ = exc
     return failure
 
 

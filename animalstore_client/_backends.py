@@ -79,6 +79,8 @@ _SYNC_CLASSES = {
     "urllib3": ("urllib3", "PoolManager"),
     "pyreqwest": ("pyreqwest.client", "SyncClient"),
 }
+# The libraries whose client may carry credentials it adds to every request, in its public `auth` property.
+_CLIENT_AUTH = frozenset({"httpx", "httpx2", "aiohttp"})
 # Each client's transport for each backend, by client: (module of this package, class), imported
 # only when chosen: over a caller's http_client, or over a library client the SDK makes and owns.
 _ASYNC_TRANSPORTS = {
@@ -216,6 +218,19 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
             argument="http_client",
             rule=accepted,
             value=http_client,
+        )
+    own_auth: object = getattr(http_client, "auth", None) if detected in _CLIENT_AUTH else None
+    if own_auth is not None:
+        # Its auth would replace the Bearer header that carries api_key (httpx's and httpx2's auth flows
+        # set Authorization last; aiohttp refuses every request that has both), and would hand the store
+        # credentials meant for another service: refused before any request.
+        raise ClientValidationError(
+            f"http_client must have no auth of its own: the SDK authenticates with api_key (Authorization: "
+            f"Bearer), which the client's auth would replace; got {_article(detected)} {detected} client with "
+            f"auth={_full_name(type(own_auth))}. Pass a client made without auth=",
+            argument="http_client",
+            rule="a client without auth",
+            value=f"auth={_full_name(type(own_auth))}",  # not the auth itself: it holds another credential
         )
     if backend is not None and backend != detected:
         raise ClientValidationError(

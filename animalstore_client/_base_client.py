@@ -366,6 +366,12 @@ class _BaseClient:
 
     def _check_open(self) -> None:
         if self._closed or self._pool.transport.is_closed:
+            if not self._closed and not self._pool.owned:
+                # The SDK never closes a caller's client: its owner did, and should hear that, not "this client".
+                raise AnimalStoreError(
+                    f"The http_client of this {type(self).__name__} was closed (the SDK never closes a client "
+                    "it was given); create the client with an open one."
+                )
             raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
 
     def _new_transport(self) -> Any:
@@ -524,7 +530,7 @@ class IOAsync(_BaseClient):
                     raise AnimalStoreError(
                         f"This {type(self).__name__} was first used in another event loop, and its "
                         "http_client belongs to you, so it cannot be replaced: create the client "
-                        "(and its httpx.AsyncClient) inside the event loop that uses it."
+                        "(and its http_client) inside the event loop that uses it."
                     )
                 logger.debug("Event loop changed: starting a new connection pool")
                 pool.transport = self._new_transport()

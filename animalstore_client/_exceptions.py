@@ -3,7 +3,7 @@
 ```
 AnimalStoreError                    base of everything the SDK raises
 ├── ClientValidationError           (also ValueError) bad argument; nothing was sent
-├── MiddlewareError                 a middleware raised; the original is its __cause__
+├── MiddlewareError                 a middleware (or your http_client's code) raised; its error is __cause__
 └── APIError                        an exchange with the service failed; .request
     ├── APIConnectionError          no response came back
     │   └── APITimeoutError         ... because a timeout expired
@@ -161,6 +161,9 @@ class ClientValidationError(AnimalStoreError, ValueError):
 
 class MiddlewareError(AnimalStoreError):
     """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
+
+    So does code of yours inside your own ``http_client`` (an event hook, an
+    auth flow, a transport such as a ``MockTransport`` handler) that raises.
 
     The call ends there: it is not retried, since the same middleware would
     most likely fail again. It is not an `APIError`, so ``except APIError``
