@@ -170,6 +170,9 @@ def check_timeout(value: object, argument: str = "timeout") -> httpx.Timeout:
         return httpx.Timeout(None)
     if _is_seconds(value):
         return httpx.Timeout(float(value))  # type: ignore[arg-type]  # checked by _is_seconds
+    if type(value).__module__.startswith("httpx2"):
+        # httpx2's Timeout has httpx's repr to the letter: "got Timeout(...)" would read as a contradiction.
+        raise _fail(argument, rule, value, shown=f"httpx2.{show(value)}")
     raise _fail(argument, rule, value)
 
 

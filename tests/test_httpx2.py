@@ -261,3 +261,9 @@ def test_backend_httpx2_on_an_older_python_names_the_python_it_needs(monkeypatch
     with pytest.raises(AnimalStoreError, match=r"needs Python 3\.11") as async_:
         AsyncAnimalStoreClient(API_KEY, backend="httpx2")
     assert str(async_.value).endswith('use backend="httpx" or "aiohttp" here')
+
+
+def test_an_httpx2_timeout_is_refused_naming_its_library() -> None:
+    """timeout= takes httpx's Timeout whatever the backend; httpx2's is refused as httpx2's, not as a bare Timeout."""
+    with pytest.raises(ClientValidationError, match=r"an httpx\.Timeout .*, got httpx2\.Timeout\(timeout=1\.0\)"):
+        AnimalStoreClient(API_KEY, backend="httpx2", timeout=_httpx2().Timeout(1.0))
