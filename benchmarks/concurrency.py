@@ -4,6 +4,7 @@
     python benchmarks/concurrency.py --quick    # tiny counts, targets reported but not enforced
     python benchmarks/concurrency.py --quick --server fake  # no nginx: the CI smoke test that keeps this working
     python benchmarks/concurrency.py --uvloop   # the async stacks on uvloop (pip install uvloop), for comparison
+    python benchmarks/concurrency.py --httpx2-ab -n 2000 --rounds 8  # sdk httpx2 against sdk httpx alone, A/B
 
 The server is nginx (Debian: ``apt-get install -y nginx``), started here on
 127.0.0.1 with a generated configuration that serves a canned page of 100
@@ -386,6 +387,11 @@ def main() -> int:
         help="fake: the SDK's own fake store in this process (a smoke test: it is the bottleneck)",
     )
     parser.add_argument("--uvloop", action="store_true", help="run the async stacks on uvloop (pip install uvloop)")
+    parser.add_argument(
+        "--httpx2-ab",
+        action="store_true",
+        help="only sdk httpx2 against sdk httpx, interleaved, the order swapped every round (noisy machines)",
+    )
     args = parser.parse_args()
     if args.uvloop and (problem := _use_uvloop()) is not None:
         print(problem)
@@ -404,6 +410,9 @@ def main() -> int:
     else:
         print("nginx is not installed, so nothing was measured: apt-get install -y nginx (Debian), then run again.")
         return 0
+    if args.httpx2_ab:
+        with server as (url, server_cpu):
+            return _httpx2_ab(url, server_cpu, n, rounds)
     results: dict[str, list[dict[str, Result]]] = {}
     with server as (url, server_cpu):
         for _ in range(rounds):
@@ -418,6 +427,32 @@ def main() -> int:
                     _round(results, key, rounds).update({name: result})
     missed = _report(results, n, rounds)
     return 1 if missed and not args.quick and args.server == "nginx" else 0
+
+
+def _httpx2_ab(url: str, server_cpu: Callable[[], float], n: int, rounds: int) -> int:
+    """``sdk httpx2`` over ``sdk httpx`` in req/s, each round both in turn (the first swapped every round).
+
+    The same pool over httpcore2 and over httpcore: with nothing else between
+    them, a machine's drift cancels out within each round.
+    """
+    if httpx2 is None:
+        return 0  # main said why
+    ratios: dict[str, list[float]] = {}
+    pair = ["sdk httpx", "sdk httpx2"]
+    for index in range(rounds):
+        order = pair if index % 2 == 0 else pair[::-1]
+        for concurrency in (1, 100):
+            async_made = async_stacks(url)
+            rates = {name: run_async(async_made[name], n, concurrency, server_cpu).rate for name in order}
+            ratios.setdefault(f"async C={concurrency}", []).append(rates["sdk httpx2"] / rates["sdk httpx"])
+            sync_made = sync_stacks(url)
+            rates = {name: run_sync(sync_made[name], n, concurrency, server_cpu).rate for name in order}
+            ratios.setdefault(f"sync C={concurrency}", []).append(rates["sdk httpx2"] / rates["sdk httpx"])
+    for key, values in ratios.items():
+        spread = f"{min(values):.2f} to {max(values):.2f}"
+        print(f"{key}: sdk httpx2 / sdk httpx, req/s: median {statistics.median(values):.2f} (rounds: {spread})")
+    print(f"N={n}, {rounds} round(s), Python {sys.version.split()[0]}")
+    return 0
 
 
 def _report(results: dict[str, list[dict[str, Result]]], n: int, rounds: int) -> list[Check]:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import HAS_HTTPX2, HAS_PYREQWEST, needs_pyreqwest
+from .conftest import HAS_HTTPX2, HAS_PYREQWEST, needs_httpx2, needs_pyreqwest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
 
@@ -52,6 +52,22 @@ def test_concurrency_benchmark_smoke_run() -> None:
     # The ratios to the bare httpx floor are information now, not targets.
     assert "async C=100: sdk aiohttp / httpx floor, req/s" in result.stdout.split("for information")[1]
     assert f"{14 + 6 * HAS_PYREQWEST + 4 * HAS_HTTPX2} targets" in result.stdout
+
+
+@needs_httpx2
+def test_concurrency_benchmark_httpx2_ab_smoke_run() -> None:
+    """benchmarks/concurrency.py --httpx2-ab prints the median ratio of sdk httpx2 to sdk httpx on each side."""
+    script = SCRIPT.parent / "concurrency.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "200", "--httpx2-ab"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for side in ("async C=1", "sync C=1", "async C=100", "sync C=100"):
+        assert f"{side}: sdk httpx2 / sdk httpx, req/s: median " in result.stdout, result.stdout
 
 
 def test_outage_benchmark_smoke_run() -> None:
