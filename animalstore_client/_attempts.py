@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +30,6 @@ from ._logging import logger
 from ._retry import delay_after_error, delay_after_response
 from ._secrets import redact_text, redact_url
 from ._tls import certificate_failure
-from ._transport_base import CallersCodeFailed
 
 if TYPE_CHECKING:
     from ._budget import RetryBudget
@@ -116,32 +116,100 @@ def error_type(exc: BaseException) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
+# The packages of the libraries behind the seam and of what they send through (and the SDK's own): an
+# exception raised in one of them is the exchange's. tests/test_declarations.py holds every library that
+# `_backends` can choose to this list.
+HTTP_STACK_PACKAGES = frozenset(
+    {
+        "animalstore_client",
+        "httpx",
+        "httpcore",
+        "httpx2",
+        "httpcore2",
+        "h11",
+        "h2",
+        "hpack",
+        "hyperframe",
+        "anyio",
+        "sniffio",
+        "trio",
+        "certifi",
+        "idna",
+        "truststore",
+        "socksio",
+        "aiohttp",
+        "aiohappyeyeballs",
+        "aiosignal",
+        "async_timeout",
+        "frozenlist",
+        "multidict",
+        "propcache",
+        "yarl",
+        "urllib3",
+        "pyreqwest",
+        "uvloop",
+    }
+)
+
+
+_SHORTEST_MASKED = 8
+"""A key shorter than this (a test's ``"k"``) is not masked in free text: it would garble every word holding it."""
+
+
+def raised_by_callers_code(exc: BaseException) -> bool:
+    """Whether ``exc`` came from code of the caller's run by their own ``http_client``, not from the exchange.
+
+    The frame that raised it, passing over the standard library's (``json``,
+    ``ssl``, ``socket``), tells: one of the caller's (an event hook, a
+    transport such as a ``MockTransport`` handler, a session's middleware)
+    rather than one of `HTTP_STACK_PACKAGES`. Frames further out do not
+    count, so that a crash reporter or tracer wrapping the library's send
+    does not make a library's failure the caller's. An ``HTTPStatusError``
+    is always the caller's: only ``raise_for_status()`` raises it, and the
+    SDK never calls it.
+    """
+    cls = type(exc)
+    if cls.__name__ == "HTTPStatusError" and cls.__module__.split(".")[0] in ("httpx", "httpx2"):
+        return True
+    package = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__")
+        top = name.split(".")[0] if isinstance(name, str) else "__main__"
+        if top not in sys.stdlib_module_names:
+            package = top
+        tb = tb.tb_next
+    return package is not None and package not in HTTP_STACK_PACKAGES
+
+
 def unknown_failure(exc: Exception, attempts: Attempts) -> httpx.ReadError | MiddlewareError:
     """What ends (or retries) an attempt that failed with an exception the transport did not translate.
 
-    Code of the caller's inside their own ``http_client`` (`CallersCodeFailed`:
-    an event hook, an auth flow, a transport) is a `MiddlewareError`, not
-    retried and not an `APIError`, as for a failing middleware: ``except
+    Code of the caller's inside their own ``http_client`` (`raised_by_callers_code`:
+    an event hook, a transport, a session's middleware) is a `MiddlewareError`,
+    not retried and not an `APIError`, as for a failing middleware: ``except
     APIError`` must not hide a bug in the calling code. Anything else is a
     library's own exception (a raw `ssl.SSLError` on a broken TLS stream),
     counted as "sent, no complete answer": the service may have acted on the
     request, so only a read is retried. The original is the ``__cause__``.
     """
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001  # a __str__ of the caller's that raises must not replace the failure
+        text = f"{type(exc).__name__} (its text cannot be shown)"
+    # Code of the caller's may quote the request's headers: the key goes whatever the format.
+    key = attempts.request.headers.get("authorization", "").removeprefix("Bearer ")
+    text = redact_text(text.replace(key, "[redacted]") if len(key) >= _SHORTEST_MASKED else text)
     failure: httpx.ReadError | MiddlewareError
-    if isinstance(exc, CallersCodeFailed):
-        original = exc.__cause__
+    if raised_by_callers_code(exc):
         failure = MiddlewareError(
-            redact_text(
-                "http_client's own code (an event hook, an auth flow or a transport of yours) raised "
-                f"{type(original).__name__}: {original}"
-            ),
+            f"http_client's own code (an event hook, a transport or a middleware of yours) raised {text}",
             request=attempts.request,
             attempts=attempts.count,
         )
-        failure.__cause__ = original
     else:
-        failure = httpx.ReadError(redact_text(f"{type(exc).__name__}: {exc}"), request=attempts.request)
-        failure.__cause__ = exc
+        failure = httpx.ReadError(text, request=attempts.request)
+    failure.__cause__ = exc
     return failure
 
 

@@ -162,8 +162,9 @@ class ClientValidationError(AnimalStoreError, ValueError):
 class MiddlewareError(AnimalStoreError):
     """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
 
-    So does code of yours inside your own ``http_client`` (an event hook, an
-    auth flow, a transport such as a ``MockTransport`` handler) that raises.
+    So does code of yours inside your own ``http_client`` that raises: an
+    event hook, a transport such as a ``MockTransport`` handler, an aiohttp
+    session's or a pyreqwest client's middleware.
 
     The call ends there: it is not retried, since the same middleware would
     most likely fail again. It is not an `APIError`, so ``except APIError``

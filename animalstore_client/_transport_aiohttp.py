@@ -256,6 +256,9 @@ class AiohttpTransport:
                 headers=headers,
                 data=request.content or None,
                 allow_redirects=False,
+                # A caller's session made with raise_for_status=True would turn every error answer into a
+                # ClientResponseError, losing its status, its body and its Retry-After.
+                raise_for_status=False,
                 auto_decompress=False,
                 timeout=self._timeout_for(timeouts, deadline),
                 proxy=proxy,

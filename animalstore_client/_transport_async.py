@@ -27,7 +27,7 @@ import httpx
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import finished_response
-from ._transport_base import AsyncLibraryStream, CallersCodeFailed
+from ._transport_base import AsyncLibraryStream
 
 __all__ = ["AsyncHttpxTransport", "AsyncResponseStream", "AsyncTransport"]
 
@@ -155,14 +155,7 @@ class AsyncHttpxTransport:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
-        try:
-            response = await self._client.send(request, stream=True, follow_redirects=False)
-        except httpx.RequestError:
-            raise
-        except Exception as exc:
-            # Not a failure of httpx's sending: an event hook (one calling raise_for_status included), an auth
-            # flow or a transport of the caller's (or the testing kit's) raised.
-            raise CallersCodeFailed from exc
+        response = await self._client.send(request, stream=True, follow_redirects=False)
         return _AsyncHttpxStream(response)
 
     async def aclose(self) -> None:

@@ -17,7 +17,7 @@ import httpx
 
 from ._httpx_private import response_from_library
 
-__all__ = ["AsyncLibraryStream", "CallersCodeFailed", "LibraryStream", "StreamHead", "Translations", "translated"]
+__all__ = ["AsyncLibraryStream", "LibraryStream", "StreamHead", "Translations", "translated"]
 
 R = TypeVar("R")
 """The library's own response object."""
@@ -104,14 +104,3 @@ def translated(
             kind = httpx_class
             break
     return kind((str(exc) or type(exc).__name__) if message is None else message, request=request)
-
-
-class CallersCodeFailed(Exception):
-    """Code of the caller's inside their own ``http_client`` raised: an event hook, an auth flow, a transport.
-
-    Raised by the transports over a caller's httpx and httpx2 clients for an
-    exception that is not the library's own; the original is ``__cause__``.
-    The send loop ends the call with a `MiddlewareError`, unretried, as for a
-    failing middleware: the same code would most likely fail again, and a bug
-    of the caller's is not a connection error.
-    """

@@ -21,7 +21,7 @@ import httpx2
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import headers_from_library
-from ._transport_base import AsyncLibraryStream, CallersCodeFailed, Translations, translated
+from ._transport_base import AsyncLibraryStream, Translations, translated
 
 __all__ = ["AsyncHttpx2Transport"]
 
@@ -120,12 +120,6 @@ class AsyncHttpx2Transport:
             response = await self._client.send(outgoing, stream=True, follow_redirects=False)
         except httpx2.TransportError as exc:
             raise translated(exc, request, _HTTPX2_FAILURES) from exc
-        except httpx2.RequestError as exc:  # httpx2's own, not the transport's (a DecodingError)
-            raise translated(exc, request, ()) from exc
-        except Exception as exc:
-            # Not a failure of httpx2's sending: an event hook (one calling raise_for_status included), an auth
-            # flow or a transport of the caller's raised.
-            raise CallersCodeFailed from exc
         return _AsyncHttpx2Stream(response, request, started)
 
     async def aclose(self) -> None:

@@ -28,7 +28,7 @@ import httpx
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import finished_response
-from ._transport_base import CallersCodeFailed, LibraryStream
+from ._transport_base import LibraryStream
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
 
@@ -156,14 +156,7 @@ class HttpxTransport:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
-        try:
-            response = self._client.send(request, stream=True, follow_redirects=False)
-        except httpx.RequestError:
-            raise
-        except Exception as exc:
-            # Not a failure of httpx's sending: an event hook (one calling raise_for_status included), an auth
-            # flow or a transport of the caller's (or the testing kit's) raised.
-            raise CallersCodeFailed from exc
+        response = self._client.send(request, stream=True, follow_redirects=False)
         return _HttpxStream(response)
 
     def close(self) -> None:

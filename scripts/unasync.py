@@ -131,19 +131,6 @@ PHRASES = {
         ("pyreqwest.request.StreamRequest", "pyreqwest.request.SyncStreamRequest"),
         ("pyreqwest.response.Response", "pyreqwest.response.SyncResponse"),
     ],
-    # Import lists sorted as the sync names sort (LibraryStream after CallersCodeFailed).
-    "_transport_async.py": [
-        (
-            "from ._transport_base import AsyncLibraryStream, CallersCodeFailed\n",
-            "from ._transport_base import CallersCodeFailed, AsyncLibraryStream\n",
-        )
-    ],
-    "_transport_httpx2_async.py": [
-        (
-            "from ._transport_base import AsyncLibraryStream, CallersCodeFailed, Translations, translated\n",
-            "from ._transport_base import CallersCodeFailed, AsyncLibraryStream, Translations, translated\n",
-        )
-    ],
     "_client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
         ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),

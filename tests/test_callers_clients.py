@@ -23,9 +23,12 @@ from animalstore_client import (
     AsyncAnimalStoreClient,
     ClientValidationError,
     MiddlewareError,
+    NotFoundError,
 )
+from animalstore_client._attempts import HTTP_STACK_PACKAGES, raised_by_callers_code
 
-from .conftest import API_KEY, SyncView, needs_httpx2
+from .conftest import API_KEY, SyncView, needs_httpx2, needs_pyreqwest
+from .servers import LoopbackServer, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 
@@ -156,7 +159,95 @@ def test_the_callers_code_raising_in_its_client_is_a_middleware_error_not_retrie
     assert info.value.attempts == 1
     expected = _library(kind).HTTPStatusError if where.startswith("raise") else ValueError
     assert isinstance(info.value.__cause__, expected)
-    assert API_KEY not in str(info.value)
+
+
+def _raise_in(module: str, body: str) -> BaseException:
+    """The exception raised by ``body`` run as code of module ``module`` (its frames say so)."""
+    namespace: dict[str, Any] = {"__name__": module}
+    exec(compile(f"def fail():\n    {body}\n", f"<{module}>", "exec"), namespace)
+    try:
+        namespace["fail"]()
+    except Exception as exc:  # the point: whatever it raised
+        return exc
+    raise AssertionError("did not raise")
+
+
+def test_where_an_exception_was_raised_tells_the_callers_code_from_the_librarys() -> None:
+    """Raised in the caller's module: theirs; in a library of the stack (past stdlib frames): the exchange's."""
+    assert raised_by_callers_code(_raise_in("myapp.hooks", "raise ValueError('bug')"))
+    assert raised_by_callers_code(_raise_in("myapp.hooks", "import json; json.loads('{')"))
+    assert not raised_by_callers_code(_raise_in("httpcore._backends.anyio", "import json; json.loads('{')"))
+    assert not raised_by_callers_code(_raise_in("anyio.streams.tls", "import ssl; raise ssl.SSLError(1, 'alert')"))
+    for package in ("aiohttp", "urllib3", "pyreqwest", "httpx2", "httpcore2"):
+        assert package in HTTP_STACK_PACKAGES
+    # Only the innermost telling frame counts: a tracer wrapping the library's send does not make it the caller's.
+    inner = _raise_in("h11._state", "raise RuntimeError('library bug')")
+    with pytest.raises(RuntimeError) as info:
+        _reraise_through_a_wrapper(inner)
+    assert not raised_by_callers_code(info.value)
+
+
+def _reraise_through_a_wrapper(exc: BaseException) -> None:
+    raise exc
+
+
+def test_an_aiohttp_middleware_of_the_callers_that_raises_is_a_middleware_error() -> None:
+    """A middleware of the caller's aiohttp session that raises ends the call at once, unretried, nothing sent."""
+    calls: list[str] = []
+
+    async def bad(request: Any, handler: Any) -> Any:
+        calls.append("called")
+        raise ValueError("a bug of the caller's")
+
+    async def main(base_url: str) -> BaseException:
+        async with aiohttp.ClientSession(middlewares=(bad,)) as session:
+            client = AsyncAnimalStoreClient(API_KEY, base_url=base_url, http_client=session)
+            with pytest.raises(MiddlewareError) as info:
+                await client.list_pets()
+            return info.value
+
+    with LoopbackServer([respond(200, [PET])] * 3) as server:
+        error = asyncio.run(main(server.base_url))
+        assert server.received == []
+    assert calls == ["called"]
+    assert isinstance(error.__cause__, ValueError)
+
+
+@needs_pyreqwest
+def test_a_pyreqwest_middleware_of_the_callers_that_raises_is_a_middleware_error() -> None:
+    """A middleware of the caller's pyreqwest client that raises ends the call at once, unretried, nothing sent."""
+    from pyreqwest.client import SyncClientBuilder
+
+    calls: list[str] = []
+
+    def bad(request: Any, next_: Any) -> Any:
+        calls.append("called")
+        raise ValueError("a bug of the caller's")
+
+    http = SyncClientBuilder().with_middleware(bad).build()
+    with LoopbackServer([respond(200, [PET])] * 3) as server:
+        try:
+            with pytest.raises(MiddlewareError) as info:
+                AnimalStoreClient(API_KEY, base_url=server.base_url, http_client=http).list_pets()
+        finally:
+            http.close()
+        assert server.received == []
+    assert calls == ["called"]
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_an_aiohttp_session_raising_for_status_still_gives_the_typed_error() -> None:
+    """A caller's session made with raise_for_status=True: a 404 is still NotFoundError, not a connection error."""
+
+    async def main(base_url: str) -> None:
+        async with aiohttp.ClientSession(raise_for_status=True) as session:
+            client = AsyncAnimalStoreClient(API_KEY, base_url=base_url, http_client=session)
+            with pytest.raises(NotFoundError):
+                await client.list_pets()
+
+    with LoopbackServer([respond(404, {"code": "not_found", "message": "none", "status": 404})]) as server:
+        asyncio.run(main(server.base_url))
+        assert len(server.received) == 1
 
 
 @pytest.mark.parametrize("kind", HTTPX_KINDS)
@@ -170,3 +261,16 @@ def test_a_client_its_owner_closed_is_named_so(kind: str, loop: asyncio.Abstract
         loop.run_until_complete(http.aclose())
     with pytest.raises(AnimalStoreError, match=r"The http_client of this \w+ was closed \(the SDK never closes"):
         client.list_pets()
+
+
+def test_an_aiohttp_session_its_owner_closed_is_named_so() -> None:
+    """A call through a caller's aiohttp session that its owner closed says the http_client was closed."""
+
+    async def main() -> None:
+        session = aiohttp.ClientSession()
+        client = AsyncAnimalStoreClient(API_KEY, http_client=session)
+        await session.close()
+        with pytest.raises(AnimalStoreError, match=r"The http_client of this AsyncAnimalStoreClient was closed"):
+            await client.list_pets()
+
+    asyncio.run(main())

@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import animalstore_client._client_async as client_async
 import animalstore_client._client_sync as client_sync
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, AsyncHTTPClient, HTTPClient
+from animalstore_client._attempts import HTTP_STACK_PACKAGES
 from animalstore_client._backends import _ASYNC_CLASSES, _SYNC_CLASSES  # pyright: ignore[reportPrivateUsage]
 from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
 from animalstore_client._client_sync import AnimalStoreClientWithRawResponse
@@ -211,3 +212,11 @@ def test_a_deprecated_operation_warns_with_its_declared_message() -> None:
                 getattr(client, operation.name)(**operation.example)
             assert str(caught[0].message) == operation.deprecated
             assert caught[0].filename == __file__
+
+
+def test_every_library_a_client_can_choose_is_part_of_the_http_stack() -> None:
+    """A failure raised inside a library the SDK sends through is the exchange's, never blamed on the caller."""
+    libraries = {"httpx", "httpcore", "httpcore2"} | {
+        module.split(".")[0] for classes in (_ASYNC_CLASSES, _SYNC_CLASSES) for module, _ in classes.values()
+    }
+    assert libraries - HTTP_STACK_PACKAGES == set()

@@ -385,6 +385,12 @@ def test_a_tls_failure_after_sending_counts_as_sent_on_urllib3() -> None:
     assert type(_translated(failure, request, written=False)) is httpx.ConnectError
 
 
+# The SDK tells a library's failure from the caller's code by the frame that raised it: this one reads as
+# anyio's TLS stream, which lets a raw ssl.SSLError through httpcore's reads.
+_LIBRARY_FRAME: dict[str, Any] = {"__name__": "anyio.streams.tls"}
+exec("def raise_it(exc):\n    raise exc\n", _LIBRARY_FRAME)
+
+
 class _RaisingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Raises the raw ssl.SSLError a broken TLS stream gives, as a library might let it through."""
 
@@ -393,7 +399,10 @@ class _RaisingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.calls += 1
-        raise ssl.SSLError(1, "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac")
+        _LIBRARY_FRAME["raise_it"](
+            ssl.SSLError(1, "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac")
+        )
+        raise AssertionError("unreachable")
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return self.handle_request(request)
