@@ -227,7 +227,8 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
         raise ClientValidationError(
             f"http_client must have no auth of its own: the SDK authenticates with api_key (Authorization: "
             f"Bearer), which the client's auth would replace; got {_article(detected)} {detected} client with "
-            f"auth={_full_name(type(own_auth))}. Pass a client made without auth=",
+            f"auth={_full_name(type(own_auth))}. Pass a client made without auth= (headers of your own per request "
+            "go in middleware=)",
             argument="http_client",
             rule="a client without auth",
             value=f"auth={_full_name(type(own_auth))}",  # not the auth itself: it holds another credential
