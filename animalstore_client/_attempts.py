@@ -191,7 +191,7 @@ def unknown_failure(exc: Exception, attempts: Attempts) -> httpx.ReadError | Mid
     APIError`` must not hide a bug in the calling code. Anything else is a
     library's own exception (a raw `ssl.SSLError` on a broken TLS stream),
     counted as "sent, no complete answer": the service may have acted on the
-    request, so only a read is retried. The original is the ``__cause__``.
+    request, so only a read is retried. Raise it ``from exc``.
     """
     try:
         text = f"{type(exc).__name__}: {exc}"
@@ -200,17 +200,13 @@ def unknown_failure(exc: Exception, attempts: Attempts) -> httpx.ReadError | Mid
     # Code of the caller's may quote the request's headers: the key goes whatever the format.
     key = attempts.request.headers.get("authorization", "").removeprefix("Bearer ")
     text = redact_text(text.replace(key, "[redacted]") if len(key) >= _SHORTEST_MASKED else text)
-    failure: httpx.ReadError | MiddlewareError
     if raised_by_callers_code(exc):
-        failure = MiddlewareError(
+        return MiddlewareError(
             f"http_client's own code (an event hook, a transport or a middleware of yours) raised {text}",
             request=attempts.request,
             attempts=attempts.count,
         )
-    else:
-        failure = httpx.ReadError(text, request=attempts.request)
-    failure.__cause__ = exc
-    return failure
+    return httpx.ReadError(text, request=attempts.request)
 
 
 class Attempts:

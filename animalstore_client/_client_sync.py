@@ -268,9 +268,8 @@ class AnimalStoreClient(IOSync):
             return attempts.complete(stream, content)
         except (httpx.RequestError, AnimalStoreError):
             raise
-        except Exception as exc:  # noqa: BLE001  # a library's own, or the caller's code: only SDK exceptions leave
-            failure = unknown_failure(exc, attempts)
-            raise failure from failure.__cause__
+        except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
+            raise unknown_failure(exc, attempts) from exc
 
     @staticmethod
     def _read(stream: ResponseStream, attempts: Attempts) -> bytes:
