@@ -10,15 +10,31 @@ job with a protocol that buffers what arrives and one timer per wait
 uvloop the httpx2 backend keeps anyio's. Only httpcore2's public
 ``AsyncNetworkBackend``/``AsyncNetworkStream`` interface is implemented, and
 every failure is httpcore2's exception for it, as anyio's backend raises.
+
+anyio's backend is the reference: tests/test_network_backends.py runs every
+hostile-server, TLS, early-answer and upload scenario over both and expects
+the same outcome. Two things it does that asyncio does not by itself are
+done here: writing ends with the connection (a reset or close wakes a
+waiting write, and the next write raises httpcore2's ``WriteError``, which
+httpcore2 takes as its cue to read the server's early answer), and names are
+resolved without the loop's default thread pool (IP literals and
+``localhost`` need no lookup; other names go to a resolver thread pool of the
+SDK's own, made anew in a forked child, where the loop's pool still counts
+the parent's threads as idle and a lookup would wait for ever).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import select
 import socket
 import ssl
+import threading
+import weakref
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpcore2
@@ -42,15 +58,19 @@ class _Protocol(asyncio.Protocol):
         "_drained",
         "_eof",
         "_error",
+        "_lost",
+        "_owner",
         "_paused_reading",
         "_paused_writing",
         "_waiter",
         "loop",
+        "sock",
         "transport",
     )
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, owner: AsyncioBackend) -> None:
         self.loop = loop
+        self._owner = owner
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
         self._eof = False
@@ -59,7 +79,10 @@ class _Protocol(asyncio.Protocol):
         self._drained: asyncio.Future[Any] | None = None
         self._paused_reading = False
         self._paused_writing = False
+        self._lost = False
         self.transport: asyncio.Transport | None = None
+        self.sock: socket.socket | None = None
+        """The socket connected under the transport, made by this backend (`_AsyncioStream.abandon` closes it)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport: create_connection's
@@ -78,9 +101,14 @@ class _Protocol(asyncio.Protocol):
         return False  # close the transport: an HTTP/1.1 client has nothing more to send once the server is done
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._owner.forget(self)
         self._eof = True
+        self._lost = True
         self._error = exc
         self._wake()
+        # Writing ends with the connection: asyncio never resumes writing on a lost one, so a
+        # writer waiting for that (or about to) would wait out its whole timeout, or for ever.
+        self._paused_writing = False
         drained, self._drained = self._drained, None
         if drained is not None and not drained.done():
             drained.set_result(None)
@@ -123,11 +151,15 @@ class _Protocol(asyncio.Protocol):
         return b""  # the peer closed: httpcore2 reads this as the server's disconnect
 
     async def drain(self, timeout: float | None) -> None:
-        if not self._paused_writing:
-            return
-        drained = self._drained = self.loop.create_future()
-        if await _within(self.loop, drained, timeout) is _TIMED_OUT:
-            raise httpcore2.WriteTimeout("the request could not be written within the write timeout")
+        if self._paused_writing:
+            drained = self._drained = self.loop.create_future()
+            if await _within(self.loop, drained, timeout) is _TIMED_OUT:
+                self._drained = None
+                raise httpcore2.WriteTimeout("the request could not be written within the write timeout")
+        if self._lost:
+            # What was written may never have left: httpcore2 reads the server's early answer
+            # (a 401 or 413 sent before it closed) on a WriteError, as it does over anyio.
+            raise httpcore2.WriteError(self.why_ended())
 
     def has_unread(self) -> bool:
         """Whether anything arrived that no read took yet: bytes, or the peer's close."""
@@ -136,6 +168,27 @@ class _Protocol(asyncio.Protocol):
     def ended(self) -> bool:
         """Whether the peer closed its side, or the connection was lost."""
         return self._eof
+
+    def lost(self) -> bool:
+        """Whether the connection is gone (a reset, or closed after the peer's close): nothing more can be written."""
+        return self._lost
+
+    def abandon(self) -> None:
+        """Close this connection without its event loop: the loop is closed, or this is a forked child.
+
+        The socket goes first, so that nothing done to the transport after it
+        reaches the loop's selector (in a forked child, that selector is the
+        parent's too: unregistering the socket there would unregister it for
+        the parent). The transport is then aborted, so the loop holds no open
+        transport for the socket's number, which a new socket may reuse.
+        """
+        if self.sock is not None:
+            self.sock.close()
+        transport = self.transport
+        if transport is not None:
+            # A closed loop refuses to schedule the rest; the socket is closed already.
+            with contextlib.suppress(Exception):
+                transport.abort()
 
     def why_ended(self) -> str:
         """What ended the connection, for a write refused on it."""
@@ -159,11 +212,16 @@ def _time_out(future: asyncio.Future[Any]) -> None:
 
 
 class _AsyncioStream(httpcore2.AsyncNetworkStream):
-    """One connection: a transport (plain or TLS) and the protocol buffering what it receives."""
+    """One connection: a transport (plain or TLS) and the protocol buffering what it receives.
+
+    ``sock`` is the socket this backend made and connected itself, so that
+    `abandon` can close it when the event loop that owns the transport is
+    gone (asyncio's transport hands out only a wrapper that cannot be closed).
+    """
 
     __slots__ = ("_protocol", "_socket", "_transport")
 
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol, sock: Any) -> None:
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol, sock: socket.socket) -> None:
         self._transport = transport
         self._protocol = protocol
         self._socket = sock
@@ -175,21 +233,37 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
         if not buffer:
             return
         protocol = self._protocol
-        if protocol.ended() or self._transport.is_closing():
-            raise httpcore2.WriteError(protocol.why_ended())
+        transport = self._transport
         view = memoryview(buffer)
         for start in range(0, len(view), _WRITE_SLICE):
+            # Checked before every slice: the server may answer and close (or reset) while a
+            # large body is still going out, and a closed transport drops writes silently (or,
+            # under TLS, raises asyncio's own errors).
+            if protocol.ended() or transport.is_closing():
+                raise httpcore2.WriteError(protocol.why_ended())
             # In slices, each drained: a TLS transport passes one large write straight down, and
             # flow control (so the write timeout) would never reach this protocol.
             try:
-                self._transport.write(view[start : start + _WRITE_SLICE])
-            except (OSError, RuntimeError) as exc:
-                raise httpcore2.WriteError(str(exc)) from exc
+                transport.write(view[start : start + _WRITE_SLICE])
+            except Exception as exc:  # asyncio's, whatever they are, become httpcore2's
+                raise httpcore2.WriteError(str(exc) or type(exc).__name__) from exc
             await protocol.drain(timeout)
 
     async def aclose(self) -> None:
+        if self._protocol.lost():
+            return  # asyncio closed it (and its socket) already; aborting again can raise
         # No TLS close_notify exchange (anyio's backend, as httpcore2 uses it, sends none either).
-        self._transport.abort()
+        try:
+            self._transport.abort()
+        except RuntimeError:
+            if self._protocol.loop.is_closed():  # the socket is closed without the loop
+                self.abandon()
+        except Exception:  # noqa: BLE001  # a transport asyncio is closing already: closed enough
+            return
+
+    def abandon(self) -> None:
+        """Close the connection now, without the event loop: only once that loop is closed (or gone) for good."""
+        self._protocol.abandon()
 
     async def start_tls(
         self,
@@ -211,7 +285,7 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
                 server_hostname=server_hostname,
                 ssl_handshake_timeout=timeout if timeout is not None and timeout > 0 else None,
             )
-        except (ssl.SSLError, OSError) as exc:
+        except Exception as exc:  # ssl's, the OS's and asyncio's own all become httpcore2's
             self._transport.abort()
             if isinstance(exc, (TimeoutError, ConnectionAbortedError)) and "handshake" in str(exc).lower():
                 raise httpcore2.ConnectTimeout(str(exc)) from exc
@@ -239,7 +313,36 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
 
 
 class AsyncioBackend(httpcore2.AsyncNetworkBackend):
-    """httpcore2's network backend on the running asyncio loop's transports (`for_running_loop` says which loops)."""
+    """httpcore2's network backend on the running asyncio loop's transports (`for_running_loop` says which loops).
+
+    It knows the connections it opened that are still open, so that they can
+    be closed without their loop (`abandon`): when the loop that owned them is
+    closed, and in a forked child, where the parent's connections must not be
+    read (the child's copy of the loop would read the parent's answers).
+    """
+
+    def __init__(self) -> None:
+        self._open: set[_Protocol] = set()
+        self._lock = threading.Lock()
+        _BACKENDS.add(self)
+
+    def forget(self, protocol: _Protocol) -> None:
+        """A connection closed: it is no longer this backend's to abandon."""
+        with self._lock:
+            self._open.discard(protocol)
+
+    def after_fork(self) -> None:
+        """In a forked child: a lock of its own (a parent thread may have held this one), then `abandon`."""
+        self._lock = threading.Lock()
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Close every connection this backend opened, without their event loop (see `_Protocol.abandon`)."""
+        with self._lock:
+            protocols = list(self._open)
+            self._open.clear()
+        for protocol in protocols:
+            protocol.abandon()
 
     async def connect_tcp(
         self,
@@ -253,7 +356,7 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         local = None if local_address is None else (local_address, 0)
         # Its own task, so that the timeout cancels the connecting and nothing else; and not
         # asyncio.wait_for, which on 3.10 and 3.11 can return a connection for a cancelled call.
-        connecting = loop.create_task(_connect(loop, host, port, local))
+        connecting = loop.create_task(_connect(self, loop, host, port, local))
         timed_out: list[bool] = []
 
         def time_out() -> None:
@@ -270,12 +373,15 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
                 _abort_when_connected(connecting)  # the caller was cancelled: nothing may stay open
                 raise
             raise httpcore2.ConnectTimeout(f"no connection to {host}:{port} within the connect timeout") from None
-        except (OSError, UnicodeError, ValueError) as exc:  # refused, unreachable, a name that is not one
+        except Exception as exc:  # refused, unreachable, a name that is not one: httpcore2's
             raise httpcore2.ConnectError(str(exc) or type(exc).__name__) from exc
         finally:
             if timer is not None:
                 timer.cancel()
-        sock = transport.get_extra_info("socket")
+        sock = protocol.sock
+        with self._lock:
+            if not protocol.lost():
+                self._open.add(protocol)
         try:
             if sock is None or transport.is_closing():
                 raise ConnectionResetError("the server closed the connection as it was opened")
@@ -295,7 +401,7 @@ _HAPPY_EYEBALLS_DELAY = 0.25
 
 
 async def _connect(
-    loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
+    backend: AsyncioBackend, loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
 ) -> tuple[asyncio.Transport, _Protocol]:
     """A connection to the first of ``host``'s addresses that answers, tried as RFC 8305 says (Happy Eyeballs).
 
@@ -305,17 +411,15 @@ async def _connect(
     caller is cancelled (Python 3.10, 3.11): every attempt that does not win, and every
     one if the caller is cancelled, is closed here.
     """
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    infos = await _resolve(loop, host, port)
     attempts: dict[asyncio.Task[Any], _Protocol] = {}
     pending: set[asyncio.Task[Any]] = set()
     errors: list[BaseException] = []
     won: asyncio.Task[Any] | None = None
     try:
         for family, _, _, _, address in _interleaved(infos):
-            protocol = _Protocol(loop)
-            attempt = loop.create_task(
-                loop.create_connection(lambda p=protocol: p, address[0], address[1], family=family, local_addr=local)
-            )
+            protocol = _Protocol(loop, backend)
+            attempt = loop.create_task(_open(loop, protocol, family, address, local))
             attempts[attempt] = protocol
             pending.add(attempt)
             won = await _first_to_connect(pending, errors, _HAPPY_EYEBALLS_DELAY)
@@ -332,6 +436,102 @@ async def _connect(
             if attempt is not won:
                 attempt.cancel()
                 _abort_when_connected(attempt)
+
+
+async def _open(
+    loop: asyncio.AbstractEventLoop,
+    protocol: _Protocol,
+    family: int,
+    address: Any,
+    local: tuple[str, int] | None,
+) -> tuple[asyncio.Transport, _Protocol]:
+    """A transport over a socket made and connected here, so that this backend holds the socket itself.
+
+    What ``loop.create_connection(host, port)`` does for one address, with the
+    socket kept (`_AsyncioStream.abandon`): closed here if anything fails or the
+    attempt is cancelled before the transport owns it.
+    """
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setblocking(False)
+        if local is not None:
+            sock.bind(local)
+        await loop.sock_connect(sock, address)
+        transport, _ = await loop.create_connection(lambda: protocol, sock=sock)
+    except BaseException:
+        sock.close()
+        raise
+    protocol.sock = sock
+    return transport, protocol
+
+
+_LOOPBACK = ("localhost", "localhost.")
+
+
+async def _resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[Any]:
+    """``getaddrinfo``'s answers for ``host``, with no thread where no lookup is needed.
+
+    An IP literal is read as it is, and ``localhost`` is the loopback
+    addresses (RFC 6761: never looked up); any other name is looked up on the
+    SDK's resolver threads (`_resolver`), never the loop's default thread pool.
+    """
+    try:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError):
+        pass  # not an IP literal
+    if host.lower() in _LOOPBACK:
+        loopback: list[Any] = [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", port))]
+        if socket.has_ipv6:
+            loopback.append((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("::1", port, 0, 0)))
+        return loopback
+    return await loop.run_in_executor(_resolver(), _lookup, host, port)
+
+
+def _lookup(host: str, port: int) -> list[Any]:
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+
+
+_RESOLVER_THREADS = 8
+"""Names looked up at once; more wait their turn (each new connection to a host by name needs one)."""
+_resolver_pool: ThreadPoolExecutor | None = None
+_resolver_lock = threading.Lock()
+
+
+def _resolver() -> ThreadPoolExecutor:
+    """The SDK's thread pool for name lookups, made on first use, and again in a forked child."""
+    global _resolver_pool  # noqa: PLW0603  # one per process, replaced after a fork
+    with _resolver_lock:
+        if _resolver_pool is None:
+            _resolver_pool = ThreadPoolExecutor(_RESOLVER_THREADS, thread_name_prefix="animalstore-resolver")
+        return _resolver_pool
+
+
+def _forget_resolver() -> None:
+    """In a forked child: the parent's resolver threads are not here, though its pool counts them as idle."""
+    global _resolver_pool, _resolver_lock  # noqa: PLW0603  # a child starts with pools and locks of its own
+    _resolver_pool = None
+    _resolver_lock = threading.Lock()
+
+
+_BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()
+"""Every backend of this process, for a forked child to abandon their connections."""
+
+
+def _after_fork_in_child() -> None:
+    """A child must not read the parent's connections: they are closed here, before its loop runs again.
+
+    The child's copy of an event loop shares its selector with the parent,
+    so a connection of the parent's still registered there would have its
+    answers read by the child first. Closing the child's copy of each socket
+    leaves the parent's untouched.
+    """
+    _forget_resolver()
+    for backend in list(_BACKENDS):
+        backend.after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 async def _first_to_connect(

@@ -98,6 +98,10 @@ class SyncView:
     def close(self) -> None:
         self._loop.run_until_complete(self._client.aclose())
 
+    def idle(self, seconds: float) -> None:
+        """Let the loop run ``seconds`` with no call, as an application's would between calls (closings finish)."""
+        self._loop.run_until_complete(asyncio.sleep(seconds))
+
     @property
     def inner(self) -> Any:
         return self._client

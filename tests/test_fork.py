@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -385,3 +386,63 @@ def test_a_pyreqwest_client_made_before_the_fork_works_on_both_sides(echo_url: s
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["parent wrong: 0", "child exit: 0"]
+
+
+# The child keeps the event loop it inherited (a worker forked from inside a running application): a
+# lookup on the loop's default thread pool would wait for a thread that stayed in the parent.
+KEPT_LOOP = (
+    """
+import asyncio, os, signal, sys, time
+import animalstore_client as a
+
+url = sys.argv[1]
+loop = asyncio.new_event_loop()
+client = a.AsyncAnimalStoreClient("k", base_url=url)
+loop.run_until_complete(client.list_pets(limit=1))
+
+pid = os.fork()
+if pid == 0:
+    try:
+        pets = loop.run_until_complete(asyncio.wait_for(client.list_pets(limit=2), 5))
+    except BaseException as exc:
+        print("child:", type(exc).__name__, exc, flush=True)
+        os._exit(1)
+    os._exit(0 if pets[0].id == 2 else 2)
+# Bounded: the child's copy of the loop shares the parent's selector, and must not read the parent's answer.
+wrong = loop.run_until_complete(asyncio.wait_for(client.list_pets(limit=3), 5))[0].id != 3
+"""
+    + REAP
+)
+
+
+def _kept_loop(url: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", KEPT_LOOP, url], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["parent wrong: False", "child exit: 0"], result.stdout
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_child_keeping_the_inherited_event_loop_calls_at_once(echo_url: str, host: str) -> None:
+    """A child forked with the parent's asyncio loop calls at once (an IP literal, localhost); the parent too."""
+    _kept_loop(echo_url.replace("127.0.0.1", host))
+
+
+def test_a_child_keeping_the_inherited_event_loop_looks_a_name_up_at_once() -> None:
+    """A child forked with the parent's asyncio loop looks up a host name (this machine's) at once."""
+    name = socket.gethostname()
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        addresses = set()
+    if "127.0.0.1" not in addresses:
+        pytest.skip(f"this machine's name {name!r} does not resolve to 127.0.0.1, where the test server listens")
+    server = _QuietServer(("127.0.0.1", 0), _Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        _kept_loop(f"http://{name}:{server.server_address[1]}/v1")
+    finally:
+        server.shutdown()
+        server.server_close()
