@@ -11,9 +11,13 @@ time per call:
   still open, and the others left to expire);
 - a connection is checked (`has_expired`: keep-alive expiry, or readable
   while idle, which is the server's close or stray bytes) only when taken
-  or handed straight to a waiting request, plus the oldest idle one of its
-  origin when one comes back, so expired sockets do not stay open under
-  light load; nothing scans the pool;
+  or handed straight to a waiting request, plus the oldest idle ones of
+  every origin (one order across origins) when a call takes or gives back,
+  so an origin never called again does not keep its sockets past their
+  expiry, nor hold idle places that newer connections need; nothing scans
+  the pool;
+- at ``max_keepalive_connections`` idle, the oldest idle connection, of any
+  origin, is closed to keep the one coming back (as httpcore's pool does);
 - the number of connections is bounded (``max_connections`` in all,
   ``max_keepalive_connections`` idle); a request finding none free waits in
   arrival order, at most the pool timeout, and a connection or a free slot
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import ssl
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -62,6 +66,7 @@ class AsyncConnectionPool:
         "_closed",
         "_idle",
         "_idle_count",
+        "_idle_order",
         "_keepalive_expiry",
         "_lock",
         "_max_connections",
@@ -89,6 +94,8 @@ class AsyncConnectionPool:
         self._idle: dict[_Key, deque[httpcore.AsyncHTTPConnection]] = {}
         """Per origin, oldest on the left, newest on the right (taken first)."""
         self._idle_count = 0
+        self._idle_order: OrderedDict[int, tuple[_Key, httpcore.AsyncHTTPConnection]] = OrderedDict()
+        """Every idle connection by ``id``, oldest first, whatever its origin: what expires or gives way first."""
         self._opened = 0
         """Connections open or being opened, idle or in use: what ``max_connections`` bounds."""
         self._waiters: deque[AsyncWaiter] = deque()
@@ -138,10 +145,12 @@ class AsyncConnectionPool:
         """Under the lock: an idle connection, or a slot to open one (``None, None``), or a place in the queue."""
         if self._closed:
             raise AnimalStoreError(_CLOSED)
+        self._drop_expired(stale)
         idle = self._idle.get(key)
         while idle:
             connection = idle.pop()
             self._idle_count -= 1
+            del self._idle_order[id(connection)]
             if connection.is_available() and not _expired(connection):
                 return connection, None
             stale.append(connection)
@@ -150,15 +159,38 @@ class AsyncConnectionPool:
             self._opened += 1
             return None, None
         if self._idle_count:
-            # At the limit with another origin's connection idle: it gives way (its slot passes on).
-            for other in self._idle.values():
-                if other:
-                    stale.append(other.popleft())
-                    self._idle_count -= 1
-                    return None, None
+            # At the limit with another origin's connection idle: the oldest gives way (its slot passes on).
+            stale.append(self._pop_oldest())
+            return None, None
         waiter = AsyncWaiter(key)
         self._waiters.append(waiter)
         return None, waiter
+
+    def _pop_oldest(self) -> httpcore.AsyncHTTPConnection:
+        """Under the lock: the connection idle longest, of any origin, out of the tables (still counted open)."""
+        _, (key, connection) = self._idle_order.popitem(last=False)
+        idle = self._idle[key]
+        idle.popleft()  # the oldest of all is the oldest of its origin
+        if not idle:
+            del self._idle[key]
+        self._idle_count -= 1
+        return connection
+
+    def _drop_expired(self, close: list[httpcore.AsyncHTTPConnection]) -> None:
+        """Under the lock: the oldest idle connections, of any origin, go to ``close`` while expired (two at most).
+
+        Idle connections expire oldest first, so the oldest alone is asked;
+        two per call drain a backlog faster than calls add to it.
+        """
+        order = self._idle_order
+        for _ in range(2):
+            if not order:
+                return
+            _, connection = next(iter(order.values()))
+            if not _expired(connection):
+                return
+            close.append(self._pop_oldest())
+            self._opened -= 1
 
     def _settle(self, waiter: AsyncWaiter) -> tuple[bool, httpcore.AsyncHTTPConnection | None]:
         """After a wait, however it ended: whether the waiter holds a connection or slot, and the connection."""
@@ -199,17 +231,18 @@ class AsyncConnectionPool:
                 # Otherwise the slot of the connection closed (or never opened) passes to the waiter.
                 waiter.granted = True
                 waiter.wake()
-            elif keep and self._idle_count < self._max_keepalive:
+            elif keep and self._max_keepalive > 0:
+                # The oldest are checked as the newest joins: under light load, when only the
+                # newest is ever taken, no idle socket outlives its expiry for long.
+                self._drop_expired(close)
+                if self._idle_count >= self._max_keepalive:
+                    close.append(self._pop_oldest())  # the newest is kept, as httpcore's pool keeps it
+                    self._opened -= 1
                 idle = self._idle.get(key)
                 if idle is None:
                     idle = self._idle[key] = deque()
-                elif idle and _expired(idle[0]):
-                    # The oldest is checked as the newest joins: under light load, when only the
-                    # newest is ever taken, no idle socket outlives its expiry for long.
-                    close.append(idle.popleft())
-                    self._idle_count -= 1
-                    self._opened -= 1
                 idle.append(connection)  # type: ignore[arg-type]  # keep implies a connection
+                self._idle_order[id(connection)] = (key, connection)  # type: ignore[assignment]  # as above
                 self._idle_count += 1
             else:
                 if keep:
@@ -233,6 +266,7 @@ class AsyncConnectionPool:
             self._closed = True
             idle = [connection for connections in self._idle.values() for connection in connections]
             self._idle.clear()
+            self._idle_order.clear()
             self._idle_count = 0
             self._opened -= len(idle)
             waiters = list(self._waiters)

@@ -15,6 +15,7 @@ anything is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -928,8 +929,7 @@ def test_at_the_limit_another_origins_idle_connection_gives_way_async() -> None:
         _assert_settled(pool, opened=1, idle=1)
         await _finish(await pool.handle_async_request(_request(b, pool=0.1)))
         _assert_settled(pool, opened=1, idle=1)
-        assert list(pool._idle) == [(b"http", b"127.0.0.1", a.port), (b"http", b"127.0.0.1", b.port)]
-        assert [len(idle) for idle in pool._idle.values()] == [0, 1]
+        assert [(key, len(idle)) for key, idle in pool._idle.items() if idle] == [((b"http", b"127.0.0.1", b.port), 1)]
         assert await asyncio.to_thread(a.wait_for_open_connections, 0) == 0
         await pool.aclose()
 
@@ -1023,3 +1023,53 @@ def test_the_pools_are_what_the_default_backend_uses() -> None:
                 assert isinstance(_pool_of(client, server.base_url), AsyncConnectionPool)
 
         asyncio.run(main())
+
+
+# ---------------------------------------------------------------- 11. idle connections across origins
+
+
+def test_an_origin_never_called_again_does_not_keep_its_sockets_past_their_expiry() -> None:
+    """Origin A's idle connection expires; calls to origin B alone close it (one order across origins)."""
+    with LoopbackServer([respond(200, PETS)]) as a, LoopbackServer([respond(200, PETS)]) as b:
+        pool = _sync_pool(max_connections=4, max_keepalive=4, keepalive_expiry=0.2)
+        _finish_sync(pool.handle_request(_request(a)))
+        time.sleep(0.4)  # past A's keep-alive expiry
+        _finish_sync(pool.handle_request(_request(b)))
+        assert a.wait_for_open_connections(0) == 0
+        _assert_settled(pool, opened=1, idle=1)
+        pool.close()
+
+
+def test_at_the_idle_cap_the_oldest_idle_connection_gives_way_to_the_newest() -> None:
+    """Idle places full of other origins' connections: a new origin's connection is kept, the oldest closed."""
+    servers = [LoopbackServer([respond(200, PETS)]) for _ in range(4)]
+    with contextlib.ExitStack() as stack:
+        a, b, c, d = (stack.enter_context(server) for server in servers)
+        pool = _sync_pool(max_connections=10, max_keepalive=3)
+        for server in (a, b, c, d, d, d):
+            _finish_sync(pool.handle_request(_request(server)))
+        assert d.connections == 1, "origin D got no keep-alive: every call opened a connection"
+        assert a.wait_for_open_connections(0) == 0, "the oldest idle connection (A's) was not the one closed"
+        assert (b.open_connections, c.open_connections, d.open_connections) == (1, 1, 1)
+        _assert_settled(pool, opened=3, idle=3)
+        pool.close()
+
+
+def test_idle_connections_across_origins_async() -> None:
+    """The async pool: the same order across origins (expiry, and the oldest giving way at the cap)."""
+
+    async def main(a: LoopbackServer, b: LoopbackServer, c: LoopbackServer) -> None:
+        pool = _async_pool(max_connections=4, max_keepalive=2, keepalive_expiry=0.2)
+        await _finish(await pool.handle_async_request(_request(a)))
+        await asyncio.sleep(0.4)
+        await _finish(await pool.handle_async_request(_request(b)))
+        assert await asyncio.to_thread(a.wait_for_open_connections, 0) == 0
+        for server in (c, b, c):
+            await _finish(await pool.handle_async_request(_request(server)))
+        _assert_settled(pool, opened=2, idle=2)
+        await pool.aclose()
+
+    with contextlib.ExitStack() as stack:
+        a, b, c = (stack.enter_context(LoopbackServer([respond(200, PETS)])) for _ in range(3))
+        asyncio.run(main(a, b, c))
+        assert (a.connections, b.connections, c.connections) == (1, 1, 1)
