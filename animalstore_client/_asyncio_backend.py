@@ -62,6 +62,7 @@ class _Protocol(asyncio.Protocol):
         "_paused_writing",
         "_waiter",
         "loop",
+        "plain",
         "sock",
         "transport",
     )
@@ -80,6 +81,8 @@ class _Protocol(asyncio.Protocol):
         self._lost = False
         self.transport: asyncio.Transport | None = None
         self.sock: socket.socket | None = None
+        self.plain: asyncio.BaseTransport | None = None
+        """The transport over `sock` (under the TLS layer, for https): what releases the socket."""
         """The socket connected under the transport, made by this backend (`_AsyncioStream.abandon` closes it)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -182,10 +185,17 @@ class _Protocol(asyncio.Protocol):
         """
         if self.sock is not None:
             self.sock.close()
+        if self.loop.is_closed():
+            # A closed loop cannot run the callback that lets the transport go of its socket, and
+            # the transport would warn, when collected, of a socket left open: it is run here.
+            release = getattr(self.plain, "_call_connection_lost", None)
+            if release is not None:
+                with contextlib.suppress(Exception):
+                    release(None)
+            return
         transport = self.transport
         if transport is not None:
-            # A closed loop refuses to schedule the rest; the socket is closed already.
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # the socket is closed already: closed enough
                 transport.abort()
 
     def why_ended(self) -> str:
@@ -460,6 +470,7 @@ async def _open(
         sock.close()
         raise
     protocol.sock = sock
+    protocol.plain = transport
     return transport, protocol
 
 

@@ -14,6 +14,7 @@ import copy
 import os
 import ssl
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -84,13 +85,52 @@ def _get_running_loop() -> Any:
     return asyncio.get_running_loop()
 
 
+def _event_loop() -> Any:
+    """What the calling task runs in: the running asyncio loop, or trio's token for the run; ``None`` if neither."""
+    try:
+        return _get_running_loop()
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")  # never imported here: a trio run has imported it already
+    if trio is not None:
+        try:
+            return trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass
+    return None
+
+
+def _loop_gone(loop: Any) -> bool:
+    """Whether ``loop`` (an asyncio loop or a trio token) has ended for good: its connections can serve no one."""
+    is_closed = getattr(loop, "is_closed", None)
+    if is_closed is not None:
+        return bool(is_closed())
+    try:
+        loop.run_sync_soon(_nothing)  # trio: refused once the run has finished
+    except Exception:  # noqa: BLE001  # trio.RunFinishedError, without importing trio
+        return True
+    return False
+
+
+def _nothing() -> None:
+    """Scheduled on a trio run to ask whether it still runs."""
+
+
 class Pool:
-    """The transport behind one client and everything `with_options` derives from it."""
+    """The transport behind one client and everything `with_options` derives from it.
+
+    An async client's connections belong to one event loop, so it has a
+    transport per loop (asyncio's, or a trio run) in ``loops``, keyed by the
+    loop's ``id`` with a weak reference to tell a reused ``id``; ``current``
+    is the last one used, checked first.
+    """
 
     def __init__(self, transport: Any, *, owned: bool) -> None:
         self.transport = transport
         self.owned = owned
-        self.loop: weakref.ref[Any] | None = None
+        self.lock = threading.Lock()
+        self.current: tuple[weakref.ref[Any], Any] | None = None
+        self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
         self.pid = _process.pid
         """The process the transport's connections belong to."""
 
@@ -434,7 +474,9 @@ class _BaseClient:
         # disturb connections the parent still uses.
         pool.transport = self._new_transport()
         pool.pid = _process.pid
-        pool.loop = None
+        pool.lock = threading.Lock()  # a parent thread may have held it at the fork
+        pool.current = None
+        pool.loops = {}
 
 
 def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
@@ -494,6 +536,10 @@ class IOSync(_BaseClient):
             self._after_fork(pool)
         return pool.transport  # type: ignore[no-any-return]
 
+    def _close_transports_sync(self) -> None:
+        """Close the transport: a sync client has one."""
+        self._transport().close()
+
 
 class IOAsync(_BaseClient):
     """How the async client sleeps and finds its pool: one pool per event loop."""
@@ -509,30 +555,100 @@ class IOAsync(_BaseClient):
         await anyio.sleep(seconds)
 
     def _transport(self) -> AsyncTransport:
-        """The pool to use, replaced by a fresh one when the event loop has changed.
-
-        The old loop's sockets cannot be closed without that loop; they are
-        left to the garbage collector.
-        """
+        """The transport of the running event loop: one per loop, as connections belong to the loop that opened them."""
         self._check_open()
         pool = self._pool
         if pool.pid != _process.pid:
             self._after_fork(pool)
-        try:
-            loop = _get_running_loop()
-        except RuntimeError:  # not asyncio (trio): nothing to check
-            return pool.transport  # type: ignore[no-any-return]
-        if pool.loop is None or pool.loop() is not loop:
-            if pool.loop is not None:
-                # Pooled connections belong to the old loop; reusing one
-                # fails with "Event loop is closed" or hangs.
-                if not pool.owned:
+        loop = _event_loop()
+        current = pool.current
+        if current is not None and current[0]() is loop:
+            return current[1]  # type: ignore[no-any-return]
+        return self._transport_of(pool, loop)  # type: ignore[no-any-return]
+
+    def _transport_of(self, pool: Pool, loop: Any) -> Any:
+        """The transport for ``loop``, made on its first call; those of loops that have ended are closed.
+
+        Several loops may use one client at once (one per thread) or one after
+        another (``asyncio.run`` twice, asyncio then trio): each keeps its own
+        connections, within the client's limits. A loop that has ended cannot
+        close its connections itself, so they are closed here, without it.
+        """
+        if loop is None:  # neither asyncio nor trio: nothing to tell loops apart by
+            return pool.transport
+        ended: list[Any] = []
+        with pool.lock:
+            entry = pool.loops.get(id(loop))
+            if entry is not None and entry[0]() is not loop:
+                entry = None  # the id of a loop gone, now another's
+            for key, (ref, transport) in list(pool.loops.items()):
+                other = ref()
+                if other is not loop and (other is None or _loop_gone(other)):
+                    del pool.loops[key]
+                    ended.append(transport)
+            if entry is None:
+                if pool.current is None:
+                    transport = pool.transport  # the first loop takes the transport made with the client
+                elif not pool.owned:
                     raise AnimalStoreError(
                         f"This {type(self).__name__} was first used in another event loop, and its "
                         "http_client belongs to you, so it cannot be replaced: create the client "
                         "(and its http_client) inside the event loop that uses it."
                     )
-                logger.debug("Event loop changed: starting a new connection pool")
-                pool.transport = self._new_transport()
-            pool.loop = weakref.ref(loop)
-        return pool.transport  # type: ignore[no-any-return]
+                else:
+                    logger.debug("A new event loop: starting a connection pool for it")
+                    transport = self._new_transport()
+                entry = pool.loops[id(loop)] = (weakref.ref(loop), transport)
+            pool.current = entry
+            pool.transport = entry[1]
+        for transport in ended:
+            _abandon(transport)
+        return entry[1]
+
+    def _other_loops(self) -> list[tuple[Any, Any]]:
+        """Every other event loop still alive with a transport of this client's, and that transport."""
+        pool = self._pool
+        here = _event_loop()
+        with pool.lock:
+            entries = list(pool.loops.values())
+            pool.loops.clear()
+            pool.current = None
+        found: list[tuple[Any, Any]] = []
+        for ref, transport in entries:
+            loop = ref()
+            if loop is not here:
+                found.append((loop, transport))
+        return found
+
+    async def _close_transports_async(self) -> None:
+        """Close this loop's transport; a loop that ended has its connections closed without it, a live one is asked."""
+        others = self._other_loops()
+        await self._transport().aclose()
+        for loop, transport in others:
+            if loop is None or _loop_gone(loop):
+                _abandon(transport)
+            elif callable(getattr(loop, "call_soon_threadsafe", None)):
+                # Made there, when that loop next runs: its sockets are its own to close.
+                loop.call_soon_threadsafe(_close_in, loop, transport)
+            # A trio run still going keeps its connections until it ends (its transport is refused from now on).
+
+
+def _close_in(loop: Any, transport: Any) -> None:
+    """Called in ``loop``: close ``transport`` there (a task of the loop's own)."""
+    _CLOSING.add(task := loop.create_task(transport.aclose()))
+    task.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[Any] = set()
+"""Closings under way in other loops (a task nothing refers to may be collected before it runs)."""
+
+
+def _abandon(transport: Any) -> None:
+    """Close ``transport``'s connections without their event loop, which has ended (if the transport can)."""
+    abandon = getattr(transport, "abandon", None)
+    if abandon is None:
+        return  # a library's own session: its sockets are left to the garbage collector
+    try:
+        abandon()
+    except Exception as exc:  # noqa: BLE001  # closing what is dead anyway must not fail a call
+        logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)

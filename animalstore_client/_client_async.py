@@ -434,7 +434,7 @@ class AsyncAnimalStoreClient(IOAsync):
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
             try:
-                await self._transport().aclose()
+                await self._close_transports_async()
             finally:
                 self._closed_by_owner()
         self._closed = True

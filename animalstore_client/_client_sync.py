@@ -432,7 +432,7 @@ class AnimalStoreClient(IOSync):
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
             try:
-                self._transport().close()
+                self._close_transports_sync()
             finally:
                 self._closed_by_owner()
         self._closed = True

@@ -7,7 +7,9 @@ Used only under the SDK's own httpx client (see ``HttpxTransport``).
 
 from __future__ import annotations
 
+import socket
 import ssl
+import weakref
 from typing import Any
 
 import httpcore2
@@ -28,10 +30,13 @@ class _DeadlineStream(httpcore2.NetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_stream", "unread_since_write")
+    __slots__ = ("_stream", "_streams", "unread_since_write")
 
-    def __init__(self, stream: httpcore2.NetworkStream) -> None:
+    def __init__(self, stream: httpcore2.NetworkStream, streams: weakref.WeakSet[_DeadlineStream]) -> None:
         self._stream = stream
+        self._streams = streams
+        """The backend's open connections, this one among them until closed (`DeadlineBackend.abandon`)."""
+        streams.add(self)
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
 
@@ -44,7 +49,14 @@ class _DeadlineStream(httpcore2.NetworkStream):
         self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
 
     def close(self) -> None:
+        self._streams.discard(self)
         self._stream.close()
+
+    def abandon(self) -> None:
+        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
+        sock = self._stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            sock.close()
 
     def start_tls(
         self,
@@ -55,10 +67,11 @@ class _DeadlineStream(httpcore2.NetworkStream):
         try:
             timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
         except httpcore2.ConnectTimeout:
-            self._stream.close()  # nothing else holds the TCP connection yet to close it
+            self.close()  # nothing else holds the TCP connection yet to close it
             raise
         stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
-        return _DeadlineStream(stream)
+        self._streams.discard(self)  # the TLS stream over it is the connection now
+        return _DeadlineStream(stream, self._streams)
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
@@ -69,6 +82,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
 
     def __init__(self, backend: httpcore2.NetworkBackend) -> None:
         self._backend = backend
+        self._streams: weakref.WeakSet[_DeadlineStream] = weakref.WeakSet()
 
     def connect_tcp(
         self,
@@ -80,7 +94,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _DeadlineStream(stream)
+        return _DeadlineStream(stream, self._streams)
 
     def connect_unix_socket(
         self,
@@ -90,7 +104,22 @@ class DeadlineBackend(httpcore2.NetworkBackend):
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _DeadlineStream(stream)
+        return _DeadlineStream(stream, self._streams)
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
+
+    def abandon(self) -> None:
+        """Close every open connection without its event loop, which has ended.
+
+        The SDK's asyncio backend does it itself (closing the socket, then the
+        transport); under another backend (anyio's, for trio and uvloop) the
+        socket of each connection is closed.
+        """
+        abandon = getattr(self._backend, "abandon", None)
+        if abandon is not None:
+            abandon()
+            return
+        for stream in list(self._streams):
+            stream.abandon()
+        self._streams.clear()

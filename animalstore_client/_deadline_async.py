@@ -5,7 +5,9 @@ Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``).
 
 from __future__ import annotations
 
+import socket
 import ssl
+import weakref
 from typing import Any
 
 import httpcore
@@ -26,10 +28,13 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_stream", "unread_since_write")
+    __slots__ = ("_stream", "_streams", "unread_since_write")
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+    def __init__(self, stream: httpcore.AsyncNetworkStream, streams: weakref.WeakSet[_AsyncDeadlineStream]) -> None:
         self._stream = stream
+        self._streams = streams
+        """The backend's open connections, this one among them until closed (`AsyncDeadlineBackend.abandon`)."""
+        streams.add(self)
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
 
@@ -42,7 +47,14 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
 
     async def aclose(self) -> None:
+        self._streams.discard(self)
         await self._stream.aclose()
+
+    def abandon(self) -> None:
+        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
+        sock = self._stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            sock.close()
 
     async def start_tls(
         self,
@@ -53,10 +65,11 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         try:
             timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         except httpcore.ConnectTimeout:
-            await self._stream.aclose()  # nothing else holds the TCP connection yet to close it
+            await self.aclose()  # nothing else holds the TCP connection yet to close it
             raise
         stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-        return _AsyncDeadlineStream(stream)
+        self._streams.discard(self)  # the TLS stream over it is the connection now
+        return _AsyncDeadlineStream(stream, self._streams)
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
@@ -67,6 +80,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
         self._backend = backend
+        self._streams: weakref.WeakSet[_AsyncDeadlineStream] = weakref.WeakSet()
 
     async def connect_tcp(
         self,
@@ -78,7 +92,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _AsyncDeadlineStream(stream)
+        return _AsyncDeadlineStream(stream, self._streams)
 
     async def connect_unix_socket(
         self,
@@ -88,7 +102,22 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _AsyncDeadlineStream(stream)
+        return _AsyncDeadlineStream(stream, self._streams)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
+
+    def abandon(self) -> None:
+        """Close every open connection without its event loop, which has ended.
+
+        The SDK's asyncio backend does it itself (closing the socket, then the
+        transport); under another backend (anyio's, for trio and uvloop) the
+        socket of each connection is closed.
+        """
+        abandon = getattr(self._backend, "abandon", None)
+        if abandon is not None:
+            abandon()
+            return
+        for stream in list(self._streams):
+            stream.abandon()
+        self._streams.clear()

@@ -192,6 +192,15 @@ class Httpcore2Transport:
         for pool in self._pools.close():
             pool.close()
 
+    def abandon(self) -> None:
+        """Close every pool's connections without their event loop, which has ended (`ConnectionPool.abandon`).
+
+        httpcore2's proxy pools cannot do that: their sockets are left to the garbage collector.
+        """
+        for pool in self._pools.close():
+            if isinstance(pool, ConnectionPool):
+                pool.abandon()
+
 
 def _direct_backend() -> httpcore2.NetworkBackend:
     """httpcore2's own backend: blocking sockets have no faster path to choose."""

@@ -189,6 +189,15 @@ class AsyncHttpcoreTransport:
         for pool in self._pools.close():
             await pool.aclose()
 
+    def abandon(self) -> None:
+        """Close every pool's connections without their event loop, which has ended (`AsyncConnectionPool.abandon`).
+
+        httpcore's proxy pools cannot do that: their sockets are left to the garbage collector.
+        """
+        for pool in self._pools.close():
+            if isinstance(pool, AsyncConnectionPool):
+                pool.abandon()
+
 
 def _direct_backend() -> httpcore.AsyncNetworkBackend:
     """The SDK's asyncio backend on asyncio's own loops (measured faster than anyio's), anyio's on any other."""

@@ -190,6 +190,15 @@ class HttpcoreTransport:
         for pool in self._pools.close():
             pool.close()
 
+    def abandon(self) -> None:
+        """Close every pool's connections without their event loop, which has ended (`ConnectionPool.abandon`).
+
+        httpcore's proxy pools cannot do that: their sockets are left to the garbage collector.
+        """
+        for pool in self._pools.close():
+            if isinstance(pool, ConnectionPool):
+                pool.abandon()
+
 
 def _direct_backend() -> httpcore.NetworkBackend:
     """httpcore's own backend: blocking sockets have no faster path to choose."""

@@ -276,6 +276,25 @@ class ConnectionPool:
             waiter.wake()  # not granted: each raises that the client was closed
         _close(idle)
 
+    def abandon(self) -> None:
+        """Refuse new calls and close every connection without the event loop, which has ended.
+
+        The network backend closes what it opened (`_asyncio_backend`'s does;
+        anyio's cannot, and its sockets are left to the garbage collector).
+        """
+        with self._lock:
+            self._closed = True
+        # Before the tables let go of the connections: the backend knows them weakly.
+        abandon = getattr(self._backend, "abandon", None)
+        if abandon is not None:
+            abandon()
+        with self._lock:
+            self._idle.clear()
+            self._idle_order.clear()
+            self._idle_count = 0
+            self._opened = 0
+            self._waiters.clear()
+
 
 class _PooledBody:
     """A response body whose end (read to the end, closed, or failed) gives its connection back to the pool."""
