@@ -185,12 +185,16 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _server_threads() -> list[threading.Thread]:
-    """The store's server threads still alive, after at most 5 s for one that is stopping."""
+def _server_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == SERVER_THREAD}
+
+
+def _new_server_threads(before: set[threading.Thread]) -> set[threading.Thread]:
+    """The store's server threads alive now and not in ``before``, after at most 5 s for one that is stopping."""
     deadline = time.monotonic() + 5
-    while (alive := [t for t in threading.enumerate() if t.name == SERVER_THREAD]) and time.monotonic() < deadline:
+    while (new := _server_threads() - before) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return alive
+    return new
 
 
 @pytest.mark.parametrize(("library", "calls"), UNMADE, ids=[library for library, _ in UNMADE])
@@ -198,22 +202,26 @@ def test_a_kit_client_whose_library_is_missing_leaves_no_server(
     monkeypatch: pytest.MonkeyPatch, library: str, calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
     """The library's error, and the loopback server started for the client is stopped: no thread is left."""
-    assert _server_threads() == []
     monkeypatch.setitem(sys.modules, library, None)  # what `import library` does when it is not installed
     store = FakeAnimalStore(api_keys=[API_KEY])
+    before = _server_threads()
     for method, arguments in calls:
-        with pytest.raises(AnimalStoreError, match=f'backend="{library}" needs '):
+        with pytest.raises(AnimalStoreError, match=f'backend="{library}" needs ') as caught:
             getattr(store, method)(**arguments)
-        assert _server_threads() == []
+        # Checked while the error is held: its traceback keeps the frames that made the client alive.
+        assert _new_server_threads(before) == set(), caught.value
 
 
-@pytest.mark.parametrize(("method", "arguments"), BAD_ARGUMENTS, ids=[json.dumps(a) for _, a in BAD_ARGUMENTS])
+@pytest.mark.parametrize(
+    ("method", "arguments"), BAD_ARGUMENTS, ids=[f"{method}-{json.dumps(a)}" for method, a in BAD_ARGUMENTS]
+)
 def test_a_kit_client_with_a_bad_argument_leaves_no_server(method: str, arguments: dict[str, Any]) -> None:
     """A refused option, over a socket or in-process: the error, and no server thread left."""
     store = FakeAnimalStore(api_keys=[API_KEY])
-    with pytest.raises(ClientValidationError):
+    before = _server_threads()
+    with pytest.raises(ClientValidationError) as caught:
         getattr(store, method)(**arguments)
-    assert _server_threads() == []
+    assert _new_server_threads(before) == set(), caught.value  # with the error, and the frames it holds, kept
 
 
 # The child makes each call but the last, printing its error, then the last, whose error ends it: a
@@ -263,3 +271,36 @@ def test_a_process_whose_kit_client_cannot_be_made_exits_at_once(
     assert result.stderr.splitlines()[-1].startswith(
         ("animalstore_client.AnimalStoreError: ", "animalstore_client.ClientValidationError: ")
     )
+
+
+# Two servers never stopped: one held by a module global, one by the frame a kept error holds. Collected
+# while the interpreter ends, when their daemon thread no longer runs: waiting for it hung the exit.
+LEFT_RUNNING = """
+from animalstore_client.testing import FakeAnimalStore
+store = FakeAnimalStore()
+left = store.serve()
+left.__enter__()
+def serve_and_fail():
+    store.serve().__enter__()
+    raise RuntimeError("left running")
+try:
+    serve_and_fail()
+except RuntimeError as exc:
+    kept = exc
+"""
+
+
+def test_servers_left_running_do_not_hold_the_interpreter_at_exit() -> None:
+    """serve() entered and never exited: the process still ends at once, with exit code 0."""
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", LEFT_RUNNING],
+            capture_output=True,
+            text=True,
+            timeout=EXIT_BOUND,
+            check=False,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the child still ran {EXIT_BOUND} s after its last line: {exc.stderr!r}")
+    assert result.returncode == 0, result.stderr
