@@ -42,20 +42,51 @@ code between private bases is no change to users.
 How ``check`` decides. It compares HEAD with the snapshot of the highest
 version under ``api/`` (versions compared as numbers; no git tags or history
 are used), which may be HEAD's own version once that release is cut. Every
-breaking change griffe's ``find_breaking_changes`` finds is reported with its
-public path, what changed and where HEAD defines it: a removed public name,
-member or parameter, a parameter moved, made required, changed in kind or in
-default, a required parameter added, a removed public base class. griffe does
-not compare attributes; for a ``Literal`` alias (``BackendName``) this script
-does: a member added (a new backend) is compatible, a member removed breaks
-code that passes it, and an alias that is no longer a plain ``Literal[...]`` is
-reported, since it can no longer be compared. Findings fail the check (exit 1)
-unless HEAD's major version is greater than the snapshot's; then they are
-listed as allowed. A HEAD version lower than the latest snapshot's fails too.
-Not seen: a narrowed annotation (griffe does not judge types), a change of
-behaviour, and classes reached only through an attribute (the
-``with_raw_response`` views, which scripts/codegen.py writes from the same
-declarations as the clients' methods).
+breaking change is reported with its public path, what changed and where HEAD
+defines it. griffe's ``find_breaking_changes`` finds a removed public name,
+member or parameter (an enum member included), a parameter moved, made
+required, changed in kind or in default, a required parameter added. griffe
+compares no values, bases or annotations; this script does:
+
+- Bases. Each public base a class had in the snapshot must still be among its
+  ancestors in HEAD (through any base, private ones included, by the name as
+  written or the class's own name): ``APITimeoutError(APIConnectionError)`` ->
+  ``(APIError)`` is reported as a replaced base, a dropped ``ValueError`` as a
+  removed one. A new base, or an old one reached through a new class between,
+  is compatible.
+- Values. The value of every attribute the snapshot records (exported
+  constants such as ``DEFAULT_MAX_RETRIES`` or ``testing.FAKE_BASE_URL``, enum
+  members such as ``PetStatus.AVAILABLE``, class attributes) must be the same
+  source text once normalised (one quoting and spacing; arithmetic on number
+  literals computed, so ``10 * 1024 * 1024`` is ``10485760`` but ``30`` is not
+  ``30.0``). Not compared: ``__version__``, instance attributes' values, and
+  attrs fields' defaults (compared as their ``__init__`` parameters').
+- Aliases. A ``Literal[...]`` alias (``BackendName``) and a ``TypeAlias``
+  union (``HTTPClient``) say what callers pass: a member added (a new backend)
+  is compatible, a member removed breaks code that passes it; an alias that is
+  no longer a plain ``Literal[...]`` is reported, since it can no longer be
+  compared.
+- Annotations, as sets of union members. An annotation is parsed and
+  normalised: ``Optional[X]`` is ``X | None``, ``Union[A, B]`` is ``A | B``,
+  ``Literal[a, b]`` is ``Literal[a] | Literal[b]``, ``typing.`` is dropped, and
+  members are unordered (also inside ``list[...]`` and other generics). A
+  parameter's annotation may widen: compatible when its new members include
+  all the old ones (``int`` -> ``int | None``). A return's, or an attribute's
+  (users read it; what they pass goes through ``__init__``, whose parameters
+  are checked), may narrow: compatible when its new members are among the old
+  ones (``Pet | None`` -> ``Pet``). An annotation added where there was none is
+  compatible, one removed is compatible for a parameter and breaking for a
+  return. Anything else is breaking, the sound side of what text can tell:
+  ``list[Pet]`` -> ``Pet``, ``int`` -> ``str``, also ``list`` -> ``Sequence``
+  for a parameter, and an alias written in place of the union it stands for
+  (the rule compares text, it does not expand aliases or know subclasses).
+
+Findings fail the check (exit 1) unless HEAD's major version is greater than
+the snapshot's; then they are listed as allowed. A HEAD version lower than the
+latest snapshot's fails too. Not seen: a change of behaviour, a base lost
+through a private base (the snapshot holds public bases only), and classes
+reached only through an attribute (the ``with_raw_response`` views, which
+scripts/codegen.py writes from the same declarations as the clients' methods).
 
 Cutting a release: set ``__version__`` in ``animalstore_client/_version.py``,
 date the CHANGELOG section, run ``python scripts/api_snapshot.py dump`` and
@@ -69,7 +100,7 @@ import ast
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -244,12 +275,26 @@ class Built:
 
     document: dict[str, Any]
     locations: dict[str, str]
+    ancestors: dict[str, frozenset[str]]
+    """Each public class's ancestors in HEAD, private ones' bases included, as ``_base_text`` gives them."""
+
+
+def _ancestors(class_: griffe.Class, seen: set[str]) -> set[str]:
+    """The bases of ``class_`` and of every base it inherits from in the package, each as written and by name."""
+    names = {_base_text(str(base)) for base in class_.bases}
+    for base in class_.resolved_bases:
+        if isinstance(base, griffe.Class) and base.path not in seen:
+            seen.add(base.path)
+            names.add(base.name)
+            names |= _ancestors(base, seen)
+    return names
 
 
 class _Builder:
     def __init__(self, package_dir: Path) -> None:
         self.package_dir = package_dir
         self.locations: dict[str, str] = {}
+        self.ancestors: dict[str, frozenset[str]] = {}
 
     def _locate(self, path: str, obj: griffe.Object | griffe.Alias) -> None:
         try:
@@ -320,6 +365,7 @@ class _Builder:
 
     def class_(self, class_: griffe.Class, name: str, path: str) -> dict[str, Any]:
         bases = [str(base) for base in class_.bases if not _is_private(str(base).rsplit(".", 1)[-1])]
+        self.ancestors[path] = frozenset(_ancestors(class_, {class_.path}))
         members: dict[str, Any] = {}
         for member_name, member in class_.all_members.items():
             if _is_private(member_name):
@@ -375,7 +421,7 @@ def build(package_dir: Path) -> Built:
         "made_by": "scripts/api_snapshot.py dump",
         "api": api,
     }
-    return Built(document, builder.locations)
+    return Built(document, builder.locations, builder.ancestors)
 
 
 def _flat(value: object) -> bool:
@@ -446,6 +492,10 @@ class Finding:
         return text
 
 
+# What this script judges itself, so griffe's own verdicts on them are not reported twice.
+_JUDGED_HERE = (griffe.ClassRemovedBaseBreakage, griffe.ReturnChangedTypeBreakage)
+
+
 def _change(breakage: griffe.Breakage) -> tuple[str, str]:
     """The path griffe's breakage is about (``func(param)`` for a parameter) and what changed."""
     old: Any = breakage.old_value
@@ -459,63 +509,260 @@ def _change(breakage: griffe.Breakage) -> tuple[str, str]:
         change = f"{old.kind} -> {new.kind}"
     elif isinstance(breakage, griffe.ParameterChangedDefaultBreakage):
         change = f"{old.default} -> {new.default}"
-    elif isinstance(breakage, griffe.ClassRemovedBaseBreakage):
-        change = f"[{', '.join(map(str, old))}] -> [{', '.join(map(str, new))}]"
-    elif isinstance(breakage, (griffe.ObjectChangedKindBreakage, griffe.ReturnChangedTypeBreakage)):
+    elif isinstance(breakage, griffe.ObjectChangedKindBreakage):
         change = f"{old} -> {new}"
     if isinstance(parameter, griffe.Parameter):
         path = f"{path}({parameter.name})"
     return path, change
 
 
-def _literal_members(value: str | None) -> list[str] | None:
-    """The members of ``Literal[...]`` as source text, or None if the value is not one."""
-    if value is None:
-        return None
+# Source text, normalised ---------------------------------------------------------------------------
+
+_TYPING_MODULES = frozenset({"typing", "typing_extensions"})
+_FOLDABLE: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: lambda left, right: left + right,
+    ast.Sub: lambda left, right: left - right,
+    ast.Mult: lambda left, right: left * right,
+    ast.Div: lambda left, right: left / right,
+    ast.FloorDiv: lambda left, right: left // right,
+    ast.Mod: lambda left, right: left % right,
+    ast.Pow: lambda left, right: left**right,
+}
+
+
+def _parse(text: str) -> ast.expr | None:
     try:
-        node = ast.parse(value, mode="eval").body
+        return ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         return None
+
+
+def _number(node: ast.expr) -> int | float | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return cast("int | float", node.value)
+    return None
+
+
+class _Fold(ast.NodeTransformer):
+    """Number arithmetic computed: ``10 * 1024 * 1024`` is ``10485760``; ``30`` stays apart from ``30.0``."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        operation = _FOLDABLE.get(type(node.op))
+        left, right = _number(node.left), _number(node.right)
+        if operation is None or left is None or right is None or (isinstance(node.op, ast.Pow) and abs(right) > 64):
+            return node
+        try:
+            return ast.copy_location(ast.Constant(operation(left, right)), node)
+        except ArithmeticError:
+            return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        value = _number(node.operand)
+        if value is None or not isinstance(node.op, (ast.USub, ast.UAdd)):
+            return node
+        return ast.copy_location(ast.Constant(-value if isinstance(node.op, ast.USub) else value), node)
+
+
+def _value(text: str) -> str:
+    """A value as normalised source text: one quoting and spacing, number arithmetic computed."""
+    node = _parse(text)
+    return text.strip() if node is None else ast.unparse(_Fold().visit(node))
+
+
+def _base_text(text: str) -> str:
+    node = _parse(text)
+    return text.strip() if node is None else ast.unparse(node)
+
+
+def _typing_name(node: ast.expr) -> str | None:
+    """``Union`` for ``Union``, ``typing.Union`` or ``typing_extensions.Union``; None for other names."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _TYPING_MODULES:
+        return node.attr
+    return None
+
+
+def _arguments(node: ast.Subscript) -> list[ast.expr]:
+    return list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+def _union_parts(node: ast.expr) -> list[ast.expr] | None:
+    """The parts of a union (``A | B``, ``Union[A, B]``, ``Optional[A]``), or None if ``node`` is no union."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [node.left, node.right]
+    if isinstance(node, ast.Subscript):
+        head = _typing_name(node.value)
+        if head == "Union":
+            return _arguments(node)
+        if head == "Optional":
+            return [*_arguments(node), ast.Constant(None)]
+    return None
+
+
+def _members(node: ast.expr) -> frozenset[str]:
+    """The members of an annotation read as a union: ``Optional[X]`` is ``{X, None}``, ``Literal[a, b]`` is
+    ``{Literal[a], Literal[b]}``, anything else is one member."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
+        inner = _parse(node.value)
+        return frozenset({node.value.strip()}) if inner is None else _members(inner)
+    parts = _union_parts(node)
+    if parts is not None:
+        return frozenset[str]().union(*(_members(part) for part in parts))
+    if isinstance(node, ast.Subscript) and _typing_name(node.value) == "Literal":
+        return frozenset(f"Literal[{ast.unparse(argument)}]" for argument in _arguments(node))
+    return frozenset({_canonical(node)})
+
+
+def _canonical(node: ast.expr) -> str:
+    """An annotation as text, its unions (at any depth) sorted and written with ``|``, ``typing.`` dropped."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        inner = _parse(node.value)
+        return node.value.strip() if inner is None else _canonical(inner)
+    literal = isinstance(node, ast.Subscript) and _typing_name(node.value) == "Literal"
+    if _union_parts(node) is not None or (literal and len(_arguments(cast("ast.Subscript", node))) > 1):
+        return " | ".join(sorted(_members(node)))
+    if isinstance(node, ast.Subscript) and not literal:
+        return f"{_canonical(node.value)}[{', '.join(_canonical(argument) for argument in _arguments(node))}]"
+    if isinstance(node, ast.List):
+        return f"[{', '.join(_canonical(element) for element in node.elts)}]"
+    return node.attr if isinstance(node, ast.Attribute) and _typing_name(node) is not None else ast.unparse(node)
+
+
+def annotation_members(text: str) -> frozenset[str]:
+    """An annotation's union members as normalised source text (see the module's docstring)."""
+    node = _parse(text)
+    return frozenset({text.strip()}) if node is None else _members(node)
+
+
+def annotation_change(old: object, new: object, *, accepted: bool) -> str | None:
+    """What changed in an annotation, or None when the change is compatible.
+
+    ``accepted``: the annotation says what the caller passes (a parameter), which
+    may widen; otherwise what the caller receives (a return, an attribute), which
+    may narrow.
+    """
+    if old is None:
+        return None  # nothing was promised
+    if new is None:
+        return None if accepted else f"{old} -> no annotation"
+    before, after = annotation_members(str(old)), annotation_members(str(new))
+    if before == after or (after >= before if accepted else after <= before):
+        return None
+    return f"{old} -> {new}"
+
+
+# Comparing what griffe does not ---------------------------------------------------------------------
+
+
+def _pairs(old: griffe.Object, new: griffe.Object) -> Iterator[tuple[griffe.Object, griffe.Object]]:
+    """Each member of ``old`` with its namesake of the same kind in ``new``, at any depth.
+
+    A member missing from ``new`` or of another kind is left out: griffe reports it.
+    """
+    for name, old_member in old.members.items():
+        new_member = new.members.get(name)
+        if old_member.is_alias or new_member is None or new_member.is_alias:
+            continue
+        old_object, new_object = cast("griffe.Object", old_member), cast("griffe.Object", new_member)
+        if type(old_object) is not type(new_object):
+            continue
+        yield old_object, new_object
+        if old_object.is_module or old_object.is_class:
+            yield from _pairs(old_object, new_object)
+
+
+def _literal_members(value: str | None) -> list[str] | None:
+    """The members of ``Literal[...]`` as source text, or None if the value is not one."""
+    node = None if value is None else _parse(value)
     if not isinstance(node, ast.Subscript):
         return None
-    name = node.value
-    if not (
-        (isinstance(name, ast.Name) and name.id == "Literal")
-        or (isinstance(name, ast.Attribute) and name.attr == "Literal")
+    head = node.value
+    if not (isinstance(head, ast.Name) and head.id == "Literal") and not (
+        isinstance(head, ast.Attribute) and head.attr == "Literal"
     ):
         return None
-    elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    return [ast.unparse(element) for element in elements]
+    return [ast.unparse(argument) for argument in _arguments(node)]
 
 
-def _attributes(obj: griffe.Object | griffe.Alias) -> Iterator[griffe.Attribute]:
-    if isinstance(obj, griffe.Attribute):
-        yield obj
-    elif isinstance(obj, (griffe.Module, griffe.Class)):
-        for member in obj.members.values():
-            yield from _attributes(member)
+def _attrs_fields(class_: griffe.Object) -> bool:
+    """Whether the class's attribute values are attrs field defaults (its ``__init__`` is the one attrs writes)."""
+    init = class_.members.get("__init__")
+    return init is not None and not init.is_alias and "attrs" in cast("griffe.Object", init).labels
 
 
-def literal_findings(old: griffe.Module, new: griffe.Module) -> Iterator[tuple[griffe.Object, str, str]]:
-    """Literal aliases that lost a member (griffe compares no attributes)."""
-    for attribute in _attributes(old):
-        old_members = _literal_members(_text(attribute.value))
-        if old_members is None:
-            continue
-        relative = attribute.path[len(old.path) + 1 :]
-        try:
-            counterpart = new[relative]
-        except KeyError:
-            continue  # reported by griffe as removed
-        if not isinstance(counterpart, griffe.Attribute):
-            continue  # reported by griffe as a change of kind
-        new_members = _literal_members(_text(counterpart.value))
-        if new_members is None:
-            yield attribute, "Literal alias is no longer a Literal[...]", f"{attribute.value} -> {counterpart.value}"
-            continue
-        removed = [member for member in old_members if member not in new_members]
+def _attribute_findings(
+    old: griffe.Attribute, new: griffe.Attribute, parent: griffe.Object
+) -> Iterator[tuple[str, str, str]]:
+    if (change := annotation_change(old.annotation, new.annotation, accepted=False)) is not None:
+        yield old.path, "Attribute annotation was changed", change
+    if old.value is None or (parent.is_module and old.name == "__version__"):
+        return  # an instance attribute's value is none of the API; the version changes every release
+    if parent.is_class and _attrs_fields(parent):
+        return  # a field default: compared as its __init__ parameter's default
+    old_value, new_value = str(old.value), None if new.value is None else str(new.value)
+    old_literal = _literal_members(old_value)
+    if old_literal is not None:
+        new_literal = _literal_members(new_value)
+        if new_literal is None:
+            yield old.path, "Literal alias is no longer a Literal[...]", f"{old_value} -> {new_value}"
+        elif removed := [member for member in old_literal if member not in new_literal]:
+            yield old.path, "Literal member was removed", ", ".join(removed)
+        return
+    if str(old.annotation) == "TypeAlias" and str(new.annotation) == "TypeAlias" and new_value is not None:
+        # A type alias, like a Literal alias, says what callers pass: it may gain members, not lose one.
+        removed = sorted(annotation_members(old_value) - annotation_members(new_value))
         if removed:
-            yield attribute, "Literal member was removed", ", ".join(removed)
+            yield old.path, "Type alias lost a member", f"{', '.join(removed)} ({old_value} -> {new_value})"
+        return
+    if new_value is None or _value(old_value) != _value(new_value):
+        yield old.path, "Attribute value was changed", f"{old_value} -> {new_value}"
+
+
+def _function_findings(old: griffe.Function, new: griffe.Function) -> Iterator[tuple[str, str, str]]:
+    new_parameters = {parameter.name: parameter for parameter in new.parameters}
+    for parameter in old.parameters:
+        counterpart = new_parameters.get(parameter.name)
+        if counterpart is None:
+            continue  # reported by griffe as removed
+        change = annotation_change(parameter.annotation, counterpart.annotation, accepted=True)
+        if change is not None:
+            yield f"{old.path}({parameter.name})", "Parameter annotation was changed", change
+    if (change := annotation_change(old.returns, new.returns, accepted=False)) is not None:
+        yield old.path, "Return annotation was changed", change
+
+
+def _base_findings(old: griffe.Class, new: griffe.Class, ancestors: frozenset[str]) -> Iterator[tuple[str, str, str]]:
+    old_bases = [str(base) for base in old.bases]
+    lost = [base for base in old_bases if _base_text(base) not in ancestors]
+    if lost:
+        new_bases = [str(base) for base in new.bases]
+        gained = [base for base in new_bases if base not in old_bases]
+        kind = "Base class was replaced" if gained else "Base class was removed"
+        change = f"[{', '.join(old_bases)}] -> [{', '.join(new_bases)}]"
+        yield old.path, kind, f"{change}: no longer a subclass of {', '.join(lost)}"
+
+
+def value_findings(
+    old: griffe.Module, new: griffe.Module, ancestors: Mapping[str, frozenset[str]]
+) -> Iterator[tuple[str, str, str]]:
+    """The breaking changes griffe does not judge: bases, values, Literal members, annotations."""
+    for old_member, new_member in _pairs(old, new):
+        if isinstance(old_member, griffe.Class) and isinstance(new_member, griffe.Class):
+            if old_member.path in ancestors:
+                yield from _base_findings(old_member, new_member, ancestors[old_member.path])
+        elif isinstance(old_member, griffe.Function) and isinstance(new_member, griffe.Function):
+            yield from _function_findings(old_member, new_member)
+        elif isinstance(old_member, griffe.Attribute) and isinstance(new_member, griffe.Attribute):
+            parent = old_member.parent
+            assert parent is not None
+            yield from _attribute_findings(old_member, new_member, parent)
+        elif isinstance(old_member, griffe.TypeAlias) and isinstance(new_member, griffe.TypeAlias):
+            removed = sorted(annotation_members(str(old_member.value)) - annotation_members(str(new_member.value)))
+            if removed:
+                yield old_member.path, "Type alias lost a member", ", ".join(removed)
 
 
 def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
@@ -523,18 +770,21 @@ def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
     _, new = decode(render(built.document), "HEAD")
 
     def where(path: str) -> str | None:
-        # A removed object is placed at its parent in HEAD.
+        # A removed object is placed at its parent in HEAD; a parameter at its function.
+        path = path.partition("(")[0]
         while path and path not in built.locations:
             path = path.rpartition(".")[0]
         return built.locations.get(path)
 
     findings: list[Finding] = []
     for breakage in griffe.find_breaking_changes(old, new):
+        if isinstance(breakage, _JUDGED_HERE):
+            continue
         path, change = _change(breakage)
         # str(breakage) is its kind's text: "Parameter was removed".
         findings.append(Finding(path, str(breakage), change, where(breakage.obj.path)))
-    for attribute, kind, change in literal_findings(old, new):
-        findings.append(Finding(attribute.path, kind, change, where(attribute.path)))
+    for path, kind, change in value_findings(old, new, built.ancestors):
+        findings.append(Finding(path, kind, change, where(path)))
     return findings
 
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from animalstore_client import (
     AnimalStoreClient,
+    AnimalStoreError,
     AsyncAnimalStoreClient,
     ClientValidationError,
     InternalServerError,
@@ -157,3 +162,145 @@ def test_resets_kept_for_reads_never_cost_a_create() -> None:
             client.create_pet(name=f"pet-{index}", category_id=1)
             client.list_pets(limit=1)
     assert sorted(pet.name for pet in store.pets) == sorted(f"pet-{index}" for index in range(10))
+
+
+# --- a kit client that cannot be made --------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_THREAD = "FakeAnimalStore server"  # the name running_server gives its thread
+
+# (the library made unimportable, the kit calls made: the method and its keyword arguments)
+UNMADE: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
+    ("aiohttp", [("async_client", {"backend": "aiohttp"})]),
+    ("urllib3", [("client", {"backend": "urllib3"})]),
+    ("pyreqwest", [("client", {"backend": "pyreqwest"}), ("async_client", {"backend": "pyreqwest"})]),
+    ("httpx2", [("client", {"backend": "httpx2"}), ("async_client", {"backend": "httpx2"})]),
+]
+BAD_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
+    ("client", {"backend": "urllib3", "max_retries": -1}),
+    ("async_client", {"backend": "aiohttp", "max_retries": -1}),
+    ("client", {"max_retries": -1}),
+    ("async_client", {"max_retries": -1}),
+    ("client", {"backend": "nope"}),
+]
+
+
+def _server_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == SERVER_THREAD}
+
+
+def _new_server_threads(before: set[threading.Thread]) -> set[threading.Thread]:
+    """The store's server threads alive now and not in ``before``, after at most 5 s for one that is stopping."""
+    deadline = time.monotonic() + 5
+    while (new := _server_threads() - before) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return new
+
+
+@pytest.mark.parametrize(("library", "calls"), UNMADE, ids=[library for library, _ in UNMADE])
+def test_a_kit_client_whose_library_is_missing_leaves_no_server(
+    monkeypatch: pytest.MonkeyPatch, library: str, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """The library's error, and the loopback server started for the client is stopped: no thread is left."""
+    monkeypatch.setitem(sys.modules, library, None)  # what `import library` does when it is not installed
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    before = _server_threads()
+    for method, arguments in calls:
+        with pytest.raises(AnimalStoreError, match=f'backend="{library}" needs ') as caught:
+            getattr(store, method)(**arguments)
+        # Checked while the error is held: its traceback keeps the frames that made the client alive.
+        assert _new_server_threads(before) == set(), caught.value
+
+
+@pytest.mark.parametrize(
+    ("method", "arguments"), BAD_ARGUMENTS, ids=[f"{method}-{json.dumps(a)}" for method, a in BAD_ARGUMENTS]
+)
+def test_a_kit_client_with_a_bad_argument_leaves_no_server(method: str, arguments: dict[str, Any]) -> None:
+    """A refused option, over a socket or in-process: the error, and no server thread left."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    before = _server_threads()
+    with pytest.raises(ClientValidationError) as caught:
+        getattr(store, method)(**arguments)
+    assert _new_server_threads(before) == set(), caught.value  # with the error, and the frames it holds, kept
+
+
+# The child makes each call but the last, printing its error, then the last, whose error ends it: a
+# server left running by any of them would hang the interpreter at exit (it did in 1.2.0).
+CHILD = """
+import json, sys
+missing, calls = sys.argv[1], json.loads(sys.argv[2])
+if missing:
+    sys.modules[missing] = None  # the library is not installed, as far as this process can tell
+from animalstore_client.testing import FakeAnimalStore
+store = FakeAnimalStore()
+for method, arguments in calls[:-1]:
+    try:
+        getattr(store, method)(**arguments)
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    else:
+        sys.exit(f"store.{method}(**{arguments}) was made")
+method, arguments = calls[-1]
+getattr(store, method)(**arguments)
+"""
+EXIT_BOUND = 60  # seconds: the child needs about one; the hang it guards against is forever
+
+
+@pytest.mark.parametrize(
+    ("library", "calls", "error"),
+    [*((library, calls, f'backend="{library}" needs ') for library, calls in UNMADE), ("", BAD_ARGUMENTS, "must be")],
+    ids=[*(library for library, _ in UNMADE), "bad arguments"],
+)
+def test_a_process_whose_kit_client_cannot_be_made_exits_at_once(
+    library: str, calls: list[tuple[str, dict[str, Any]]], error: str
+) -> None:
+    """The interpreter ends after the error (exit code 1, the SDK's message in stderr), within a bounded wait."""
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", CHILD, library, json.dumps(calls)],
+            capture_output=True,
+            text=True,
+            timeout=EXIT_BOUND,
+            check=False,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired as exc:  # run() killed the child
+        pytest.fail(f"the child still ran {EXIT_BOUND} s after its error: {exc.stderr!r}")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count(error) == len(calls), result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        ("animalstore_client.AnimalStoreError: ", "animalstore_client.ClientValidationError: ")
+    )
+
+
+# Two servers never stopped: one held by a module global, one by the frame a kept error holds. Collected
+# while the interpreter ends, when their daemon thread no longer runs: waiting for it hung the exit.
+LEFT_RUNNING = """
+from animalstore_client.testing import FakeAnimalStore
+store = FakeAnimalStore()
+left = store.serve()
+left.__enter__()
+def serve_and_fail():
+    store.serve().__enter__()
+    raise RuntimeError("left running")
+try:
+    serve_and_fail()
+except RuntimeError as exc:
+    kept = exc
+"""
+
+
+def test_servers_left_running_do_not_hold_the_interpreter_at_exit() -> None:
+    """serve() entered and never exited: the process still ends at once, with exit code 0."""
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", LEFT_RUNNING],
+            capture_output=True,
+            text=True,
+            timeout=EXIT_BOUND,
+            check=False,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the child still ran {EXIT_BOUND} s after its last line: {exc.stderr!r}")
+    assert result.returncode == 0, result.stderr

@@ -72,12 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
-    print(f"FakeAnimalStore serving at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
-    print(f"API key: {store.api_key}", flush=True)
-    if args.control:
-        print(f"Control API: http://127.0.0.1:{server.server_address[1]}/_fake/", flush=True)
-    print("Press Ctrl+C to stop.", flush=True)
-    try:
+    try:  # from here every exit closes the listening socket, a failed print (a closed stdout) too
+        print(f"FakeAnimalStore serving at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+        print(f"API key: {store.api_key}", flush=True)
+        if args.control:
+            print(f"Control API: http://127.0.0.1:{server.server_address[1]}/_fake/", flush=True)
+        print("Press Ctrl+C to stop.", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass

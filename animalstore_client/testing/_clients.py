@@ -81,11 +81,13 @@ def client(
 
     if _over_socket(backend, "httpx", get_args(BackendName), "client"):
         return _over_loopback(store, AnimalStoreClient, key, backend, options, clock, clock.slept)
-    made = AnimalStoreClient(
-        key, base_url=FAKE_BASE_URL, http_client=httpx.Client(transport=FakeTransport(store)), **options
-    )
-    wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(store))), clock.slept, clock.now)
-    made._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
+    with ExitStack() as taken:  # a client that cannot be made (a bad option) leaves nothing open
+        http_client = httpx.Client(transport=FakeTransport(store))
+        taken.callback(http_client.close)
+        made = AnimalStoreClient(key, base_url=FAKE_BASE_URL, http_client=http_client, **options)
+        wiring = Wiring(lambda: HttpxTransport(httpx.Client(transport=FakeTransport(store))), clock.slept, clock.now)
+        made._wire(wiring)  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]  # the client's one hook for the kit
+        taken.pop_all()  # made: the client holds them now
     return made
 
 
@@ -101,6 +103,8 @@ def async_client(
     sleep = _async(clock.slept)
     if _over_socket(backend, "httpx", get_args(AsyncBackendName), "async_client"):
         return _over_loopback(store, AsyncAnimalStoreClient, key, backend, options, clock, sleep)
+    # An in-process httpx.AsyncClient holds no socket and no thread: one left by a client that cannot be
+    # made (a bad option) is only garbage (and aclose() would need an event loop).
     made = AsyncAnimalStoreClient(
         key, base_url=FAKE_BASE_URL, http_client=httpx.AsyncClient(transport=AsyncFakeTransport(store)), **options
     )
@@ -166,10 +170,19 @@ def _over_loopback(
     clock: KitClock,
     sleep: Callable[[float], Any],
 ) -> ClientT:
-    """A kit client on a library that needs a socket: over a server the store runs for it alone."""
+    """A kit client on a library that needs a socket: over a server the store runs for it alone.
+
+    The server starts first (the client is made with its URL), so a client
+    that cannot be made (its library not installed, a bad option) stops it
+    before the error goes on: no thread is left for the interpreter to wait
+    on at exit.
+    """
     server = ExitStack()
-    url = server.enter_context(store.serve())
-    made = cls(key, base_url=url, backend=backend, **options)
-    weakref.finalize(made, server.close)  # a client never closed still stops its server
-    made._wire(Wiring(None, sleep, clock.now, server.close))  # pyright: ignore[reportPrivateUsage]
+    with ExitStack() as on_error:
+        on_error.callback(server.close)
+        url = server.enter_context(store.serve())
+        made = cls(key, base_url=url, backend=backend, **options)
+        weakref.finalize(made, server.close)  # a client never closed still stops its server
+        made._wire(Wiring(None, sleep, clock.now, server.close))  # pyright: ignore[reportPrivateUsage]
+        on_error.pop_all()  # made: the client stops the server when it closes
     return made

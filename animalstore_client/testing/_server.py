@@ -172,6 +172,10 @@ class FakeServer:
                 return
             with contextlib.suppress(RuntimeError):  # the loop just closed
                 loop.call_soon_threadsafe(lambda: wake.set() if wake is not None else None)
+        if sys.is_finalizing():
+            # A server left running until the interpreter ends (its context collected at exit): the
+            # serving thread, a daemon, never runs again, so waiting for it would hang the exit.
+            return
         self._stopped.wait()
 
     def server_close(self) -> None:
