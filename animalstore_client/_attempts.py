@@ -264,16 +264,21 @@ _RAISED_FOR_STATUS = frozenset(
 _PROXY_REFUSED = frozenset({("python_socks", "ProxyError")})
 
 
+# OSErrors no socket raises: a hook of the caller's opening a file that is not there is a bug of theirs.
+_FILE_SYSTEM = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)
+
+
 def _network_failure(exc: BaseException, text: str, request: httpx.Request) -> httpx.TransportError | None:
     """``exc`` (shown as ``text``) as the transport failure it is by its class, wherever raised; else ``None``.
 
-    An `OSError` is the network's: a refused connection or a name that does
-    not resolve sent nothing, a timeout and anything else may have followed
-    the request (so only a read is retried), as the transports' own tables say
-    for their libraries' errors (each library's connection and timeout errors
-    are translated there, before this).
+    An `OSError` is the network's (but a file system's, which no socket
+    raises): a refused connection or a name that does not resolve sent
+    nothing, a timeout and anything else may have followed the request (so
+    only a read is retried), as the transports' own tables say for their
+    libraries' errors (each library's connection and timeout errors are
+    translated there, before this).
     """
-    if isinstance(exc, OSError):
+    if isinstance(exc, OSError) and not isinstance(exc, _FILE_SYSTEM):
         if (
             isinstance(exc, (ConnectionRefusedError, socket.gaierror, ssl.SSLCertVerificationError))
             or exc.errno == errno.ECONNREFUSED
@@ -306,8 +311,9 @@ def unknown_failure(
     1. `ClientRuleBroken` (a caller's client broke a rule of the SDK's on this
        send, and its adapter stopped it): a `MiddlewareError` with its text.
     2. An `OSError`, wherever it was raised (a socket, TLS, a hand-written
-       transport's ``ConnectionRefusedError``, a SOCKS proxy refusing), or a
-       proxy library's refusal: a network failure, retried as its kind allows
+       transport's ``ConnectionRefusedError``, a SOCKS proxy refusing; not a
+       file system's, such as ``FileNotFoundError``), or a proxy library's
+       refusal: a network failure, retried as its kind allows
        (`_network_failure`: nothing sent, or maybe sent).
     3. A library's raise-for-status error (httpx's and httpx2's
        ``HTTPStatusError``, aiohttp's ``ClientResponseError``): the caller's

@@ -552,6 +552,24 @@ def test_an_oserror_from_a_hand_written_transport_is_a_connection_error_retried_
     assert len(sleeps) == sends - 1
 
 
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_file_system_oserror_from_a_hook_is_the_callers(
+    kind: str, loop: asyncio.AbstractEventLoop, sleeps: list[float]
+) -> None:
+    """An OSError no socket raises (a hook opening a missing file) stays a bug of the caller's: a MiddlewareError."""
+    seen: list[Any] = []
+
+    def read_config(request: Any) -> None:
+        Path("/nonexistent/animalstore-tenant.conf").read_text()
+
+    http = _library_client(kind, transport=_answering(kind, seen), event_hooks={"request": [_hook(kind, read_config)]})
+    client = _sdk_client(kind, http, loop, max_retries=2)
+    with pytest.raises(MiddlewareError, match=r"^an event hook of http_client .* raised FileNotFoundError"):
+        client.list_pets()
+    assert seen == []
+    assert sleeps == []
+
+
 def test_a_respx_mock_raising_is_named_as_such_not_as_a_client_never_given(
     router: respx.MockRouter, variant: str, make_client: ClientFactory
 ) -> None:
