@@ -13,11 +13,15 @@ final exception when it gives up. A total deadline belongs in
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import socket
+import ssl
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import httpx
 
@@ -43,12 +47,16 @@ __all__ = [
     "OPERATION",
     "Answer",
     "Attempts",
+    "CallersCode",
+    "ClientRuleBroken",
     "Finished",
     "Observer",
     "ResponseStreamLike",
+    "callers_code",
     "connection_error",
     "error_type",
     "full_response",
+    "raised_by_callers_code",
     "unknown_failure",
 ]
 
@@ -156,55 +164,192 @@ _SHORTEST_MASKED = 8
 """A key shorter than this (a test's ``"k"``) is not masked in free text: it would garble every word holding it."""
 
 
-def raised_by_callers_code(exc: BaseException) -> bool:
-    """Whether ``exc`` came from code of the caller's run by their own ``http_client``, not from the exchange.
+class ClientRuleBroken(Exception):
+    """A rule of the SDK's that a caller's own client broke on a send, seen by its adapter where the library lets it.
 
-    The frame that raised it, passing over the standard library's (``json``,
-    ``ssl``, ``socket``), tells: one of the caller's (an event hook, a
-    transport such as a ``MockTransport`` handler, a session's middleware)
-    rather than one of `HTTP_STACK_PACKAGES`. Frames further out do not
-    count, so that a crash reporter or tracer wrapping the library's send
-    does not make a library's failure the caller's. An ``HTTPStatusError``
-    is always the caller's: only ``raise_for_status()`` raises it, and the
-    SDK never calls it.
+    An aiohttp session's middleware sending one attempt's request a second time
+    (a retrying or authenticating middleware) or replacing its ``Authorization``
+    header, or the session adding credentials of its own, is stopped before it
+    goes out; `unknown_failure` ends the call with a `MiddlewareError` carrying
+    this text, unretried, as for any other code of the caller's.
     """
-    cls = type(exc)
-    if cls.__name__ == "HTTPStatusError" and cls.__module__.split(".")[0] in ("httpx", "httpx2"):
-        return True
-    package = None
+
+
+class CallersCode(NamedTuple):
+    """The function of the caller's that an exchange was running when an exception was raised (`callers_code`)."""
+
+    function: str
+    """Where it is: ``module.qualname`` (``myapp.hooks.check_tenant``)."""
+    called_by: tuple[str, str] | None
+    """The library frame that called it, as (top-level package, function), when a library did."""
+    respx: bool
+    """Whether respx was mocking (one of its frames is in the traceback): the code is a respx route's."""
+
+
+def _top(frame: FrameType) -> str:
+    name = frame.f_globals.get("__name__")
+    return name.split(".")[0] if isinstance(name, str) else "__main__"
+
+
+def _function(frame: FrameType) -> str:
+    code = frame.f_code
+    return f"{frame.f_globals.get('__name__', '__main__')}.{getattr(code, 'co_qualname', code.co_name)}"
+
+
+def callers_code(exc: BaseException) -> CallersCode | None:
+    """The caller's function that ``exc`` was raised in, or that a library was running when it was; else ``None``.
+
+    The frames of ``exc``'s traceback are read from the outermost in, passing
+    over the standard library's (``json``, ``ssl``, ``socket``): those say
+    nothing about whose code it was. Code of the caller's is a frame of a
+    package outside `HTTP_STACK_PACKAGES` that is either the innermost one
+    (their code raised: a hook's ``raise``, a ``MockTransport`` handler's) or
+    inside a frame of an HTTP library (the library called it: an event hook,
+    a transport, a session's middleware, even when the exception itself came
+    from a library function it called, such as a missing header's
+    ``KeyError`` from httpx's ``Headers`` or ``ResponseNotRead`` from
+    ``response.json()``). A frame of the caller's outside every library frame
+    (a tracer or crash reporter wrapping the library's ``send``, between the
+    SDK and the library) does not count: a library's failure under it stays
+    the library's. The SDK's own frames are never the caller's, and do not open
+    a library either (the SDK calls the library; a wrapper between them is
+    outside it).
+    """
+    frames: list[tuple[str, FrameType]] = []
     tb = exc.__traceback__
     while tb is not None:
-        name = tb.tb_frame.f_globals.get("__name__")
-        top = name.split(".")[0] if isinstance(name, str) else "__main__"
+        top = _top(tb.tb_frame)
         if top not in sys.stdlib_module_names:
-            package = top
+            frames.append((top, tb.tb_frame))
         tb = tb.tb_next
-    return package is not None and package not in HTTP_STACK_PACKAGES
+    respx = any(top == "respx" for top, _ in frames)
+    in_library = False
+    for index, (top, frame) in enumerate(frames):
+        if top not in HTTP_STACK_PACKAGES:
+            if in_library:
+                caller_top, caller = frames[index - 1]
+                return CallersCode(_function(frame), (caller_top, caller.f_code.co_name), respx)
+        elif top != "animalstore_client":
+            in_library = True
+    if frames and frames[-1][0] not in HTTP_STACK_PACKAGES:
+        return CallersCode(_function(frames[-1][1]), None, respx)
+    return None
 
 
-def unknown_failure(exc: Exception, attempts: Attempts) -> httpx.ReadError | MiddlewareError:
+def raised_by_callers_code(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in code of the caller's, or in a library while it ran code of the caller's.
+
+    `callers_code` says how the frames tell it.
+    """
+    return callers_code(exc) is not None
+
+
+def _is_a(exc: BaseException, names: frozenset[tuple[str, str]]) -> bool:
+    """Whether ``exc`` is an instance of a class named in ``names`` as (top-level package, class name).
+
+    By name, so that no optional library is imported to ask.
+    """
+    return any((cls.__module__.split(".")[0], cls.__name__) in names for cls in type(exc).__mro__)
+
+
+# The error each library's raise-for-status raises: only code of the caller's raises one for the SDK's
+# requests (the SDK never asks for it, and turns off a client's own raising: aiohttp's raise_for_status=,
+# pyreqwest's error_for_status). aiohttp's class also reports a malformed answer: its adapter translates
+# those, which come from the connection, before this table sees them.
+_RAISED_FOR_STATUS = frozenset(
+    {("httpx", "HTTPStatusError"), ("httpx2", "HTTPStatusError"), ("aiohttp", "ClientResponseError")}
+)
+# A proxy library's failures that are no OSError (python-socks, under httpx-socks's transports): the
+# proxy refused or failed before the request reached the store.
+_PROXY_REFUSED = frozenset({("python_socks", "ProxyError")})
+
+
+# OSErrors no socket raises: a hook of the caller's opening a file that is not there is a bug of theirs.
+_FILE_SYSTEM = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)
+
+
+def _network_failure(exc: BaseException, text: str, request: httpx.Request) -> httpx.TransportError | None:
+    """``exc`` (shown as ``text``) as the transport failure it is by its class, wherever raised; else ``None``.
+
+    An `OSError` is the network's (but a file system's, which no socket
+    raises): a refused connection or a name that does not resolve sent
+    nothing, a timeout and anything else may have followed the request (so
+    only a read is retried), as the transports' own tables say for their
+    libraries' errors (each library's connection and timeout errors are
+    translated there, before this).
+    """
+    if isinstance(exc, OSError) and not isinstance(exc, _FILE_SYSTEM):
+        if (
+            isinstance(exc, (ConnectionRefusedError, socket.gaierror, ssl.SSLCertVerificationError))
+            or exc.errno == errno.ECONNREFUSED
+        ):
+            return httpx.ConnectError(text, request=request)
+        if isinstance(exc, TimeoutError):
+            return httpx.ReadTimeout(text, request=request)
+        return httpx.ReadError(text, request=request)
+    if _is_a(exc, _PROXY_REFUSED):
+        return httpx.ConnectError(text, request=request)
+    return None
+
+
+def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] | None], str | None]) -> str:
+    """The part of the caller's that raised, as a `MiddlewareError` names it: its kind, then its function."""
+    if found is None:
+        return "code of yours inside http_client"  # a raise-for-status error raised outside every frame of theirs
+    # Under respx the code is a route's (or its side effect's), whichever client sent.
+    kind = "a respx mock" if found.respx else describe(found.called_by) or "code outside the SDK and its HTTP library"
+    return f"{kind} ({found.function})"
+
+
+def unknown_failure(
+    exc: Exception, attempts: Attempts, describe: Callable[[tuple[str, str] | None], str | None]
+) -> httpx.TransportError | MiddlewareError:
     """What ends (or retries) an attempt that failed with an exception the transport did not translate.
 
-    Code of the caller's inside their own ``http_client`` (`raised_by_callers_code`:
-    an event hook, a transport, a session's middleware) is a `MiddlewareError`,
-    not retried and not an `APIError`, as for a failing middleware: ``except
-    APIError`` must not hide a bug in the calling code. Anything else is a
-    library's own exception (a raw `ssl.SSLError` on a broken TLS stream),
-    counted as "sent, no complete answer": the service may have acted on the
-    request, so only a read is retried. Raise it ``from exc``.
+    One table decides, by what was raised and then by where, for every library:
+
+    1. `ClientRuleBroken` (a caller's client broke a rule of the SDK's on this
+       send, and its adapter stopped it): a `MiddlewareError` with its text.
+    2. An `OSError`, wherever it was raised (a socket, TLS, a hand-written
+       transport's ``ConnectionRefusedError``, a SOCKS proxy refusing; not a
+       file system's, such as ``FileNotFoundError``), or a proxy library's
+       refusal: a network failure, retried as its kind allows
+       (`_network_failure`: nothing sent, or maybe sent).
+    3. A library's raise-for-status error (httpx's and httpx2's
+       ``HTTPStatusError``, aiohttp's ``ClientResponseError``): the caller's
+       code asked for it, so a `MiddlewareError`.
+    4. Anything else raised in code of the caller's, or in a library while it
+       ran code of the caller's (`callers_code`: an event hook, a transport,
+       a session's middleware, a respx route): a `MiddlewareError`. Not
+       retried and not an `APIError`, as for a failing middleware: ``except
+       APIError`` must not hide a bug in the calling code.
+    5. Anything else is a library's own failure: counted as "sent, no
+       complete answer", since the service may have acted on the request, so
+       only a read is retried.
+
+    ``describe`` is the transport's: what of the caller's its library ran from
+    a frame (`CallersCode.called_by`), ``None`` when it cannot tell (or no
+    ``http_client`` was given), so that the message names what raised and
+    never an ``http_client`` that was not given. Raise the result ``from exc``.
     """
+    name = type(exc).__name__
     try:
-        text = f"{type(exc).__name__}: {exc}"
+        said = f": {exc}"
     except Exception:  # noqa: BLE001  # a __str__ of the caller's that raises must not replace the failure
-        text = f"{type(exc).__name__} (its text cannot be shown)"
+        said = " (its text cannot be shown)"
     # Code of the caller's may quote the request's headers: the key goes whatever the format.
     key = attempts.request.headers.get("authorization", "").removeprefix("Bearer ")
-    text = redact_text(text.replace(key, "[redacted]") if len(key) >= _SHORTEST_MASKED else text)
-    if raised_by_callers_code(exc):
+    said = redact_text(said.replace(key, "[redacted]") if len(key) >= _SHORTEST_MASKED else said)
+    if isinstance(exc, ClientRuleBroken):
+        return MiddlewareError(said.removeprefix(": "), request=attempts.request, attempts=attempts.count)
+    text = name + said
+    network = _network_failure(exc, text, attempts.request)
+    if network is not None:
+        return network
+    found = callers_code(exc)
+    if found is not None or _is_a(exc, _RAISED_FOR_STATUS):
         return MiddlewareError(
-            f"http_client's own code (an event hook, a transport or a middleware of yours) raised {text}",
-            request=attempts.request,
-            attempts=attempts.count,
+            f"{_what_raised(found, describe)} raised {text}", request=attempts.request, attempts=attempts.count
         )
     return httpx.ReadError(text, request=attempts.request)
 

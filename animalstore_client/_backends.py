@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "REFUSED_CLIENTS",
     "AsyncBackendName",
     "BackendName",
     "choose_backend_async",
@@ -79,6 +80,14 @@ _SYNC_CLASSES = {
     "urllib3": ("urllib3", "PoolManager"),
     "pyreqwest": ("pyreqwest.client", "SyncClient"),
 }
+REFUSED_CLIENTS = frozenset({"pyreqwest"})
+"""The libraries whose client is told apart as ``http_client`` only to be refused, whatever its settings.
+
+A built pyreqwest client may follow redirects, and can neither be asked nor
+told otherwise per request (`_transport_pyreqwest.refusal` says so to the
+caller); ``backend="pyreqwest"`` builds the SDK's own. ``http_client``'s type
+(`AsyncHTTPClient`, `HTTPClient`) leaves them out.
+"""
 # The libraries whose client may carry credentials it adds to every request, in its public `auth` property.
 _CLIENT_AUTH = frozenset({"httpx", "httpx2", "aiohttp"})
 # Each client's transport for each backend, by client: (module of this package, class), imported
@@ -194,7 +203,24 @@ def _article(library: str) -> str:
     return "an" if library[0] in "aehio" else "a"
 
 
-def _choose(backend: object, http_client: object, others: dict[str, tuple[str, str]], httpx_class: type) -> str:
+def _choose(
+    backend: object,
+    http_client: object,
+    others: dict[str, tuple[str, str]],
+    httpx_class: type,
+    transports: dict[str, tuple[str, str]],
+) -> str:
+    """The library of ``http_client`` (or ``backend``), once the client is one the SDK can hold to its rules.
+
+    A caller's client is used as it is, but on every send it may not make the SDK
+    follow a redirect, send credentials other than the Bearer key, or send one
+    attempt's request twice. What each library lets the SDK turn off per request,
+    its adapter turns off on each send; what cannot be turned off is refused here,
+    before any request: a client with ``auth`` of its own (also turned off per
+    send where the library allows, should it be set later), and what the
+    adapter's ``refusal(client)`` names (an aiohttp session's auth middleware, any
+    pyreqwest client).
+    """
     names = ("httpx", *others)
     # isinstance first: `in` would call a foreign object's __eq__, which may raise.
     if backend is not None and (not isinstance(backend, str) or backend not in names):
@@ -210,7 +236,9 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
             detected = library
     if detected is None:
         kinds = [f"an httpx.{httpx_class.__name__}"] + [
-            f"{_article(module_name)} {module_name}.{class_name}" for module_name, class_name in others.values()
+            f"{_article(module_name)} {module_name}.{class_name}"
+            for library, (module_name, class_name) in others.items()
+            if library not in REFUSED_CLIENTS
         ]
         accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
         raise ClientValidationError(
@@ -233,6 +261,11 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
             rule="a client without auth",
             value=f"auth={_full_name(type(own_auth))}",  # not the auth itself: it holds another credential
         )
+    refusal = getattr(_imported(transports[detected]), "refusal", None)
+    refused: tuple[str, str] | None = None if refusal is None else refusal(http_client)
+    if refused is not None:
+        message, rule = refused
+        raise ClientValidationError(message, argument="http_client", rule=rule, value=_full_name(type(http_client)))
     if backend is not None and backend != detected:
         raise ClientValidationError(
             f"backend={show(backend)} contradicts http_client, which is {_article(detected)} {detected} client: "
@@ -246,21 +279,17 @@ def _choose(backend: object, http_client: object, others: dict[str, tuple[str, s
 
 def choose_backend_async(backend: object, http_client: object) -> AsyncBackendName:
     """The async client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _ASYNC_CLASSES, httpx.AsyncClient)  # type: ignore[return-value]
+    return _choose(backend, http_client, _ASYNC_CLASSES, httpx.AsyncClient, _ASYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
 def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     """The sync client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _SYNC_CLASSES, httpx.Client)  # type: ignore[return-value]
+    return _choose(backend, http_client, _SYNC_CLASSES, httpx.Client, _SYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
-def _rustls_verify(
-    verify: bool | str | ssl.SSLContext, http_client: object, classes: dict[str, tuple[str, str]]
-) -> bool | str:
+def _rustls_verify(verify: bool | str | ssl.SSLContext, classes: dict[str, tuple[str, str]]) -> bool | str:
     """``verify`` as pyreqwest can take it: rustls trusts CA files, and has no `ssl.SSLContext`."""
     if isinstance(verify, ssl.SSLContext):
-        if http_client is not None:
-            return True  # a caller's client keeps its own trust settings
         raise ClientValidationError(
             'backend="pyreqwest" cannot use verify=<ssl.SSLContext>: its TLS (rustls) has no ssl module context. '
             "Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use another backend "
@@ -291,7 +320,7 @@ def _new_transport(
             return _imported(own_pools[backend])(ssl_context(verify))
         return _imported(transports[backend])(http_client)
     if backend == "pyreqwest":
-        verify = _rustls_verify(verify, http_client, classes)
+        verify = _rustls_verify(verify, classes)
     return _imported(transports[backend])(http_client, verify=verify)
 
 

@@ -82,8 +82,9 @@ class AsyncAnimalStoreClient(IOAsync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.AsyncClient`, `httpx2.AsyncClient`, `aiohttp.ClientSession`
-            or `pyreqwest.client.Client` to send through; the SDK does not close it.
+        http_client: An `httpx.AsyncClient`, `httpx2.AsyncClient` or `aiohttp.ClientSession`
+            to send through; the SDK does not close it (not a pyreqwest client:
+            ``backend="pyreqwest"`` builds the SDK's own, which follows no redirect).
             Typed `AsyncHTTPClient`: the optional libraries' classes by their
             members (Protocols), so the type is complete without them installed;
             the class itself is checked when the client is made.
@@ -271,7 +272,7 @@ class AsyncAnimalStoreClient(IOAsync):
         except (httpx.RequestError, AnimalStoreError):
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
-            raise unknown_failure(exc, attempts) from exc
+            raise unknown_failure(exc, attempts, transport.callers_part) from exc
 
     @staticmethod
     async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:

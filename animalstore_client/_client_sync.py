@@ -80,8 +80,9 @@ class AnimalStoreClient(IOSync):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.Client`, `httpx2.Client`, `urllib3.PoolManager`
-            or `pyreqwest.client.SyncClient` to send through; the SDK does not close it.
+        http_client: An `httpx.Client`, `httpx2.Client` or `urllib3.PoolManager`
+            to send through; the SDK does not close it (not a pyreqwest client:
+            ``backend="pyreqwest"`` builds the SDK's own, which follows no redirect).
             Typed `HTTPClient`: the optional libraries' classes by their
             members (Protocols), so the type is complete without them installed;
             the class itself is checked when the client is made.
@@ -269,7 +270,7 @@ class AnimalStoreClient(IOSync):
         except (httpx.RequestError, AnimalStoreError):
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
-            raise unknown_failure(exc, attempts) from exc
+            raise unknown_failure(exc, attempts, transport.callers_part) from exc
 
     @staticmethod
     def _read(stream: ResponseStream, attempts: Attempts) -> bytes:

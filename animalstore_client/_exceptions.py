@@ -162,9 +162,11 @@ class ClientValidationError(AnimalStoreError, ValueError):
 class MiddlewareError(AnimalStoreError):
     """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
 
-    So does code of yours inside your own ``http_client`` that raises: an
-    event hook, a transport such as a ``MockTransport`` handler, an aiohttp
-    session's or a pyreqwest client's middleware.
+    So does code of yours that your own ``http_client`` runs and that raises
+    (an event hook, a transport such as a ``MockTransport`` handler, an
+    aiohttp session's middleware) or a respx route, the message naming what
+    raised and its function; and a rule of the SDK's your client broke on a
+    send (an aiohttp middleware sending the request a second time).
 
     The call ends there: it is not retried, since the same middleware would
     most likely fail again. It is not an `APIError`, so ``except APIError``

@@ -120,6 +120,10 @@ class HttpcoreTransport:
         """None: the SDK's own headers are all there is."""
         return httpx.Headers()
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
+        return None
+
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this pool."""

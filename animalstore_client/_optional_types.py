@@ -4,7 +4,7 @@
 `TracerProvider` and `MeterProvider` (``tracer_provider``, ``meter_provider``).
 
 Why Protocols, not the libraries' classes: httpx is a dependency, so its
-clients are named as they are. aiohttp, urllib3, pyreqwest, httpx2 and
+clients are named as they are. aiohttp, urllib3, httpx2 and
 opentelemetry-api are optional, and a class of a library that is not
 installed is unknown to a type checker: a union naming
 ``aiohttp.ClientSession`` made every signature that takes or returns a
@@ -49,9 +49,6 @@ __all__ = [
     "Httpx2AsyncClient",
     "Httpx2Client",
     "MeterProvider",
-    "PyreqwestClient",
-    "PyreqwestRequestBuilder",
-    "PyreqwestSyncClient",
     "TracerProvider",
     "Urllib3PoolManager",
 ]
@@ -126,41 +123,9 @@ class Urllib3PoolManager(Protocol):
         ...
 
 
-class PyreqwestRequestBuilder(Protocol):
-    """What ``request`` of a pyreqwest client returns: a request builder (not a response, as other libraries')."""
-
-    def build_streamed(self) -> object:
-        """The request, to send with its body streamed."""
-        ...
-
-
-class PyreqwestClient(Protocol):
-    """A ``pyreqwest.client.Client`` (the ``[pyreqwest]`` extra, Python 3.11+), by members that tell it apart."""
-
-    def request(self, method: str, url: str, /) -> PyreqwestRequestBuilder:
-        """Start building a request."""
-        ...
-
-    def close(self) -> Awaitable[None]:
-        """Close the client (awaited)."""
-        ...
-
-
-class PyreqwestSyncClient(Protocol):
-    """A ``pyreqwest.client.SyncClient`` (the ``[pyreqwest]`` extra, Python 3.11+), by members that tell it apart."""
-
-    def request(self, method: str, url: str, /) -> PyreqwestRequestBuilder:
-        """Start building a request."""
-        ...
-
-    def close(self) -> None:
-        """Close the client."""
-        ...
-
-
-AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClientSession | PyreqwestClient
-"""What `AsyncAnimalStoreClient` takes as ``http_client``: an ``httpx.AsyncClient``, ``httpx2.AsyncClient``,
-``aiohttp.ClientSession`` or ``pyreqwest.client.Client``.
+AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClientSession
+"""What `AsyncAnimalStoreClient` takes as ``http_client``: an ``httpx.AsyncClient``, ``httpx2.AsyncClient``
+or ``aiohttp.ClientSession`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is
@@ -169,9 +134,9 @@ client and refuses other objects (a sync client among them); the client
 itself checks the class when it is made.
 """
 
-HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager | PyreqwestSyncClient
-"""What `AnimalStoreClient` takes as ``http_client``: an ``httpx.Client``, ``httpx2.Client``,
-``urllib3.PoolManager`` or ``pyreqwest.client.SyncClient``.
+HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager
+"""What `AnimalStoreClient` takes as ``http_client``: an ``httpx.Client``, ``httpx2.Client``
+or ``urllib3.PoolManager`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is

@@ -161,15 +161,16 @@ OPTIONS: tuple[Option, ...] = (
         "Headers sent with every request.",
         changes="Mapping[str, str] | NotGiven",
     ),
-    # Not a union of the libraries' classes: aiohttp, urllib3, pyreqwest and httpx2 are optional, and
+    # Not a union of the libraries' classes: aiohttp, urllib3 and httpx2 are optional, and
     # a class of a library that is not installed is unknown to a type checker. `AsyncHTTPClient`
     # (_optional_types, which says why) names httpx's class and a Protocol for each of the others.
     Option(
         "http_client",
         "AsyncHTTPClient | None",
         "None",
-        "An `httpx.AsyncClient`, `httpx2.AsyncClient`, `aiohttp.ClientSession`\n"
-        "or `pyreqwest.client.Client` to send through; the SDK does not close it.\n"
+        "An `httpx.AsyncClient`, `httpx2.AsyncClient` or `aiohttp.ClientSession`\n"
+        "to send through; the SDK does not close it (not a pyreqwest client:\n"
+        '``backend="pyreqwest"`` builds the SDK\'s own, which follows no redirect).\n'
         "Typed `AsyncHTTPClient`: the optional libraries' classes by their\n"
         "members (Protocols), so the type is complete without them installed;\n"
         "the class itself is checked when the client is made.",

@@ -14,12 +14,13 @@ import math
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
 import httpx
 from yarl import URL
 
+from ._attempts import ClientRuleBroken
 from ._body import codings_in
 from ._deadline import Timeouts, remembered, within
 from ._httpx_private import headers_from_library
@@ -31,17 +32,23 @@ from ._transport_base import AsyncLibraryStream, Translations, translated
 # (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
 # count, the middleware, the retry budget and the trace would all miss that
 # second request. The SDK's own sessions turn it off through this attribute,
-# the one aiohttp's own test client sets; no public argument does it.
+# the one aiohttp's own test client sets; no public argument does it. A
+# caller's session keeps it: there `_OneSend` stops the second request.
 _RETRY_CONNECTION = "_retry_connection"
+# A session's middlewares, which `_OneSend` passes on with itself innermost on
+# each send through a caller's session (middlewares= per request replaces them;
+# no public attribute reads them).
+_MIDDLEWARES = "_middlewares"
 _SESSION_ATTRIBUTES: frozenset[str] = getattr(aiohttp.ClientSession, "ATTRS", frozenset())
-if _RETRY_CONNECTION not in _SESSION_ATTRIBUTES:
-    from ._exceptions import AnimalStoreError
+for _private in (_RETRY_CONNECTION, _MIDDLEWARES):
+    if _private not in _SESSION_ATTRIBUTES:
+        from ._exceptions import AnimalStoreError
 
-    raise AnimalStoreError(
-        f"aiohttp {aiohttp.__version__} no longer has ClientSession.{_RETRY_CONNECTION}, which the SDK sets to "
-        "keep every request it sends counted: install the aiohttp release this SDK was tested with, or a newer "
-        "animalstore-client"
-    )
+        raise AnimalStoreError(
+            f"aiohttp {aiohttp.__version__} no longer has ClientSession.{_private}, which the SDK uses to "
+            "keep every request it sends counted: install the aiohttp release this SDK was tested with, or a newer "
+            "animalstore-client"
+        )
 
 __all__ = ["AiohttpTransport"]
 
@@ -87,6 +94,80 @@ _DNS_ERROR: type[BaseException] = aiohttp.ClientConnectorDNSError
 
 # What _TRANSLATIONS knows; anything else (cancellation included) passes untouched.
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
+# aiohttp's failures that are the network's wherever they were raised, in a caller's middleware too. Its
+# others (a ClientResponseError, which reports a malformed answer as well as raise_for_status()) are the
+# network's when they came from the connection (`_OneSend.from_wire`), else code of the caller's raised them.
+_NETWORK = (
+    aiohttp.ClientConnectionError,
+    aiohttp.ClientPayloadError,
+    aiohttp.ClientHttpProxyError,
+    asyncio.TimeoutError,
+)
+# What aiohttp says when credentials of the session's own (its auth, or ~/.netrc under trust_env=True) meet
+# the SDK's Authorization header: it refuses the request, before sending anything.
+_OWN_CREDENTIALS = "Cannot combine AUTHORIZATION header"
+
+
+_Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
+"""aiohttp's sending of a request, as a middleware is handed it."""
+
+
+class _OneSend:
+    """The innermost middleware of one send through a caller's session: the request leaves once, with the SDK's key.
+
+    aiohttp runs a session's middlewares around the sending of each request; one
+    may send it again (``aiohttp.DigestAuthMiddleware`` answering a challenge
+    with credentials of another service, a middleware that retries) or replace
+    its ``Authorization`` header, and aiohttp itself sends a GET again when a
+    kept-alive connection drops. Passed last in ``middlewares=`` on each send,
+    after the session's own, this wraps the sending itself: a second sending
+    in one attempt is stopped (after a dropped connection, its failure is
+    raised again, for the SDK's retry policy to judge; otherwise the first
+    answer is closed and `ClientRuleBroken` raised), as is a request whose
+    ``Authorization`` is no longer the SDK's. What came out of the sending is
+    kept, so that the transport tells the connection's failures (`from_wire`)
+    from those raised by the caller's middlewares.
+    """
+
+    __slots__ = ("_authorization", "_failure", "_first", "_sent")
+
+    def __init__(self, authorization: list[str]) -> None:
+        self._authorization = authorization
+        self._sent = False
+        self._failure: BaseException | None = None
+        self._first: aiohttp.ClientResponse | None = None
+
+    async def __call__(self, request: aiohttp.ClientRequest, handler: _Handler) -> aiohttp.ClientResponse:
+        """Send ``request`` through ``handler`` (aiohttp's own sending), the first time only."""
+        if self._sent:
+            if self._failure is not None:
+                raise self._failure
+            if self._first is not None:
+                self._first.close()
+            raise ClientRuleBroken(
+                "a middleware of http_client (an aiohttp session) sent the request a second time in one attempt "
+                "(aiohttp.DigestAuthMiddleware answering a challenge, or a middleware that retries): the second was "
+                "not sent. The SDK sends each attempt once and retries by itself (max_retries=): give it a session "
+                "without that middleware"
+            )
+        if request.headers.getall("Authorization", []) != self._authorization:
+            raise ClientRuleBroken(
+                "a middleware of http_client (an aiohttp session) changed the request's Authorization header, which "
+                "carries api_key: the request was not sent. The SDK authenticates with api_key alone: give it a "
+                "session without that middleware (or with_options(api_key=...) for another key)"
+            )
+        self._sent = True
+        try:
+            response = await handler(request)
+        except BaseException as exc:
+            self._failure = exc
+            raise
+        self._first = response
+        return response
+
+    def from_wire(self, exc: BaseException) -> bool:
+        """Whether ``exc`` came out of aiohttp's sending of the request, through the middlewares untouched."""
+        return exc is self._failure
 
 
 class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
@@ -167,6 +248,10 @@ def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
     )
 
 
+# aiohttp's functions that call a session's middlewares (aiohttp.client_middlewares).
+_MIDDLEWARE_CALLERS = frozenset({"single_middleware_handler", "wrapped"})
+
+
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
@@ -190,6 +275,37 @@ class AiohttpTransport:
     def default_headers(self) -> httpx.Headers:
         """The session's default headers (none for the SDK's own)."""
         return httpx.Headers(list(self._session.headers.items()) if self._session is not None else [])
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """A middleware (or a trace callback) of the caller's session; ``None`` for the SDK's own."""
+        if self._owned:
+            return None
+        package, function = called_by or ("", "")
+        if package == "aiohttp" and function in _MIDDLEWARE_CALLERS:
+            return "a middleware of http_client"
+        if package == "aiohttp" and function.startswith("send_"):  # aiohttp.tracing's, running a TraceConfig's
+            return "a trace callback of http_client"
+        return "code of yours inside http_client"
+
+    @staticmethod
+    def refusal(session: object) -> tuple[str, str] | None:
+        """Why a caller's ``session`` cannot be held to the SDK's rules on every send, and the rule; else ``None``.
+
+        A session's auth is refused in `_backends`, as httpx's. An auth
+        middleware is refused too, though `_OneSend` would stop what it does:
+        refused up front, a session built for another service fails at once
+        rather than on the first challenge.
+        """
+        found = [m for m in getattr(session, _MIDDLEWARES, ()) if isinstance(m, aiohttp.DigestAuthMiddleware)]
+        if not found:
+            return None
+        return (
+            "http_client must have no auth middleware: aiohttp.DigestAuthMiddleware answers a 401 by sending the "
+            "request again with credentials of another service, and the SDK authenticates with api_key "
+            "(Authorization: Bearer) and sends each attempt once. Pass a session made without it "
+            "(aiohttp.ClientSession(middlewares=(...your others...)))",
+            "a session without an auth middleware",
+        )
 
     @property
     def is_closed(self) -> bool:
@@ -248,6 +364,9 @@ class AiohttpTransport:
                 self._proxy_for(request.url),
             )
         _, url, proxy = known
+        # A caller's session: its middlewares run, `_OneSend` innermost (see there).
+        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"))
+        middlewares = None if one_send is None else (*getattr(session, _MIDDLEWARES), one_send)
         started = time.monotonic()
         try:
             response = await session.request(
@@ -262,9 +381,21 @@ class AiohttpTransport:
                 auto_decompress=False,
                 timeout=self._timeout_for(timeouts, deadline),
                 proxy=proxy,
+                middlewares=middlewares,
             )
         except _FAILURES as exc:
+            if one_send is not None and not one_send.from_wire(exc) and not isinstance(exc, _NETWORK):
+                raise  # a middleware of the caller's raised it (raise_for_status()): `_attempts.unknown_failure` judges
             raise translated(exc, request, _TRANSLATIONS) from _unresolved(exc)
+        except ValueError as exc:
+            if one_send is None or _OWN_CREDENTIALS not in str(exc):
+                raise
+            raise ClientRuleBroken(
+                "http_client (an aiohttp session) adds credentials of its own to this request (from ~/.netrc for this "
+                "host, as the session was made with trust_env=True), which aiohttp refuses beside the SDK's "
+                "Authorization header: nothing was sent. Give the SDK a session made without trust_env=True, or "
+                "take this host out of ~/.netrc"
+            ) from exc
         return _AiohttpStream(response, response.status, request, started)
 
     async def aclose(self) -> None:

@@ -17,7 +17,14 @@ import httpx
 
 from ._httpx_private import response_from_library
 
-__all__ = ["AsyncLibraryStream", "LibraryStream", "StreamHead", "Translations", "translated"]
+__all__ = [
+    "AsyncLibraryStream",
+    "LibraryStream",
+    "StreamHead",
+    "Translations",
+    "callers_part_in_httpx",
+    "translated",
+]
 
 R = TypeVar("R")
 """The library's own response object."""
@@ -104,3 +111,19 @@ def translated(
             kind = httpx_class
             break
     return kind((str(exc) or type(exc).__name__) if message is None else message, request=request)
+
+
+# The functions of httpx (and of httpx2, the same code) that call code of the caller's: the event hooks are
+# run around each request it sends, the transport sends it (httpx's MockTransport calls its handler).
+_HTTPX_HOOKS = frozenset({"_send_handling_redirects"})
+_HTTPX_TRANSPORTS = frozenset({"_send_single_request", "handle_request", "handle_async_request"})
+
+
+def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> str:
+    """What of a caller's httpx (or httpx2, as ``library``) client ran their code, from the frame that called it."""
+    package, function = called_by or ("", "")
+    if package == library and function in _HTTPX_HOOKS:
+        return "an event hook of http_client"
+    if package == library and function in _HTTPX_TRANSPORTS:
+        return "the transport of http_client"
+    return "code of yours inside http_client"

@@ -22,9 +22,13 @@ import httpx2
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import headers_from_library
-from ._transport_base import LibraryStream, Translations, translated
+from ._transport_base import LibraryStream, Translations, callers_part_in_httpx, translated
 
 __all__ = ["Httpx2Transport"]
+
+# As httpx's (`_transport_sync._NO_AUTH`): the client's own auth, even one set on it after the SDK client
+# was made, never replaces the SDK's Bearer key; httpx2 too reads auth=None as "the client's own".
+_NO_AUTH = httpx2.Auth()
 
 # httpx2's failures and the httpx class of the same meaning, most specific first.
 _HTTPX2_FAILURES: Translations = (
@@ -106,6 +110,10 @@ class Httpx2Transport:
         """Whether the httpx2 client was closed."""
         return self._client.is_closed
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str:
+        """An event hook of the httpx2 client, or its transport (an ``httpx2.MockTransport``'s handler among them)."""
+        return callers_part_in_httpx("httpx2", called_by)
+
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _Httpx2Stream:
         """Send through the httpx2 client, streaming the body."""
         # httpx2 reads the timeouts from the request, ahead of the client's own.
@@ -118,7 +126,7 @@ class Httpx2Transport:
         )
         started = time.monotonic()
         try:
-            response = self._client.send(outgoing, stream=True, follow_redirects=False)
+            response = self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
         except httpx2.TransportError as exc:
             raise translated(exc, request, _HTTPX2_FAILURES) from exc
         return _Httpx2Stream(response, request, started)

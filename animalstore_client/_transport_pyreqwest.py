@@ -12,6 +12,10 @@ API:
   loop decodes and caps them itself, reading chunk by chunk;
 - redirects are never followed, no cookie store is kept, and no proxy is
   taken from anywhere but the SDK's own reading of the environment;
+- the library client is always the SDK's own: a caller's is refused
+  (`refusal`), since a built pyreqwest client follows redirects unless its
+  builder was told not to, and can neither be asked which nor told otherwise
+  per request;
 - the call's deadline becomes the request's own total timeout, which covers
   connecting, every interim (1xx) answer and the whole body; the per-phase
   ``connect``, ``read`` and ``pool`` timeouts are the library client's, so the
@@ -71,6 +75,7 @@ __all__ = [
     "Settings",
     "forked_error",
     "library_failure",
+    "refusal",
     "released",
     "request_builder",
 ]
@@ -376,8 +381,7 @@ class Settings:
     def prepare(self, request: httpx.Request, new: Any) -> tuple[Any, str, list[tuple[str, str]]]:
         """The library client for this request, its URL and its headers in the library's form.
 
-        The client is the one for the request's proxy and timeouts, built by
-        ``new(proxy, key)`` on first use; ``None`` when ``new`` is (a caller's client is used).
+        The client is the one for the request's proxy and timeouts, built by ``new(proxy, key)`` on first use.
         """
         url = request.url
         raw = tuple(request.headers.raw)
@@ -394,7 +398,7 @@ class Settings:
                 if len(self._headers) >= _REMEMBERED:
                     self._headers.clear()
                 headers = self._headers[raw] = _library_headers(raw)
-            client = None if new is None else self._client(url, known[2], _timeout_key(request), new)
+            client = self._client(url, known[2], _timeout_key(request), new)
         return client, known[1], headers
 
     def _client(
@@ -486,18 +490,36 @@ def _total(deadline: float | None) -> timedelta | None:
 _READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
 
 
-def request_builder(settings: Settings, own: Any, new: Any, request: httpx.Request, deadline: float | None) -> Any:
-    """The library's request for ``request``, on the caller's client ``own`` or the SDK's own (made by ``new``)."""
-    client, url, headers = settings.prepare(request, new if own is None else None)
-    builder = (own if own is not None else client).request(request.method, url).headers(headers)
+def refusal(client: object) -> tuple[str, str]:
+    """Why a caller's pyreqwest ``client`` is refused as ``http_client`` (always), and the rule.
+
+    A built pyreqwest client follows redirects unless its builder was told
+    ``follow_redirects(False)``; it cannot be asked which, nor told otherwise
+    per request, and its answer does not say where it came from (no final
+    URL). Through one built with the defaults, a 307 would send
+    ``create_pet``'s POST, body and all, to the ``Location`` host, and the SDK
+    would take that host's answer for the store's.
+    """
+    return (
+        "http_client cannot be a pyreqwest client: a built pyreqwest client follows redirects unless its builder "
+        "was told follow_redirects(False), and it can neither be asked which nor told otherwise per request, so a "
+        'redirect could carry a request, body and all, to another host. Use backend="pyreqwest" without '
+        "http_client: the SDK builds its own pyreqwest client, which follows no redirect (verify= for a CA bundle, "
+        "middleware= for headers of your own)",
+        'not a pyreqwest client (backend="pyreqwest" builds one)',
+    )
+
+
+def request_builder(settings: Settings, new: Any, request: httpx.Request, deadline: float | None) -> Any:
+    """The library's request for ``request``, on the SDK's own library client (made by ``new`` on first use)."""
+    client, url, headers = settings.prepare(request, new)
+    builder = client.request(request.method, url).headers(headers)
     content = request.content
     if content:
         builder.body_bytes(content)
     total = _total(deadline)
     if total is not None:
         builder.timeout(total)
-    if own is not None:
-        builder.error_for_status(False)  # a caller's client may raise for statuses: the SDK reads them
     return builder
 
 

@@ -27,6 +27,7 @@ from ._transport_pyreqwest import (
     Settings,
     forked_error,
     library_failure,
+    refusal,
     released,
     request_builder,
 )
@@ -74,14 +75,13 @@ class _AsyncPyreqwestStream(PyreqwestHead[pyreqwest.response.Response]):
 
 
 class AsyncPyreqwestTransport:
-    """The seam over a `pyreqwest.client.Client`: the caller's, or the SDK's own (built on first use)."""
+    """The seam over the SDK's own `pyreqwest.client.Client`s, built on first use (a caller's is refused)."""
 
-    __slots__ = ("_client", "_settings")
+    __slots__ = ("_settings",)
     library = LIBRARY
+    refusal = staticmethod(refusal)
 
-    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
-        assert client is None or isinstance(client, pyreqwest.client.Client)
-        self._client: pyreqwest.client.Client | None = client
+    def __init__(self, client: None = None, *, verify: bool | str = True) -> None:
         self._settings = Settings(verify)
 
     def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> pyreqwest.client.Client:
@@ -94,6 +94,10 @@ class AsyncPyreqwestTransport:
         """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
         return httpx.Headers()
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
+        return None
+
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this transport."""
@@ -101,7 +105,7 @@ class AsyncPyreqwestTransport:
 
     async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncPyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
-        opened = request_builder(self._settings, self._client, self._new, request, deadline).build_streamed()
+        opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
         started = time.monotonic()
         try:
             response = await opened.__aenter__()
@@ -115,7 +119,7 @@ class AsyncPyreqwestTransport:
         return _AsyncPyreqwestStream(opened, response, request, started)
 
     async def aclose(self) -> None:
-        """Close the library clients the SDK built (a caller's is left open)."""
+        """Close the library clients the SDK built."""
         clients = self._settings.close()
         for client in clients:
             await client.close()

@@ -28,6 +28,7 @@ from ._transport_pyreqwest import (
     Settings,
     forked_error,
     library_failure,
+    refusal,
     released,
     request_builder,
 )
@@ -75,14 +76,13 @@ class _PyreqwestStream(PyreqwestHead[pyreqwest.response.SyncResponse]):
 
 
 class PyreqwestTransport:
-    """The seam over a `pyreqwest.client.SyncClient`: the caller's, or the SDK's own (built on first use)."""
+    """The seam over the SDK's own `pyreqwest.client.SyncClient`s, built on first use (a caller's is refused)."""
 
-    __slots__ = ("_client", "_settings")
+    __slots__ = ("_settings",)
     library = LIBRARY
+    refusal = staticmethod(refusal)
 
-    def __init__(self, client: object = None, *, verify: bool | str = True) -> None:
-        assert client is None or isinstance(client, pyreqwest.client.SyncClient)
-        self._client: pyreqwest.client.SyncClient | None = client
+    def __init__(self, client: None = None, *, verify: bool | str = True) -> None:
         self._settings = Settings(verify)
 
     def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> pyreqwest.client.SyncClient:
@@ -95,6 +95,10 @@ class PyreqwestTransport:
         """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
         return httpx.Headers()
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
+        return None
+
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this transport."""
@@ -102,7 +106,7 @@ class PyreqwestTransport:
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _PyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
-        opened = request_builder(self._settings, self._client, self._new, request, deadline).build_streamed()
+        opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
         started = time.monotonic()
         try:
             response = opened.__enter__()
@@ -116,7 +120,7 @@ class PyreqwestTransport:
         return _PyreqwestStream(opened, response, request, started)
 
     def close(self) -> None:
-        """Close the library clients the SDK built (a caller's is left open)."""
+        """Close the library clients the SDK built."""
         clients = self._settings.close()
         for client in clients:
             client.close()

@@ -28,9 +28,14 @@ import httpx
 from ._body import codings_in
 from ._deadline import Timeouts
 from ._httpx_private import finished_response
-from ._transport_base import LibraryStream
+from ._transport_base import LibraryStream, callers_part_in_httpx
 
 __all__ = ["HttpxTransport", "ResponseStream", "Transport"]
+
+# Passed as auth= on every send through a caller's client, so that auth it was given (at construction, which
+# `_backends` refuses, or set on it later) never replaces the SDK's Bearer key: httpx reads auth=None as "the
+# client's own", and its base Auth sends each request as it is.
+_NO_AUTH = httpx.Auth()
 
 
 class ResponseStream(Protocol):
@@ -82,6 +87,15 @@ class Transport(Protocol):
     @property
     def is_closed(self) -> bool:
         """Whether the underlying client was closed."""
+        ...
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """What of the caller's the library ran, as an error names it, from the frame that called it.
+
+        ``called_by`` is that frame's (top-level package, function): a
+        `_attempts.CallersCode`'s. ``"an event hook of http_client"``, say;
+        ``None`` when the SDK made the library's client (no ``http_client`` to name).
+        """
         ...
 
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> ResponseStream:
@@ -152,11 +166,16 @@ class HttpxTransport:
         """Whether the httpx client was closed."""
         return self._client.is_closed
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str:
+        """An event hook of the httpx client, or its transport (a ``MockTransport``'s handler among them)."""
+        return callers_part_in_httpx("httpx", called_by)
+
     def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own.
         request.extensions["timeout"] = timeouts
-        response = self._client.send(request, stream=True, follow_redirects=False)
+        # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
+        response = self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
         return _HttpxStream(response)
 
     def close(self) -> None:

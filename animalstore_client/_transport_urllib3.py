@@ -364,6 +364,10 @@ class Urllib3Transport:
         """The caller's pool manager's default headers (none for the SDK's own)."""
         return httpx.Headers(dict(self._manager.headers) if self._manager is not None else {})
 
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """Code of the caller's inside their pool manager (its pool or connection classes); ``None`` for the SDK's."""
+        return None if self._owned else "code of yours inside http_client"
+
     @property
     def is_closed(self) -> bool:
         """Whether the SDK closed this transport."""

@@ -133,7 +133,6 @@ PHRASES = {
     ],
     "_client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
-        ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
         (
             '``"aiohttp"`` (installed by the ``[aiohttp]`` extra)',
             '``"urllib3"`` (installed by the ``[urllib3]`` extra)',

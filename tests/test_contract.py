@@ -18,7 +18,6 @@ the reason printed.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import shutil
 import socket
 import subprocess
@@ -174,30 +173,21 @@ async def _aiohttp_session(violations: Violations) -> Any:
     return aiohttp.ClientSession(trace_configs=[trace])
 
 
-def _pyreqwest_client(violations: Violations, *, sync: bool) -> Any:
-    """A caller's pyreqwest SyncClient (or Client) whose middleware collects Prism's reports."""
-    from pyreqwest.client import ClientBuilder, SyncClientBuilder
+def _reporting_middleware(violations: Violations, *, sync: bool) -> Any:
+    """The SDK's own middleware collecting Prism's reports: a caller's pyreqwest client is refused, so the
+    pyreqwest variants send through the SDK's own, and the reports are read above the seam."""
 
-    def report(sent: str, response: Any) -> None:
-        if "sl-violations" in response.headers:
-            violations.append(f"{sent}: {response.headers['sl-violations']}")
-
-    # The request cannot be read once sent: what it was is taken before.
-    def sync_hook(request: Any, next_: Any) -> Any:
-        sent = f"{request.method} {request.url}"
-        response = next_.run(request)
-        report(sent, response)
+    def sync_middleware(request: httpx.Request, call_next: Any) -> httpx.Response:
+        response: httpx.Response = call_next(request)
+        violations.sync_hook(response)
         return response
 
-    async def async_hook(request: Any, next_: Any) -> Any:
-        sent = f"{request.method} {request.url}"
-        response = await next_.run(request)
-        report(sent, response)
+    async def async_middleware(request: httpx.Request, call_next: Any) -> httpx.Response:
+        response: httpx.Response = await call_next(request)
+        violations.sync_hook(response)
         return response
 
-    if sync:
-        return SyncClientBuilder().with_middleware(sync_hook).build()
-    return ClientBuilder().with_middleware(async_hook).build()
+    return sync_middleware if sync else async_middleware
 
 
 @pytest.fixture
@@ -205,6 +195,7 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
     """Build clients of the current variant (every HTTP library) with Prism's reports collected."""
     loop = asyncio.new_event_loop()
     made: list[Any] = []
+    owned: list[Any] = []  # SDK clients over a library client of the SDK's own, which they close
 
     def factory(base_url: str, *, api_key: str = "test-key") -> Any:
         http: Any
@@ -223,7 +214,15 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
 
             http = httpx2.AsyncClient(event_hooks={"response": [violations.async_hook]})
         elif variant.endswith("pyreqwest"):
-            http = _pyreqwest_client(violations, sync=variant.startswith("sync"))
+            reporting = _reporting_middleware(violations, sync=variant.startswith("sync"))
+            options: dict[str, Any] = {"backend": "pyreqwest", "middleware": [reporting], "max_retries": 0}
+            own: Any = (
+                AnimalStoreClient(api_key, base_url=base_url, **options)
+                if variant.startswith("sync")
+                else SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, **options), loop)
+            )
+            owned.append(own)
+            return own
         elif variant == "async-aiohttp":
             http = loop.run_until_complete(_aiohttp_session(violations))
         else:  # a library joining the variant list needs its caller's client here, with Prism's reports hooked
@@ -234,6 +233,8 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
         return SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0), loop)
 
     yield factory
+    for own in owned:
+        own.close()
     for http in made:
         if hasattr(http, "aclose"):  # httpx's and httpx2's AsyncClient
             loop.run_until_complete(http.aclose())
@@ -241,10 +242,8 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
             http.close()
         elif hasattr(http, "clear"):
             http.clear()
-        elif inspect.iscoroutinefunction(http.close):  # aiohttp's session, pyreqwest's Client
+        else:  # aiohttp's session
             loop.run_until_complete(http.close())
-        else:  # pyreqwest's SyncClient
-            http.close()
     # As asyncio.run does: async generators left open get closed while the loop can still run them.
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()

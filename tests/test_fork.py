@@ -116,9 +116,6 @@ def callers_client():
     if backend == "urllib3":
         import urllib3
         return urllib3.PoolManager()
-    if backend == "pyreqwest":
-        from pyreqwest.client import SyncClientBuilder
-        return SyncClientBuilder().build()
     if backend == "httpx2":
         import httpx2
         return httpx2.Client()
@@ -179,11 +176,11 @@ def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str
 
 @pytest.mark.parametrize(
     "variant",
-    ["sync", "sync-urllib3", pytest.param("sync-pyreqwest", marks=needs_pyreqwest), on_httpx2("sync-httpx2")],
+    ["sync", "sync-urllib3", on_httpx2("sync-httpx2")],
 )
 def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, variant: str) -> None:
-    """With the caller's own client (httpx.Client, urllib3.PoolManager, pyreqwest SyncClient, httpx2.Client) the
-    child's first call raises AnimalStoreError at once; the parent goes on."""
+    """With the caller's own client (httpx.Client, urllib3.PoolManager, httpx2.Client; a pyreqwest one is refused
+    outright) the child's first call raises AnimalStoreError at once; the parent goes on."""
     lines = _run(echo_url, variant, "caller")
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]

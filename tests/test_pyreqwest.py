@@ -5,8 +5,8 @@ these tests pin the library's behaviour the transport is built on: the cause
 chain that tells "nothing was sent" apart (and what the SDK does with it), the
 Python it needs, the install advice, and what it cannot hand over (non-UTF-8
 header values, the reason phrase). Its refusal to run in a forked child is in
-``tests/test_fork.py``; a caller's pyreqwest clients over TLS and a
-many-certificate CA bundle are in ``tests/test_tls.py``.
+``tests/test_fork.py``; a many-certificate CA bundle is in ``tests/test_tls.py``,
+and the refusal of a caller's pyreqwest client in ``tests/test_callers_clients.py``.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, needs_pyreqwest
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
@@ -270,40 +270,6 @@ def test_a_callers_async_httpx_client_over_https(tls_url: str) -> None:
             return name, http.is_closed
 
     assert asyncio.run(main()) == ("a", False)
-
-
-@needs_pyreqwest
-def test_a_callers_pyreqwest_sync_client_over_https(tls_url: str) -> None:
-    """A pyreqwest SyncClient trusting the CA (rustls, given the PEM) carries the SDK's calls; closing the SDK
-    client leaves it open: the caller's next request through it is answered."""
-    from pyreqwest.client import SyncClientBuilder
-
-    library_client = SyncClientBuilder().add_root_certificate_pem(Path(ca_file()).read_bytes()).build()
-    client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=library_client)
-    assert client.backend == "pyreqwest"
-    assert client.create_pet(name="a", category_id=1).name == "a"
-    client.close()
-    response = library_client.get(f"{tls_url}/pets").bearer_auth(API_KEY).build().send()
-    assert (response.status, response.json()[0]["name"]) == (200, "a")
-    library_client.close()
-
-
-@needs_pyreqwest
-def test_a_callers_pyreqwest_async_client_over_https(tls_url: str) -> None:
-    """A pyreqwest Client trusting the CA carries the async SDK's calls; closing the SDK client leaves it open."""
-    from pyreqwest.client import ClientBuilder
-
-    async def main() -> tuple[str, int]:
-        library_client = ClientBuilder().add_root_certificate_pem(Path(ca_file()).read_bytes()).build()
-        client = AsyncAnimalStoreClient(API_KEY, base_url=tls_url, http_client=library_client)
-        assert client.backend == "pyreqwest"
-        name = (await client.create_pet(name="a", category_id=1)).name
-        await client.aclose()
-        response = await library_client.get(f"{tls_url}/pets").bearer_auth(API_KEY).build().send()
-        await library_client.close()
-        return name, response.status
-
-    assert asyncio.run(main()) == ("a", 200)
 
 
 @pytest.mark.parametrize("variant", PYREQWEST_VARIANTS, indirect=True)

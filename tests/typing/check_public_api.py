@@ -179,14 +179,15 @@ def http_clients(
     AnimalStoreClient(http_client=httpx2_sync)
     AnimalStoreClient(http_client=pool_manager)
     AnimalStoreClient(http_client=proxy_manager)
-    AnimalStoreClient(http_client=pyreqwest_sync)
     AsyncAnimalStoreClient(http_client=httpx_async)
     AsyncAnimalStoreClient(http_client=httpx2_async)
     AsyncAnimalStoreClient(http_client=session)
-    AsyncAnimalStoreClient(http_client=pyreqwest_async)
-    sync_ones: list[HTTPClient] = [httpx_sync, httpx2_sync, pool_manager, pyreqwest_sync]
-    async_ones: list[AsyncHTTPClient] = [httpx_async, httpx2_async, session, pyreqwest_async]
+    sync_ones: list[HTTPClient] = [httpx_sync, httpx2_sync, pool_manager]
+    async_ones: list[AsyncHTTPClient] = [httpx_async, httpx2_async, session]
     print(sync_ones, async_ones)
+    # A pyreqwest client is refused (it may follow redirects unseen): backend="pyreqwest" builds the SDK's own.
+    AnimalStoreClient(http_client=pyreqwest_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncAnimalStoreClient(http_client=pyreqwest_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     # ... and not the other client's kind, nor another object with a request() and a close().
     AnimalStoreClient(http_client=httpx_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AnimalStoreClient(http_client=httpx2_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
