@@ -82,7 +82,12 @@ compares no values, bases or annotations; this script does:
   (the rule compares text, it does not expand aliases or know subclasses).
 
 Findings fail the check (exit 1) unless HEAD's major version is greater than
-the snapshot's; then they are listed as allowed. A HEAD version lower than the
+the snapshot's; then they are listed as allowed. A break made on purpose in a
+minor release (a refusal that closes a security hole, say) is accepted when
+``api/accepted-breaks.json`` names it under the snapshot it breaks against:
+``{"1.2.0": {"<finding's first line>": "why, and what users do instead"}}``;
+each is printed with its reason, and an entry no finding matches fails the
+check, so the list cannot outlive what it excuses. A HEAD version lower than the
 latest snapshot's fails too. Not seen: a change of behaviour, a base lost
 through a private base (the snapshot holds public bases only), and classes
 reached only through an attribute (the ``with_raw_response`` views, which
@@ -812,6 +817,21 @@ def dump(package_dir: Path, api_dir: Path, *, force: bool = False) -> int:
     return 0
 
 
+ACCEPTED = "accepted-breaks.json"
+
+
+def accepted_breaks(api_dir: Path, version: str) -> dict[str, str]:
+    """The breaks accepted on purpose since the ``version`` snapshot (``api/accepted-breaks.json``): finding, why."""
+    path = api_dir / ACCEPTED
+    if not path.is_file():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    accepted = entries.get(version, {})
+    if not isinstance(accepted, dict) or not all(isinstance(reason, str) and reason for reason in accepted.values()):
+        raise SnapshotError(f"{path}: {version!r} must map each finding's first line to its reason")
+    return cast("dict[str, str]", accepted)
+
+
 def check(package_dir: Path, api_dir: Path) -> int:
     head_version = read_version(package_dir)
     snapshot_version, snapshot_path = latest_snapshot(api_dir)
@@ -832,8 +852,25 @@ def check(package_dir: Path, api_dir: Path) -> int:
     if not findings:
         print(f"API check: {against}: no breaking change")
         return 0
+    accepted = accepted_breaks(api_dir, snapshot_version)
+    unused = set(accepted)
+    remaining = []
     for finding in findings:
-        print(finding)
+        headline = str(finding).split("\n", 1)[0]
+        if headline in accepted:
+            unused.discard(headline)
+            print(f"{finding}\n    accepted since {snapshot_version}: {accepted[headline]}")
+        else:
+            remaining.append(finding)
+            print(finding)
+    if unused:
+        for headline in sorted(unused):
+            print(f"accepted-breaks.json names a break no longer found: {headline}", file=sys.stderr)
+        return 1
+    findings = remaining
+    if not findings:
+        print(f"API check: {against}: no breaking change but those accepted in {ACCEPTED}")
+        return 0
     if major(head_version) > major(snapshot_version):
         print(
             f"API check: {against}: {len(findings)} breaking change(s), allowed: "
