@@ -825,11 +825,12 @@ def accepted_breaks(api_dir: Path, version: str) -> dict[str, str]:
     path = api_dir / ACCEPTED
     if not path.is_file():
         return {}
-    entries = json.loads(path.read_text(encoding="utf-8"))
+    entries: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
     accepted = entries.get(version, {})
-    if not isinstance(accepted, dict) or not all(isinstance(reason, str) and reason for reason in accepted.values()):
+    reasons = cast("dict[object, object]", accepted) if isinstance(accepted, dict) else {}
+    if reasons is not accepted or not all(isinstance(why, str) and why for why in reasons.values()):
         raise SnapshotError(f"{path}: {version!r} must map each finding's first line to its reason")
-    return cast("dict[str, str]", accepted)
+    return cast("dict[str, str]", reasons)
 
 
 def check(package_dir: Path, api_dir: Path) -> int:
@@ -854,7 +855,7 @@ def check(package_dir: Path, api_dir: Path) -> int:
         return 0
     accepted = accepted_breaks(api_dir, snapshot_version)
     unused = set(accepted)
-    remaining = []
+    remaining: list[Finding] = []
     for finding in findings:
         headline = str(finding).split("\n", 1)[0]
         if headline in accepted:
