@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import socket
 import ssl
 import threading
 import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
+from typing import Any
 
 import httpcore
 import pytest
@@ -28,6 +30,7 @@ from animalstore_client._deadline_sync import DeadlineBackend
 from animalstore_client._pool_async import AsyncConnectionPool
 from animalstore_client._pool_sync import ConnectionPool
 
+from .conftest import on_httpx2
 from .tls import client_context
 
 BOUND = 5.0
@@ -276,3 +279,41 @@ def test_uvloop_keeps_anyios_backend() -> None:
         assert loop.run_until_complete(chosen()) is None
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize("library", ["httpcore", on_httpx2("httpcore2")])
+def test_httpcore_still_asks_is_readable_of_an_idle_connection(library: str) -> None:
+    """httpcore's (and httpcore2's) idle check asks the stream ``get_extra_info("is_readable")``, which we answer.
+
+    The query is undocumented in httpcore's network-stream interface (a private
+    reach, docs/architecture.md): an httpcore that stops asking would leave a
+    server-closed idle connection in the pool, and fails here by name.
+    """
+    core: Any = importlib.import_module(library)
+    asked: list[str] = []
+
+    class Stream(core.AsyncNetworkStream):  # type: ignore[misc]
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+
+        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            return None
+
+        async def aclose(self) -> None:
+            return None
+
+        def get_extra_info(self, info: str) -> Any:
+            asked.append(info)
+            return info == "is_readable"
+
+    async def main() -> bool:
+        connection = core.AsyncHTTP11Connection(core.Origin(b"http", b"example.org", 80), Stream())
+        response = await connection.handle_async_request(
+            core.Request(b"GET", "http://example.org/", headers=[(b"Host", b"example.org")])
+        )
+        await response.aread()
+        await response.aclose()
+        return bool(connection.has_expired())
+
+    assert asyncio.run(main()), "httpcore no longer reads a readable idle connection as expired"
+    assert "is_readable" in asked, f"{library} {core.__version__} no longer asks is_readable (asked {asked})"
