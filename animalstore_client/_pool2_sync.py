@@ -14,7 +14,7 @@ time per call:
 - a connection is checked (`has_expired`: keep-alive expiry, or readable
   while idle, which is the server's close or stray bytes) only when taken
   or handed straight to a waiting request, plus the oldest idle ones of
-  every origin (one order across origins) when a call takes or gives back,
+  every origin (one order across origins) when a call gives one back,
   so an origin never called again does not keep its sockets past their
   expiry, nor hold idle places that newer connections need; nothing scans
   the pool;
@@ -148,7 +148,6 @@ class ConnectionPool:
         """Under the lock: an idle connection, or a slot to open one (``None, None``), or a place in the queue."""
         if self._closed:
             raise AnimalStoreError(_CLOSED)
-        self._drop_expired(stale)
         idle = self._idle.get(key)
         while idle:
             connection = idle.pop()
