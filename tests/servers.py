@@ -2,13 +2,17 @@
 
 Each request takes the next action from the script (the last action repeats):
 answer, hang without answering, or send part of a body and close. With
-``tls=`` (a server context from ``tests/tls.py``) it speaks HTTPS. Real
+``tls=`` (a server context from ``tests/tls.py``) it speaks HTTPS. With
+``read_bodies=False`` each action runs as soon as a request's head has
+arrived, before its body is read: an early answer (a 401 or 413 while the
+client still writes), for actions that then end the connection. Real
 sockets mean real httpx/httpcore code paths: refused connections, read
 timeouts, bodies cut off mid-JSON.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -67,9 +71,12 @@ def cut(status: int, partial: bytes, claimed: int) -> Action:
 class LoopbackServer:
     """``with LoopbackServer([respond(503), respond(200, [])]) as server:`` then use ``server.base_url``."""
 
-    def __init__(self, script: list[Action] | None = None, *, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, script: list[Action] | None = None, *, tls: ssl.SSLContext | None = None, read_bodies: bool = True
+    ) -> None:
         self.script = list(script or [respond(200, [])])
         self._tls = tls
+        self._read_bodies = read_bodies
         self.received: list[Received] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -79,6 +86,7 @@ class LoopbackServer:
         self.base_url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/v1"
         self._threads: list[threading.Thread] = []
         self._connections: list[socket.socket] = []
+        self._accepted = 0
         self._open = 0
 
     @property
@@ -96,8 +104,8 @@ class LoopbackServer:
 
     @property
     def connections(self) -> int:
-        """How many connections clients have opened so far."""
-        return len(self._connections)
+        """How many connections clients have opened so far (a TLS connection counts once)."""
+        return self._accepted
 
     def hang(self) -> Action:
         """Read the request and never answer (until the server stops)."""
@@ -120,6 +128,11 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object | TracebackType) -> None:
         self._stop.set()
+        # Shut down, a blocked accept or recv returns now rather than at its next poll. On the
+        # plain socket under a TLS one too: the TLS layer's own shutdown would race its reader.
+        for sock in (self._sock, *self._connections):
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
         for thread in self._threads:
             thread.join(timeout=5)
         for conn in self._connections:
@@ -135,6 +148,7 @@ class LoopbackServer:
             except OSError:
                 return
             self._connections.append(conn)
+            self._accepted += 1
             thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -171,7 +185,7 @@ class LoopbackServer:
                 request_line, *header_lines = head.decode("latin-1").split("\r\n")
                 headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
                 length = int(headers.get("content-length", "0"))
-                while len(buffer) < length:
+                while self._read_bodies and len(buffer) < length:
                     chunk = conn.recv(65536)
                     if not chunk:
                         return
