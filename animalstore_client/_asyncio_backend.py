@@ -185,18 +185,22 @@ class _Protocol(asyncio.Protocol):
         """
         if self.sock is not None:
             self.sock.close()
-        if self.loop.is_closed():
-            # A closed loop cannot run the callback that lets the transport go of its socket, and
-            # the transport would warn, when collected, of a socket left open: it is run here.
-            release = getattr(self.plain, "_call_connection_lost", None)
-            if release is not None:
-                with contextlib.suppress(Exception):
-                    release(None)
-            return
         transport = self.transport
-        if transport is not None:
-            with contextlib.suppress(Exception):  # the socket is closed already: closed enough
+        if transport is None:
+            return  # still connecting: the socket was all there was
+        if not self.loop.is_closed():
+            try:
                 transport.abort()
+            except Exception:  # noqa: BLE001  # abort stopped half-way (a write buffered on the closed socket)
+                pass
+            else:
+                return
+        # A closed loop (or an abort stopped half-way) cannot run the callback that lets the transport
+        # go of its socket, and the transport would warn, when collected, of a socket left open.
+        release = getattr(self.plain, "_call_connection_lost", None)
+        if release is not None:
+            with contextlib.suppress(Exception):
+                release(None)
 
     def why_ended(self) -> str:
         """What ended the connection, for a write refused on it."""
@@ -334,6 +338,11 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         self._lock = threading.Lock()
         _BACKENDS.add(self)
 
+    def track(self, protocol: _Protocol) -> None:
+        """A connection being opened: this backend's to abandon until it closes."""
+        with self._lock:
+            self._open.add(protocol)
+
     def forget(self, protocol: _Protocol) -> None:
         """A connection closed: it is no longer this backend's to abandon."""
         with self._lock:
@@ -387,9 +396,6 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             if timer is not None:
                 timer.cancel()
         sock = protocol.sock
-        with self._lock:
-            if not protocol.lost():
-                self._open.add(protocol)
         try:
             if sock is None or transport.is_closing():
                 raise ConnectionResetError("the server closed the connection as it was opened")
@@ -427,7 +433,7 @@ async def _connect(
     try:
         for family, _, _, _, address in _interleaved(infos):
             protocol = _Protocol(loop, backend)
-            attempt = loop.create_task(_open(loop, protocol, family, address, local))
+            attempt = loop.create_task(_open(backend, loop, protocol, family, address, local))
             attempts[attempt] = protocol
             pending.add(attempt)
             won = await _first_to_connect(pending, errors, _HAPPY_EYEBALLS_DELAY)
@@ -447,6 +453,7 @@ async def _connect(
 
 
 async def _open(
+    backend: AsyncioBackend,
     loop: asyncio.AbstractEventLoop,
     protocol: _Protocol,
     family: int,
@@ -459,7 +466,8 @@ async def _open(
     socket kept (`_AsyncioStream.abandon`): closed here if anything fails or the
     attempt is cancelled before the transport owns it.
     """
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock = protocol.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    backend.track(protocol)  # from now: a fork while it connects must find it too
     try:
         sock.setblocking(False)
         if local is not None:
@@ -467,9 +475,9 @@ async def _open(
         await loop.sock_connect(sock, address)
         transport, _ = await loop.create_connection(lambda: protocol, sock=sock)
     except BaseException:
+        backend.forget(protocol)
         sock.close()
         raise
-    protocol.sock = sock
     protocol.plain = transport
     return transport, protocol
 

@@ -605,32 +605,40 @@ class IOAsync(_BaseClient):
             _abandon(transport)
         return entry[1]
 
-    def _other_loops(self) -> list[tuple[Any, Any]]:
-        """Every other event loop still alive with a transport of this client's, and that transport."""
+    async def _close_transports_async(self) -> None:
+        """Close every transport: this loop's here; a loop that ended has its connections closed without it,
+        and another live asyncio loop is asked to close its own when it next runs."""
         pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)  # the parent's connections are not this process's to close
         here = _event_loop()
         with pool.lock:
             entries = list(pool.loops.values())
             pool.loops.clear()
             pool.current = None
-        found: list[tuple[Any, Any]] = []
+            unused = pool.transport  # the transport made with the client, if no loop ever took it
+        own = None
+        others: list[tuple[Any, Any]] = []
         for ref, transport in entries:
             loop = ref()
-            if loop is not here:
-                found.append((loop, transport))
-        return found
-
-    async def _close_transports_async(self) -> None:
-        """Close this loop's transport; a loop that ended has its connections closed without it, a live one is asked."""
-        others = self._other_loops()
-        await self._transport().aclose()
+            if here is not None and loop is here:
+                own = transport
+            else:
+                others.append((loop, transport))
+        if own is None and all(unused is not transport for _, transport in others):
+            own = unused
+        if own is not None:
+            await own.aclose()
         for loop, transport in others:
             if loop is None or _loop_gone(loop):
                 _abandon(transport)
             elif callable(getattr(loop, "call_soon_threadsafe", None)):
-                # Made there, when that loop next runs: its sockets are its own to close.
-                loop.call_soon_threadsafe(_close_in, loop, transport)
-            # A trio run still going keeps its connections until it ends (its transport is refused from now on).
+                try:
+                    # Made there, when that loop next runs: its sockets are its own to close.
+                    loop.call_soon_threadsafe(_close_in, loop, transport)
+                except RuntimeError:  # it closed since it was asked whether it had
+                    _abandon(transport)
+            # A trio run still going keeps its connections until it ends: trio has no way to be asked from here.
 
 
 def _close_in(loop: Any, transport: Any) -> None:

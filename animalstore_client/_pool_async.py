@@ -282,7 +282,7 @@ class AsyncConnectionPool:
         """
         with self._lock:
             self._closed = True
-        # Before the tables let go of the connections: the backend knows them weakly.
+        # Before the tables let go of the connections: the deadline backend knows them by weak reference.
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()

@@ -283,7 +283,7 @@ class ConnectionPool:
         """
         with self._lock:
             self._closed = True
-        # Before the tables let go of the connections: the backend knows them weakly.
+        # Before the tables let go of the connections: the deadline backend knows them by weak reference.
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()

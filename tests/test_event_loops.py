@@ -71,18 +71,58 @@ def test_two_running_loops_keep_a_connection_each() -> None:
         assert server.wait_for_open_connections(0) == 0
 
 
-def test_a_client_closed_from_one_loop_closes_another_live_loops_connections() -> None:
-    """aclose() in one loop asks another loop that is still alive to close its connections when it runs."""
+def test_a_client_closed_from_one_loop_asks_another_live_loop_to_close_its_own() -> None:
+    """aclose() in one loop leaves another live loop's connection to that loop, which closes it when it next runs."""
     with LoopbackServer([respond(200, PETS)]) as server:
         client = AsyncAnimalStoreClient(API_KEY, base_url=server.base_url)
         other = asyncio.new_event_loop()
+        other.set_debug(True)  # a call on it from another thread would raise
         try:
             assert other.run_until_complete(_calls(client, 1)) == [1]
-            asyncio.run(client.aclose())
+
+            async def close_here() -> None:
+                assert await _calls(client, 1) == [1]
+                await client.aclose()
+
+            asyncio.run(close_here(), debug=True)
+            assert server.wait_for_open_connections(1) == 1, "this loop's connection was not closed"
+            assert server.open_connections == 1, "the other loop's connection was closed from outside it"
             other.run_until_complete(asyncio.sleep(0.05))  # the other loop runs again, and closes its own
             assert server.wait_for_open_connections(0) == 0
         finally:
             other.close()
+
+
+def test_closing_from_the_first_loop_after_another_thread_used_the_client() -> None:
+    """Loop A calls, loop B in a thread calls, A closes: A's connection closed in A, B's in B (debug loops)."""
+    with LoopbackServer([respond(200, PETS)]) as server:
+        client = AsyncAnimalStoreClient(API_KEY, base_url=server.base_url)
+        a = asyncio.new_event_loop()
+        a.set_debug(True)
+        b_ready, b_stop = threading.Event(), threading.Event()
+        b_loop: list[asyncio.AbstractEventLoop] = []
+
+        async def in_b() -> None:
+            b_loop.append(asyncio.get_running_loop())
+            assert await _calls(client, 1) == [1]
+            b_ready.set()
+            while not b_stop.is_set():  # bounded by the join below
+                await asyncio.sleep(0.01)
+
+        thread = threading.Thread(target=lambda: asyncio.run(in_b(), debug=True), daemon=True)
+        try:
+            assert a.run_until_complete(_calls(client, 1)) == [1]
+            thread.start()
+            assert b_ready.wait(10)
+            assert server.open_connections == 2
+            a.run_until_complete(client.aclose())
+            # A's own closed by A; B's by B, which runs all along.
+            assert server.wait_for_open_connections(0) == 0
+        finally:
+            b_stop.set()
+            thread.join(10)
+            a.close()
+        assert not thread.is_alive()
 
 
 def test_asyncio_then_trio_then_asyncio() -> None:
