@@ -9,6 +9,7 @@ from pathlib import Path
 from .conftest import HAS_HTTPX2, HAS_PYREQWEST, needs_httpx2, needs_pyreqwest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+ROOT = SCRIPT.parent.parent
 
 
 def test_benchmark_smoke_run() -> None:
@@ -189,3 +190,19 @@ def test_private_reaches_benchmark_smoke_run() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     for reach in ("copy_request", "_fast_pets", "Response._content"):
         assert reach in result.stdout, result.stdout
+
+
+def test_before_after_benchmark_smoke_run() -> None:
+    """benchmarks/before_after.py compares a tree with itself over the fake server: a line per setting."""
+    command = [sys.executable, str(SCRIPT.parent / "before_after.py"), str(ROOT), str(ROOT), "-n", "40"]
+    result = subprocess.run(
+        [*command, "--rounds", "2", "--server", "fake"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    settings = [line.split()[0:2] for line in lines[1:]]
+    assert settings == [["async", "C=1"], ["async", "C=100"], ["sync", "C=1"], ["sync", "C=100"]], result.stdout

@@ -133,6 +133,8 @@ def _idle(pool: AnyPool) -> list[Any]:
 def _assert_settled(pool: AnyPool, *, opened: int, idle: int) -> None:
     """Nothing in use: ``opened`` connections counted open, ``idle`` of them idle (and listed), nobody waiting."""
     assert (pool._opened, pool._idle_count, len(_idle(pool)), _live_waiters(pool)) == (opened, idle, idle, 0)
+    # The order across origins holds exactly the idle connections.
+    assert sorted(id(connection) for _, connection in pool._idle_order.values()) == sorted(map(id, _idle(pool)))
 
 
 async def _until(condition: Callable[[], bool], what: str) -> None:
