@@ -265,7 +265,11 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
 
     async def aclose(self) -> None:
         if self._protocol.lost():
-            return  # asyncio closed it (and its socket) already; aborting again can raise
+            # asyncio closed the socket already, and aborting again can raise; but Python 3.10's TLS
+            # transport counts itself open (and warns when collected) until it is told to close.
+            with contextlib.suppress(Exception):
+                self._transport.close()
+            return
         # No TLS close_notify exchange (anyio's backend, as httpcore2 uses it, sends none either).
         try:
             self._transport.abort()

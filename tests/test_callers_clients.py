@@ -365,7 +365,10 @@ def test_an_aiohttp_session_adding_netrc_credentials_is_named_and_sends_nothing(
     with LoopbackServer([respond(200, [PET])]) as server:
         session = callers.library_client("aiohttp", trust_env=True)
         client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
-        with pytest.raises(MiddlewareError, match=r"netrc .* nothing was sent") as info:
+        # aiohttp before 3.13 adds netrc's credentials as a header before any middleware runs: the SDK sees
+        # the Authorization header changed, and says that instead; nothing is sent either way.
+        said = r"netrc .* nothing was sent|changed the request's Authorization header.*not sent"
+        with pytest.raises(MiddlewareError, match=said) as info:
             client.list_pets()
         assert "the-other-services-password" not in str(info.value)
         assert server.received == []

@@ -659,6 +659,16 @@ CASES = [
 """Each scenario over the default pool on httpcore (httpx), and the twin ones on httpcore2 (httpx2, 3.11+)."""
 
 
+OLD_HTTPCORE_EOF = ("tls-plaintext-server", "tls-bytes-before-the-handshake")
+"""Scenarios where a server ends the TLS handshake: anyio's EndOfStream escaped httpcore before 1.0.5."""
+
+
+def _httpcore_below(stack: str, version: tuple[int, ...]) -> bool:
+    """Whether the stack's httpcore (httpcore, or httpcore2 for httpx2) is older than ``version``."""
+    core = importlib.import_module("httpcore2" if stack == "httpx2" else "httpcore")
+    return tuple(int(part) for part in core.__version__.split(".")[:3]) < version
+
+
 @pytest.mark.parametrize(("name", "stack"), CASES)
 def test_the_sdks_asyncio_backend_ends_each_scenario_as_anyios_does(name: str, stack: str) -> None:
     """Over anyio's network backend and the SDK's, each call ends alike and the server sees as many requests."""
@@ -673,6 +683,10 @@ def test_the_sdks_asyncio_backend_ends_each_scenario_as_anyios_does(name: str, s
     if listed is not None:
         assert (reference.calls, ours.calls) == (listed.anyio, listed.asyncio), f"{name} no longer differs as listed"
         assert (reference.requests, reference.connections) == (ours.requests, ours.connections)
+    elif name in OLD_HTTPCORE_EOF and _httpcore_below(stack, (1, 0, 5)):
+        # httpcore before 1.0.5 let anyio's EndOfStream out of a TLS handshake the server ended (fixed by
+        # httpcore #899): the SDK counts it "maybe sent" and retries it less. The reference is wrong there.
+        assert (reference.calls, reference.requests) == (ours.calls, ours.requests)
     else:
         assert ours.outcome == reference.outcome
     if scenario.within is not None:
