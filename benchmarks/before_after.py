@@ -9,13 +9,15 @@ default backend at async and sync, 1 and 100 in flight, against one nginx
 (``benchmarks/concurrency.py`` starts it, pinned to CPU 0). The order of the
 two trees swaps every round, so drift and warm-up cancel out; each line shows
 the median over rounds of the after/before ratio within a round, and its
-spread. Needs nginx (Debian: ``apt-get install -y nginx``); ``--server fake``
+spread; and, counted (so the same on a loaded machine), the Python function
+calls per call at one in flight on each side. Needs nginx (Debian: ``apt-get install -y nginx``); ``--server fake``
 (the SDK's fake store, itself the bottleneck) only shows that the script runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -55,7 +57,46 @@ def _child(url: str, n: int) -> None:
 
             result = concurrency.run_sync(make_sync, calls, in_flight, lambda: 0.0)
         figures[f"{kind} C={in_flight}"] = [result.rate, result.cpu / len(result.latencies) * 1e6]
+    figures["python calls per call"] = _python_calls(url)
     print(json.dumps(figures))
+
+
+def _python_calls(url: str, calls: int = 200) -> list[float]:
+    """Python function calls per ``list_pets(limit=100)``, async and sync, one in flight (cProfile's count).
+
+    A count, not a time: the same on a loaded machine, so it shows added work that
+    the rates, swinging by several percent between runs here, cannot.
+    """
+    import cProfile
+    import pstats
+
+    import concurrency
+
+    from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
+
+    async def run_async() -> cProfile.Profile:
+        client = AsyncAnimalStoreClient(concurrency.KEY, base_url=url, max_retries=0)
+        for _ in range(20):  # warm: the connection open, the per-URL caches filled
+            await client.list_pets(limit=100)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(calls):
+            await client.list_pets(limit=100)
+        profile.disable()
+        await client.aclose()
+        return profile
+
+    counts = [pstats.Stats(asyncio.run(run_async())).total_calls / calls]  # type: ignore[attr-defined]
+    with AnimalStoreClient(concurrency.KEY, base_url=url, max_retries=0) as client:
+        for _ in range(20):
+            client.list_pets(limit=100)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(calls):
+            client.list_pets(limit=100)
+        profile.disable()
+    counts.append(pstats.Stats(profile).total_calls / calls)  # type: ignore[attr-defined]
+    return counts
 
 
 def main() -> int:
@@ -93,10 +134,16 @@ def main() -> int:
                     print(done.stderr, file=sys.stderr)
                     return 1
                 figures[side] = json.loads(done.stdout.strip().splitlines()[-1])
+            counted = {side: figures[side].pop("python calls per call") for side in figures}
             for setting, (rate, cpu) in figures["after"].items():
                 before_rate, before_cpu = figures["before"][setting]
                 ratios.setdefault(setting, []).append((rate / before_rate, cpu / before_cpu))
             print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
+    print(
+        "Python function calls per call, one in flight (async, sync):"
+        f" before {counted['before'][0]:.0f}, {counted['before'][1]:.0f};"
+        f" after {counted['after'][0]:.0f}, {counted['after'][1]:.0f}"
+    )
     print(
         f"{'default backend':16} {'req/s after/before':>20} {'spread':>14} {'CPU/call after/before':>22} {'spread':>14}"
     )
