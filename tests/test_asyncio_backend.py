@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -317,3 +318,16 @@ def test_httpcore_still_asks_is_readable_of_an_idle_connection(library: str) -> 
 
     assert asyncio.run(main()), "httpcore no longer reads a readable idle connection as expired"
     assert "is_readable" in asked, f"{library} {core.__version__} no longer asks is_readable (asked {asked})"
+
+
+def test_asyncios_transports_still_release_their_socket_through_call_connection_lost() -> None:
+    """The private method the backend calls on a transport whose loop closed is still there (docs/architecture.md).
+
+    Were it gone, an abandoned connection's transport would warn, when collected, of a socket left open.
+    """
+    import asyncio.selector_events
+
+    transport_class = getattr(asyncio.selector_events, "_SelectorTransport", None)  # untyped: private to asyncio
+    assert callable(getattr(transport_class, "_call_connection_lost", None)), (
+        f"Python {sys.version_info[:2]} no longer has _SelectorTransport._call_connection_lost"
+    )
