@@ -9,14 +9,22 @@ with AnimalStoreClient() as client:  # the key comes from ANIMALSTORE_API_KEY
 ```
 """
 
-from . import _public
-from ._backends import AsyncBackendName, BackendName
-from ._budget import RetryBudget
-from ._client_async import AsyncAnimalStoreClient
-from ._client_sync import AnimalStoreClient
-from ._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, DEFAULT_TOTAL_TIMEOUT
-from ._environments import Environment
-from ._exceptions import (
+from animalstore_client._clients._generated.client_sync import AnimalStoreClient
+from animalstore_client._clients.backends import AsyncBackendName, BackendName
+from animalstore_client._clients.client_async import AsyncAnimalStoreClient
+from animalstore_client._clients.insecure import InsecureTransportWarning
+from animalstore_client._clients.optional_types import AsyncHTTPClient, HTTPClient
+from animalstore_client._clients.response import APIResponse
+from animalstore_client._core import public as _public
+from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.defaults import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
+)
+from animalstore_client._core.environments import Environment
+from animalstore_client._core.exceptions import (
     AnimalStoreError,
     APIConnectionError,
     APIError,
@@ -34,13 +42,17 @@ from ._exceptions import (
     RateLimitError,
     UnprocessableEntityError,
 )
-from ._insecure import InsecureTransportWarning
-from ._middleware import AsyncCallNext, AsyncMiddleware, AttemptInfo, CallNext, Middleware, attempt_info
-from ._models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
-from ._optional_types import AsyncHTTPClient, HTTPClient
-from ._response import APIResponse
-from ._validation import NOT_GIVEN, NotGiven
-from ._version import __version__
+from animalstore_client._core.middleware import (
+    AsyncCallNext,
+    AsyncMiddleware,
+    AttemptInfo,
+    CallNext,
+    Middleware,
+    attempt_info,
+)
+from animalstore_client._core.models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
+from animalstore_client._core.validation import NOT_GIVEN, NotGiven
+from animalstore_client._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",

@@ -32,10 +32,11 @@ import h11
 import httpcore
 from concurrency import KEY, PETS, fake_server, hand_loop, nginx  # the servers and the floor it measures with
 
-from animalstore_client import AsyncAnimalStoreClient, _httpcore_async
-from animalstore_client._asyncio_backend import AsyncioBackend
-from animalstore_client._deadline_async import AsyncDeadlineBackend
-from animalstore_client._pool_async import AsyncConnectionPool
+from animalstore_client import AsyncAnimalStoreClient
+from animalstore_client._transports.pool import httpcore_async as _httpcore_async
+from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
+from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
+from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
 
 BODY = json.dumps(PETS).encode()
 ANSWER = (

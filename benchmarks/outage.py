@@ -62,7 +62,7 @@ from animalstore_client.testing import ConnectionFaultKind, FakeAnimalStore, Fak
 
 if TYPE_CHECKING:  # not at run time: the cost of (a) is also measured with a package from before middleware
     from animalstore_client import AsyncCallNext, CallNext
-    from animalstore_client._backends import AsyncBackendName
+    from animalstore_client._clients.backends import AsyncBackendName
 
 SCRIPT = Path(__file__).resolve()
 CALLERS = 100

@@ -18,8 +18,8 @@ sample is put in one bucket, by its innermost frame that tells
 - ``library``: the HTTP library and what it calls (aiohttp, yarl, multidict,
   urllib3, http.client, httpx, httpcore, socket, ssl, selectors);
 - ``json``: the standard library's JSON decoder;
-- ``parse``: the SDK turning decoded JSON into models (``_serde``, the
-  models' fast path in ``_models``, the ``parse_*`` functions);
+- ``parse``: the SDK turning decoded JSON into models (``_core.serde``, the
+  models' fast path in ``_core.models``, the ``parse_*`` functions);
 - ``plumbing``: any other frame of the SDK (building and checking the request,
   the attempt's bookkeeping, adapting the request for the library, reading
   and decoding the body, the finished response);

@@ -13,7 +13,7 @@ within-round ratio, so drift cancels out):
 - ``copy_request`` (``object.__new__(httpx.Request)`` and a ``__dict__``
   copy) against building the request with ``httpx.Request(...)``: a
   ``list_pets(limit=100)`` over an ``httpx.MockTransport``;
-- ``_models._fast_pets`` (``object.__new__(Pet)`` and attrs' slot setters)
+- ``_core.models._fast_pets`` (``object.__new__(Pet)`` and attrs' slot setters)
   against cattrs' checked hooks: the same call;
 - ``finished_response``/``headers_from_library`` (httpx ``Response._content``,
   ``Headers._list``) against ``httpx.Response(status, headers=..., content=...)``:
@@ -44,11 +44,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from animalstore_client import (
     AnimalStoreClient,
-    _httpcore_sync,
-    _httpx_private,
-    _models,
-    _operations,
 )
+from animalstore_client._core import httpx_private as _httpx_private
+from animalstore_client._core import models as _models
+from animalstore_client._core import operations as _operations
+from animalstore_client._transports.pool._generated import httpcore_sync as _httpcore_sync
 
 BASE = "https://bench.animalstore.example/v1"
 KEY = "bench-key"

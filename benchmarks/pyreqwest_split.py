@@ -8,7 +8,7 @@ One task calls in a loop (C=1) on three stacks, rounds interleaved:
 - ``pyreqwest floor``: the library used directly, as in ``concurrency.py``
   (one request, ``json.loads``, the hand loop building ``Pet`` objects);
 - ``library as the SDK calls it``: the same request made exactly as
-  ``_transport_pyreqwest`` makes it (the SDK's client settings, its four
+  ``_transports.pyreqwest`` makes it (the SDK's client settings, its four
   headers, a per-request timeout, a streamed response, the response headers
   converted, the body taken in one piece) and parsed by the SDK's parser;
 - ``sdk``: ``AsyncAnimalStoreClient(backend="pyreqwest").list_pets``.
@@ -51,8 +51,8 @@ def stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]] | None:
         import pyreqwest.client as library
     except ImportError:  # Python 3.10, or not installed
         return None
-    from animalstore_client._serde import loads, structure
-    from animalstore_client._transport_pyreqwest import _response_headers
+    from animalstore_client._core.serde import loads, structure
+    from animalstore_client._transports.pyreqwest import _response_headers
 
     target = f"{url}/pets?limit=100"
     # The headers the SDK sends for this call, in the form its transport hands pyreqwest.

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Pet, PetStatus
-from animalstore_client._serde import structure
+from animalstore_client._core.serde import structure
 
 BASE = "https://bench.animalstore.example/v1"
 KEY = "bench-key"

@@ -3,8 +3,8 @@
     python scripts/codegen.py          # rewrite every generated region, then run scripts/unasync.py
     python scripts/codegen.py --check  # exit 1, with a diff, if a region is stale (CI runs this)
 
-Each client option is declared once, in ``_options.OPTIONS``, and each
-operation once, in ``_operations.OPERATIONS``. The public signatures stay
+Each client option is declared once, in ``_clients.options.OPTIONS``, and each
+operation once, in ``_core.operations.OPERATIONS``. The public signatures stay
 explicit and typed in the source (what readers, type checkers and the API
 reference see); this script writes them into the regions marked
 ``# <options: ...>`` / ``# <operations: ...>`` ... ``# </...>`` of the async
@@ -58,7 +58,7 @@ def _unasync_words(text: str) -> str:
 
 @dataclass(frozen=True)
 class OptionText:
-    """What this script needs of an `_options.Option`: its literal fields."""
+    """What this script needs of an `_clients.options.Option`: its literal fields."""
 
     name: str
     annotation: str
@@ -86,15 +86,15 @@ def _assignments(tree: ast.Module) -> dict[str, ast.expr]:
 
 
 def _options() -> list[OptionText]:
-    """`_options.OPTIONS`, read from its source: the package need not import (its signatures may be stale)."""
-    assignments = _assignments(ast.parse((PACKAGE / "_options.py").read_text()))
+    """`_clients.options.OPTIONS`, read from its source: the package need not import (its signatures may be stale)."""
+    assignments = _assignments(ast.parse((PACKAGE / "_clients" / "options.py").read_text()))
     constants: dict[str, object] = {}
     for name, value in assignments.items():
         with contextlib.suppress(ValueError):
             constants[name] = ast.literal_eval(value)
     table = assignments.get("OPTIONS")
     if not isinstance(table, ast.Tuple):
-        raise SystemExit("scripts/codegen.py: OPTIONS (a tuple) not found in animalstore_client/_options.py")
+        raise SystemExit("scripts/codegen.py: OPTIONS (a tuple) not found in animalstore_client/_clients/options.py")
     found: list[OptionText] = []
     for call in table.elts:
         assert isinstance(call, ast.Call)
@@ -141,22 +141,22 @@ def option_docs() -> list[str]:
 
 @dataclass(frozen=True)
 class OperationText:
-    """What this script needs of an `_operations.Operation`: its name, its functions' source, its deprecation."""
+    """What this script needs of an `_core.operations.Operation`: its name, its functions' source, its deprecation."""
 
     name: str
     build: ast.FunctionDef
     parse: ast.FunctionDef
     deprecated: str | None
-    """The name of the message's constant in ``_deprecation``."""
+    """The name of the message's constant in ``_core.deprecation``."""
 
 
 def _operations() -> list[OperationText]:
-    """`_operations.OPERATIONS`, read from its source (see `_options`)."""
-    tree = ast.parse((PACKAGE / "_operations.py").read_text())
+    """`_core.operations.OPERATIONS`, read from its source (see `_clients.options`)."""
+    tree = ast.parse((PACKAGE / "_core" / "operations.py").read_text())
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     table = _assignments(tree).get("OPERATIONS")
     if not isinstance(table, ast.Tuple):
-        raise SystemExit("scripts/codegen.py: OPERATIONS (a tuple) not found in animalstore_client/_operations.py")
+        raise SystemExit("scripts/codegen.py: OPERATIONS (a tuple) not found in animalstore_client/_core/operations.py")
     found: list[OperationText] = []
     for call in table.elts:
         assert isinstance(call, ast.Call)
@@ -235,11 +235,13 @@ def _method(operation: OperationText, raw: bool) -> list[str]:
 
 
 def _constant(name: str) -> str:
-    """The text of the string constant ``name`` in ``_deprecation.py``, read from its source."""
-    value = _assignments(ast.parse((PACKAGE / "_deprecation.py").read_text())).get(name)
+    """The text of the string constant ``name`` in ``_core/deprecation.py``, read from its source."""
+    value = _assignments(ast.parse((PACKAGE / "_core" / "deprecation.py").read_text())).get(name)
     text = ast.literal_eval(value) if value is not None else None
     if not isinstance(text, str):
-        raise SystemExit(f"scripts/codegen.py: {name} is not a string constant in animalstore_client/_deprecation.py")
+        raise SystemExit(
+            f"scripts/codegen.py: {name} is not a string constant in animalstore_client/_core/deprecation.py"
+        )
     return text
 
 
@@ -263,7 +265,7 @@ def operations_region(which: str) -> str:
         return "\n\n".join(methods) + "\n\n"  # ruff format's blank line before the closing comment
     if which != "imports":
         raise SystemExit(f"scripts/codegen.py: no operations region named {which!r}")
-    models_tree = ast.parse((PACKAGE / "_models.py").read_text())
+    models_tree = ast.parse((PACKAGE / "_core" / "models.py").read_text())
     models = {node.name for node in models_tree.body if isinstance(node, ast.ClassDef)} | set(_assignments(models_tree))
     used: set[str] = set()
     functions: list[str] = []
@@ -277,9 +279,11 @@ def operations_region(which: str) -> str:
     lines: list[str] = []
     if deprecations:
         lines += ["from typing_extensions import deprecated", ""]
-        lines += _import("._deprecation", sorted([*deprecations, "warns_deprecated"], key=_isort_key))
-    lines += _import("._models", sorted(used & models, key=_isort_key))
-    lines += _import("._operations", sorted(functions, key=_isort_key))
+        lines += _import(
+            "animalstore_client._core.deprecation", sorted([*deprecations, "warns_deprecated"], key=_isort_key)
+        )
+    lines += _import("animalstore_client._core.models", sorted(used & models, key=_isort_key))
+    lines += _import("animalstore_client._core.operations", sorted(functions, key=_isort_key))
     return "\n".join(lines) + "\n\n"
 
 

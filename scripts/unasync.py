@@ -6,7 +6,7 @@
 The async code is written by hand; the sync code is the same text with the
 substitutions below (``async def`` -> ``def``, ``AsyncX`` -> ``X``, ...).
 What differs by nature rather than by these words (how to sleep, one pool
-per event loop) is hand-written in ``_base_client`` and not generated. The
+per event loop) is hand-written in ``_clients.base`` and not generated. The
 few docstring sentences and library names that differ are listed in
 ``PHRASES``; each must still occur, so that editing one side cannot silently
 skip it.
@@ -31,40 +31,57 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "animalstore_client"
 
+POOL = PACKAGE / "_transports" / "pool"
 FILES = {
-    PACKAGE / "_client_async.py": PACKAGE / "_client_sync.py",
-    PACKAGE / "_transport_async.py": PACKAGE / "_transport_sync.py",
-    PACKAGE / "_httpcore_async.py": PACKAGE / "_httpcore_sync.py",
-    PACKAGE / "_pool_async.py": PACKAGE / "_pool_sync.py",
-    PACKAGE / "_deadline_async.py": PACKAGE / "_deadline_sync.py",
-    PACKAGE / "_middleware_async.py": PACKAGE / "_middleware_sync.py",
-    PACKAGE / "_transport_pyreqwest_async.py": PACKAGE / "_transport_pyreqwest_sync.py",
-    PACKAGE / "_transport_httpx2_async.py": PACKAGE / "_transport_httpx2_sync.py",
+    PACKAGE / "_clients" / "client_async.py": PACKAGE / "_clients" / "_generated" / "client_sync.py",
+    PACKAGE / "_clients" / "middleware_runner_async.py": PACKAGE
+    / "_clients"
+    / "_generated"
+    / "middleware_runner_sync.py",
+    PACKAGE / "_transports" / "seam_async.py": PACKAGE / "_transports" / "_generated" / "seam_sync.py",
+    PACKAGE / "_transports" / "httpx_async.py": PACKAGE / "_transports" / "_generated" / "httpx_sync.py",
+    PACKAGE / "_transports" / "pyreqwest_async.py": PACKAGE / "_transports" / "_generated" / "pyreqwest_sync.py",
+    PACKAGE / "_transports" / "httpx2_async.py": PACKAGE / "_transports" / "_generated" / "httpx2_sync.py",
+    POOL / "httpcore_async.py": POOL / "_generated" / "httpcore_sync.py",
+    POOL / "pool_async.py": POOL / "_generated" / "pool_sync.py",
+    POOL / "deadline_network_async.py": POOL / "_generated" / "deadline_network_sync.py",
 }
 
 # The httpx2 backend's own pool is the default backend's, over httpcore2 instead of httpcore: the
 # same text with the library's name changed, each module (hand-written or generated above) to its
-# twin. Nothing of it is edited by hand.
+# twin in pool/_generated/httpcore2/. Nothing of it is edited by hand.
+HTTPCORE2 = POOL / "_generated" / "httpcore2"
 HTTPCORE2_FILES = {
-    "_httpcore_async.py": "_httpcore2_async.py",
-    "_httpcore_sync.py": "_httpcore2_sync.py",
-    "_pool_async.py": "_pool2_async.py",
-    "_pool_sync.py": "_pool2_sync.py",
-    "_deadline_async.py": "_deadline2_async.py",
-    "_deadline_sync.py": "_deadline2_sync.py",
-    "_asyncio_backend.py": "_asyncio_backend2.py",
+    POOL / "httpcore_async.py": HTTPCORE2 / "httpcore2_async.py",
+    POOL / "_generated" / "httpcore_sync.py": HTTPCORE2 / "httpcore2_sync.py",
+    POOL / "pool_async.py": HTTPCORE2 / "pool_async.py",
+    POOL / "_generated" / "pool_sync.py": HTTPCORE2 / "pool_sync.py",
+    POOL / "deadline_network_async.py": HTTPCORE2 / "deadline_network_async.py",
+    POOL / "_generated" / "deadline_network_sync.py": HTTPCORE2 / "deadline_network_sync.py",
+    POOL / "asyncio_network.py": HTTPCORE2 / "asyncio_network.py",
 }
+
+
+def dotted(path: Path) -> str:
+    """The module name of a file of the package: ``animalstore_client._transports.pool.pool_async``."""
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def renamed_modules(pairs: dict[Path, Path]) -> list[tuple[str, str]]:
+    """A substitution per pair: the source module's dotted name to the target's, as whole names."""
+    return [(re.escape(dotted(source)) + r"\b", dotted(target)) for source, target in pairs.items()]
+
+
 HTTPCORE2_SUBSTITUTIONS = [
+    *renamed_modules(HTTPCORE2_FILES),
     (r"\bhttpcore\b", "httpcore2"),
-    (r"\b_(httpcore|pool|deadline)_(async|sync)\b", r"_\g<1>2_\2"),
-    (r"\b_asyncio_backend\b", "_asyncio_backend2"),
     (r"HttpcoreTransport\b", "Httpcore2Transport"),
     (r"\bhttp_client=httpx\.", "http_client=httpx2."),
     (r"\bthe default backend\b", "the httpx2 backend"),
 ]
 # Sentences of the httpcore modules that name httpx itself, as (httpcore text, httpcore2 text).
 HTTPCORE2_PHRASES = {
-    "_httpcore_async.py": [
+    "_transports/pool/httpcore_async.py": [
         ("import httpcore\nimport httpx\n", "import httpcore\nimport httpx\nimport httpx2\n"),
         (
             '    library = f"httpx/{httpx.__version__}"\n'
@@ -75,8 +92,10 @@ HTTPCORE2_PHRASES = {
         ),
     ],
 }
-HTTPCORE2_PHRASES["_httpcore_sync.py"] = HTTPCORE2_PHRASES["_httpcore_async.py"]
-HTTPCORE2_PHRASES["_pool_async.py"] = HTTPCORE2_PHRASES["_pool_sync.py"] = [
+HTTPCORE2_PHRASES["_transports/pool/_generated/httpcore_sync.py"] = HTTPCORE2_PHRASES[
+    "_transports/pool/httpcore_async.py"
+]
+HTTPCORE2_PHRASES["_transports/pool/pool_async.py"] = HTTPCORE2_PHRASES["_transports/pool/_generated/pool_sync.py"] = [
     (
         "connection opens itself, TCP then TLS, on its first request. Being\n"
         "httpcore's own connection class, it is what respx's default mocker patches,\n"
@@ -89,6 +108,7 @@ HTTPCORE2_PHRASES["_pool_async.py"] = HTTPCORE2_PHRASES["_pool_sync.py"] = [
 ]
 
 SUBSTITUTIONS = [
+    *renamed_modules(FILES),
     (r"\bIOAsync\b", "IOSync"),
     (r"\b_Async([A-Z]\w*)", r"_\1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),
@@ -109,11 +129,11 @@ SUBSTITUTIONS = [
 
 # Sentences that differ by nature, as (async text, sync text), per source file.
 PHRASES = {
-    "_httpcore_async.py": [
+    "_transports/pool/httpcore_async.py": [
         (
             "\"\"\"The SDK's asyncio backend on asyncio's own loops (measured faster than anyio's), "
             'anyio\'s on any other."""\n'
-            "    from ._asyncio_backend import for_running_loop\n\n"
+            "    from animalstore_client._transports.pool.asyncio_network import for_running_loop\n\n"
             "    return for_running_loop() or _library_backend()\n",
             '"""httpcore\'s own backend: blocking sockets have no faster path to choose."""\n'
             "    return _library_backend()\n",
@@ -125,13 +145,13 @@ PHRASES = {
             '"""httpcore\'s own backend for blocking sockets."""\n    return httpcore.SyncBackend()',
         ),
     ],
-    "_transport_pyreqwest_async.py": [
+    "_transports/pyreqwest_async.py": [
         # pyreqwest names its blocking classes Sync...; ClientBuilder follows from Client.
         ("pyreqwest.client.Client", "pyreqwest.client.SyncClient"),
         ("pyreqwest.request.StreamRequest", "pyreqwest.request.SyncStreamRequest"),
         ("pyreqwest.response.Response", "pyreqwest.response.SyncResponse"),
     ],
-    "_client_async.py": [
+    "_clients/client_async.py": [
         ("aiohttp.ClientSession", "urllib3.PoolManager"),
         (
             '``"aiohttp"`` (installed by the ``[aiohttp]`` extra)',
@@ -207,18 +227,31 @@ def over_httpcore2(text: str, name: str, source: str) -> str:
     )
 
 
+def _name(path: Path) -> str:
+    """A file's path inside the package, as PHRASES and the headers name it."""
+    return path.relative_to(PACKAGE).as_posix()
+
+
+GENERATED_HEADER = "# Generated by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.\n"
+GENERATED_INIT = (
+    '"""Generated modules: every file here is written by scripts/unasync.py from a hand-written source."""\n'
+)
+
+
 def wanted_files() -> dict[Path, str]:
     """Every generated file's text, by path, and each hand-written source's (which stays as it is)."""
     wanted: dict[Path, str] = {}
     for source, target in FILES.items():
         text = source.read_text()
         wanted[source] = text
-        wanted[target] = unasync(text, source.name)
-    for name, target_name in HTTPCORE2_FILES.items():
-        path = PACKAGE / name
-        text = wanted[path] if path in wanted else path.read_text()
-        written_from = next((s.name for s, t in FILES.items() if t == path), name)
-        wanted[PACKAGE / target_name] = over_httpcore2(text, name, written_from)
+        wanted[target] = unasync(text, _name(source))
+    for source, target in HTTPCORE2_FILES.items():
+        text = wanted[source] if source in wanted else source.read_text()
+        written_from = next((_name(s) for s, t in FILES.items() if t == source), _name(source))
+        wanted[target] = over_httpcore2(text, _name(source), written_from)
+    # Each _generated folder is a package whose first lines, too, say that it is generated.
+    for folder in sorted({target.parent for target in [*FILES.values(), *HTTPCORE2_FILES.values()]}):
+        wanted[folder / "__init__.py"] = GENERATED_HEADER + GENERATED_INIT
     return wanted
 
 
@@ -228,7 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is stale")
     check = parser.parse_args(argv).check
     stale: list[str] = []
-    for path, text in wanted_files().items():
+    wanted = wanted_files()
+    # A file in a _generated folder that nothing generates any more (a source renamed or dropped).
+    for path in sorted(PACKAGE.rglob("_generated/**/*.py")):
+        if path not in wanted:
+            name = str(path.relative_to(PACKAGE.parent))
+            stale.append(name)
+            if not check:
+                path.unlink()
+                print(f"removed {name}")
+    for path, text in wanted.items():
         current = path.read_text() if path.exists() else ""
         if current == text:
             continue

@@ -20,8 +20,8 @@ import pytest
 import respx
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
-from animalstore_client._base_client import _BaseClient
-from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
+from animalstore_client._clients.base import _BaseClient
+from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"

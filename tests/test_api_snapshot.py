@@ -80,7 +80,7 @@ def _set_version(tree: Path, version: str) -> None:
 
 def _remove_limit_from_list_pets(tree: Path) -> None:
     """``AnimalStoreClient.list_pets`` loses its ``limit`` parameter (the async client and the views keep theirs)."""
-    path = tree / "animalstore_client" / "_client_sync.py"
+    path = tree / "animalstore_client" / "_clients/_generated/client_sync.py"
     _edit(path, "        limit: int | None = None,\n", "", after="class AnimalStoreClient(")
     assert "def list_pets(\n        self,\n        *,\n        status" in path.read_text()
 
@@ -135,7 +135,7 @@ def test_a_removed_parameter_fails_naming_it(
     code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree))
     assert code == 1, output
     assert "animalstore_client.AnimalStoreClient.list_pets(limit): Parameter was removed" in output
-    assert "at animalstore_client/_client_sync.py:" in output
+    assert "at animalstore_client/_clients/_generated/client_sync.py:" in output
     assert "AsyncAnimalStoreClient" not in output  # only what was removed is reported
     assert "1 breaking change(s)" in output
 
@@ -210,7 +210,7 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     """
     api = tmp_path / "api"
     assert _run(snapshot, capsys, "dump", "--api-dir", str(api))[0] == 0
-    path = tree / "animalstore_client" / "_backends.py"
+    path = tree / "animalstore_client" / "_clients/backends.py"
     source = path.read_text()
     match = re.search(r"^BackendName = Literal\[(.*)\]$", source, re.MULTILINE)
     assert match is not None, "BackendName = Literal[...] is not in _backends.py: update this test"
@@ -227,7 +227,7 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     code, output = backends(*members[1:], "httpx2")
     assert code == 1, output
     assert f"animalstore_client.BackendName: Literal member was removed: {members[0]!r}" in output
-    assert "_backends.py:" in output
+    assert "_clients/backends.py:" in output
 
     path.write_text(source.replace(match[0], "BackendName = str"))
     code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))
@@ -321,7 +321,7 @@ SYNC_CLIENT = "class AnimalStoreClient("
 BREAKING = [
     Mutation(
         "replaced base",
-        "_exceptions.py",
+        "_core/exceptions.py",
         "class APITimeoutError(APIConnectionError):",
         "class APITimeoutError(APIError):",
         "",
@@ -330,7 +330,7 @@ BREAKING = [
     ),
     Mutation(
         "removed base",
-        "_exceptions.py",
+        "_core/exceptions.py",
         "class ClientValidationError(AnimalStoreError, ValueError):",
         "class ClientValidationError(AnimalStoreError):",
         "",
@@ -339,7 +339,7 @@ BREAKING = [
     ),
     Mutation(
         "int constant",
-        "_defaults.py",
+        "_core/defaults.py",
         "DEFAULT_MAX_RETRIES = 2\n",
         "DEFAULT_MAX_RETRIES = 3\n",
         "",
@@ -347,7 +347,7 @@ BREAKING = [
     ),
     Mutation(
         "timeout constant",
-        "_defaults.py",
+        "_core/defaults.py",
         "httpx.Timeout(30.0, connect=5.0)",
         "httpx.Timeout(60.0, connect=5.0)",
         "DEFAULT_TIMEOUT =",
@@ -356,7 +356,7 @@ BREAKING = [
     ),
     Mutation(
         "float constant",
-        "_defaults.py",
+        "_core/defaults.py",
         "DEFAULT_TOTAL_TIMEOUT = 120.0\n",
         "DEFAULT_TOTAL_TIMEOUT = 60.0\n",
         "",
@@ -364,7 +364,7 @@ BREAKING = [
     ),
     Mutation(
         "computed constant",
-        "_defaults.py",
+        "_core/defaults.py",
         "DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024\n",
         "DEFAULT_MAX_RESPONSE_BYTES = 20 * 1024 * 1024\n",
         "",
@@ -382,7 +382,7 @@ BREAKING = [
     ),
     Mutation(
         "enum value",
-        "_models.py",
+        "_core/models.py",
         'AVAILABLE = "available"',
         'AVAILABLE = "in_stock"',
         "",
@@ -390,7 +390,7 @@ BREAKING = [
     ),
     Mutation(
         "enum member removed",
-        "_environments.py",
+        "_core/environments.py",
         '    STAGING = "staging"\n',
         "",
         "",
@@ -406,7 +406,7 @@ BREAKING = [
     ),
     Mutation(
         "type alias member removed",
-        "_optional_types.py",
+        "_clients/optional_types.py",
         "HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager",
         "HTTPClient: TypeAlias = httpx.Client | Httpx2Client",
         "",
@@ -418,7 +418,7 @@ BREAKING = [
     ),
     Mutation(
         "return annotation",
-        "_client_sync.py",
+        "_clients/_generated/client_sync.py",
         ") -> list[Pet]:",
         ") -> Pet:",
         SYNC_CLIENT,
@@ -426,7 +426,7 @@ BREAKING = [
     ),
     Mutation(
         "parameter annotation",
-        "_client_sync.py",
+        "_clients/_generated/client_sync.py",
         "max_retries: int = DEFAULT_MAX_RETRIES",
         "max_retries: str = DEFAULT_MAX_RETRIES",
         SYNC_CLIENT,
@@ -437,7 +437,7 @@ BREAKING = [
 COMPATIBLE = [
     Mutation(
         "new keyword parameter with a default",
-        "_client_sync.py",
+        "_clients/_generated/client_sync.py",
         "        extra_headers: Mapping[str, str] | None = None,\n    ) -> list[Pet]:",
         "        extra_headers: Mapping[str, str] | None = None,\n        page_token: str | None = None,\n"
         "    ) -> list[Pet]:",
@@ -446,7 +446,7 @@ COMPATIBLE = [
     ),
     Mutation(
         "new exception subclass",
-        "_exceptions.py",
+        "_core/exceptions.py",
         "class APITimeoutError(APIConnectionError):",
         'class PetGoneError(NotFoundError):\n    """The pet was adopted."""\n\n\n'
         "class APITimeoutError(APIConnectionError):",
@@ -457,7 +457,7 @@ COMPATIBLE = [
     Mutation("... exported", "__init__.py", "__all__ = [\n", '__all__ = [\n    "PetGoneError",\n', "", ""),
     Mutation(
         "parameter widened to a union superset",
-        "_client_sync.py",
+        "_clients/_generated/client_sync.py",
         "max_retries: int = DEFAULT_MAX_RETRIES",
         "max_retries: int | None = DEFAULT_MAX_RETRIES",
         SYNC_CLIENT,
@@ -465,7 +465,7 @@ COMPATIBLE = [
     ),
     Mutation(
         "the same union spelled Optional[...]",
-        "_client_sync.py",
+        "_clients/_generated/client_sync.py",
         "default_headers: Mapping[str, str] | None = None",
         "default_headers: Optional[Mapping[str, str]] = None",
         SYNC_CLIENT,
@@ -473,7 +473,7 @@ COMPATIBLE = [
     ),
     Mutation(
         "the same value written otherwise",
-        "_defaults.py",
+        "_core/defaults.py",
         "DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024\n",
         "DEFAULT_MAX_RESPONSE_BYTES = 10_485_760\n",
         "",

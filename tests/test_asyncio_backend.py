@@ -24,12 +24,12 @@ from typing import Any
 import httpcore
 import pytest
 
-from animalstore_client import _asyncio_backend
-from animalstore_client._asyncio_backend import AsyncioBackend
-from animalstore_client._deadline_async import AsyncDeadlineBackend
-from animalstore_client._deadline_sync import DeadlineBackend
-from animalstore_client._pool_async import AsyncConnectionPool
-from animalstore_client._pool_sync import ConnectionPool
+from animalstore_client._transports.pool import asyncio_network as _asyncio_backend
+from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
+from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
+from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
+from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
 
 from .conftest import on_httpx2
 from .tls import client_context

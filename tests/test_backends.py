@@ -19,7 +19,7 @@ from animalstore_client import (
     AsyncAnimalStoreClient,
     ClientValidationError,
 )
-from animalstore_client._backends import REQUIREMENTS
+from animalstore_client._clients.backends import REQUIREMENTS
 
 from .conftest import API_KEY, needs_pyreqwest, on_httpx2
 from .servers import LoopbackServer, refused_url, respond
@@ -165,7 +165,7 @@ def test_urllib3s_connect_timeout_is_shown_without_a_repr() -> None:
     object's repr); the SDK's message is host:port and the message."""
     from urllib3.exceptions import ConnectTimeoutError
 
-    from animalstore_client._transport_urllib3 import _SDKHTTPConnection, _translated
+    from animalstore_client._transports.urllib3 import _SDKHTTPConnection, _translated
 
     failure = ConnectTimeoutError(
         _SDKHTTPConnection("10.0.0.1", 8080), "Connection to 10.0.0.1 timed out. (connect timeout=0.1)"

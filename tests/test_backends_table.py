@@ -2,7 +2,7 @@
 
 The docs pages include the file (``--8<--``); README.md, which GitHub renders
 without includes, holds a copy. The backend names come from the clients'
-``backend=`` types in ``_backends.py`` and the extras from pyproject.toml, so
+``backend=`` types in ``_clients/backends.py`` and the extras from pyproject.toml, so
 a backend or extra added there without a row here fails, naming it.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from animalstore_client import _backends
+from animalstore_client._clients import backends as _backends
 
 tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+; this runs once, on 3.11 (noxfile.py's ONCE)")
 

@@ -40,7 +40,7 @@ from animalstore_client import (
     MiddlewareError,
     NotFoundError,
 )
-from animalstore_client._attempts import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
+from animalstore_client._core.attempts import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
 
 from .conftest import API_KEY, ClientFactory, SyncView, needs_httpx2, needs_pyreqwest
 from .servers import LoopbackServer, respond
@@ -631,12 +631,16 @@ def test_where_an_exception_was_raised_tells_the_callers_code_from_the_librarys(
     # httpx runs a hook of the caller's, whose header lookup raises inside httpx: the hook's.
     lookup = _function_in("httpx._models", "raise KeyError('x-tenant')")
     hook = _calling("myapp.hooks", lookup)
-    found = callers_code(_raised(_calling("animalstore_client._transport_sync", _calling("httpx._client", hook))))
+    found = callers_code(
+        _raised(_calling("animalstore_client._transports._generated.httpx_sync", _calling("httpx._client", hook)))
+    )
     assert found is not None
     assert (found.function, found.called_by, found.respx) == ("myapp.hooks.call", ("httpx", "call"), False)
     # A tracer of the caller's wrapping the library's send, between the SDK and the library: the library's.
     library_bug = _calling("httpx._client", _function_in("h11._state", "raise RuntimeError('library bug')"))
-    traced = _calling("animalstore_client._transport_sync", _calling("sentry_sdk.integrations.httpx", library_bug))
+    traced = _calling(
+        "animalstore_client._transports._generated.httpx_sync", _calling("sentry_sdk.integrations.httpx", library_bug)
+    )
     assert callers_code(_raised(traced)) is None
 
 

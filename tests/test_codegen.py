@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from animalstore_client._deprecation import GET_PET_DEPRECATION
+from animalstore_client._core.deprecation import GET_PET_DEPRECATION
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "unasync.py"
@@ -62,7 +62,7 @@ def test_generated_regions_are_fresh() -> None:
 def test_a_hand_edit_inside_a_region_is_written_over() -> None:
     """A changed default inside a generated signature goes back to the declared one."""
     codegen = _load("codegen_script", ROOT / "scripts" / "codegen.py")
-    text = (ROOT / "animalstore_client" / "_client_async.py").read_text()
+    text = (ROOT / "animalstore_client" / "_clients/client_async.py").read_text()
     edited = text.replace("max_retries: int = DEFAULT_MAX_RETRIES,", "max_retries: int = 3,", 1)
     assert edited != text
     assert codegen.regenerate(edited) == text
@@ -72,11 +72,11 @@ def test_generated_files_say_so_in_their_first_line(unasync: ModuleType) -> None
     """Each generated file names its source and the command that regenerates it."""
     for source, target in unasync.FILES.items():
         first = target.read_text().splitlines()[0]
-        assert first.startswith(f"# Generated from {source.name} by scripts/unasync.py: do not edit")
+        assert first.startswith(f"# Generated from {unasync._name(source)} by scripts/unasync.py: do not edit")
         assert "python scripts/unasync.py" in first
     for twin in unasync.HTTPCORE2_FILES.values():
-        head = " ".join((unasync.PACKAGE / twin).read_text().splitlines()[:2])
-        assert head.startswith("# Generated from _")
+        head = " ".join(twin.read_text().splitlines()[:2])
+        assert head.startswith("# Generated from _transports/pool/")
         assert "over httpcore2 for the httpx2 backend: do not edit" in head
         assert "python scripts/unasync.py" in head
 
@@ -85,10 +85,13 @@ def test_the_httpx2_pool_is_the_default_pool_over_httpcore2(unasync: ModuleType)
     """Each httpcore2 twin is its httpcore module with only the library's name changed: no line of the twin
     differs from its source but by the listed substitutions, and none still names httpcore (version 1)."""
     for name, twin in unasync.HTTPCORE2_FILES.items():
-        text = (unasync.PACKAGE / twin).read_text().split("\n", 2)[2]  # after the header naming the source
+        text = twin.read_text().split("\n", 2)[2]  # after the header naming the source
         assert re.search(r"\bhttpcore\b", text) is None, twin
-        assert re.search(r"\b_(httpcore|pool|deadline)_(async|sync)\b|\b_asyncio_backend\b", text) is None, twin
-        source = (unasync.PACKAGE / name).read_text()
+        # Every module of the pool it imports is its httpcore2 twin, none the default backend's.
+        assert re.search(r"animalstore_client\._transports\.pool\.(?!wait\b|_generated\.httpcore2\.)", text) is None, (
+            twin
+        )
+        source = name.read_text()
         if source.startswith("# Generated from "):
             source = source.split("\n", 1)[1]
         # Only the phrases listed in the script add lines: httpx2's import, a sentence about respx.
@@ -99,9 +102,15 @@ def _copy_tree(unasync: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """Point the script at a copy of the package, so a test may make it stale."""
     package = tmp_path / "animalstore_client"
     shutil.copytree(unasync.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
-    files = {package / source.name: package / target.name for source, target in unasync.FILES.items()}
+
+    def moved(pairs: dict[Path, Path]) -> dict[Path, Path]:
+        return {
+            package / s.relative_to(unasync.PACKAGE): package / t.relative_to(unasync.PACKAGE) for s, t in pairs.items()
+        }
+
+    monkeypatch.setattr(unasync, "FILES", moved(unasync.FILES))
+    monkeypatch.setattr(unasync, "HTTPCORE2_FILES", moved(unasync.HTTPCORE2_FILES))
     monkeypatch.setattr(unasync, "PACKAGE", package)
-    monkeypatch.setattr(unasync, "FILES", files)
 
 
 def test_a_hand_edit_of_a_generated_file_fails_the_check(
@@ -109,13 +118,13 @@ def test_a_hand_edit_of_a_generated_file_fails_the_check(
 ) -> None:
     """Editing _client_sync.py by hand makes --check exit 1 with a diff naming the file."""
     _copy_tree(unasync, tmp_path, monkeypatch)
-    generated = tmp_path / "animalstore_client" / "_client_sync.py"
+    generated = tmp_path / "animalstore_client" / "_clients/_generated/client_sync.py"
     generated.write_text(generated.read_text().replace("def list_pets(", "def list_pets_renamed(", 1))
     assert unasync.main(["--check"]) == 1
     out = capsys.readouterr()
-    assert "animalstore_client/_client_sync.py" in out.out
+    assert "animalstore_client/_clients/_generated/client_sync.py" in out.out
     assert "-    def list_pets_renamed(" in out.out
-    assert "stale: animalstore_client/_client_sync.py" in out.err
+    assert "stale: animalstore_client/_clients/_generated/client_sync.py" in out.err
 
 
 def test_an_edit_of_the_async_source_fails_the_check_until_regenerated(
@@ -123,12 +132,12 @@ def test_an_edit_of_the_async_source_fails_the_check_until_regenerated(
 ) -> None:
     """A change to _client_async.py is stale until the script runs; then the sync file has it."""
     _copy_tree(unasync, tmp_path, monkeypatch)
-    source = tmp_path / "animalstore_client" / "_client_async.py"
+    source = tmp_path / "animalstore_client" / "_clients/client_async.py"
     source.write_text(source.read_text().replace("List animals (``GET /pets``)", "List the animals (``GET /pets``)"))
     assert unasync.main(["--check"]) == 1
     assert unasync.main([]) == 0
     assert unasync.main(["--check"]) == 0
-    generated = (tmp_path / "animalstore_client" / "_client_sync.py").read_text()
+    generated = (tmp_path / "animalstore_client" / "_clients/_generated/client_sync.py").read_text()
     assert generated.count("List the animals (``GET /pets``)") == 1
 
 
@@ -147,7 +156,7 @@ def test_every_deprecation_literal_is_the_one_message() -> None:
     package = ROOT / "animalstore_client"
     messages = [
         message
-        for name in ("_client_async.py", "_client_sync.py")
+        for name in ("_clients/client_async.py", "_clients/_generated/client_sync.py")
         for message in _deprecation_messages((package / name).read_text())
     ]
     assert messages == [GET_PET_DEPRECATION] * 4
@@ -155,16 +164,16 @@ def test_every_deprecation_literal_is_the_one_message() -> None:
 
 def test_a_new_deprecation_message_is_written_into_every_decorator(unasync: ModuleType) -> None:
     """Changing the constant changes each literal, in the source and in the generated file."""
-    source = (unasync.PACKAGE / "_client_async.py").read_text()
+    source = (unasync.PACKAGE / "_clients/client_async.py").read_text()
     message = "get_pet() is deprecated: a new sentence, long enough to need wrapping onto two lines of the decorator."
     rewritten = unasync.with_deprecation_literals(source, message)
     assert _deprecation_messages(rewritten) == [message, message]
-    assert _deprecation_messages(unasync.unasync(rewritten, "_client_async.py")) == [message, message]
+    assert _deprecation_messages(unasync.unasync(rewritten, "_clients/client_async.py")) == [message, message]
     assert unasync.with_deprecation_literals(rewritten, message) == rewritten
 
 
 def test_a_phrase_that_no_longer_matches_stops_the_generator(unasync: ModuleType) -> None:
     """If a by-nature docstring sentence is edited on the async side, the script says so instead of skipping it."""
-    source = (unasync.PACKAGE / "_client_async.py").read_text().replace("An asyncio client", "An async client")
+    source = (unasync.PACKAGE / "_clients/client_async.py").read_text().replace("An asyncio client", "An async client")
     with pytest.raises(SystemExit, match="no longer occurs"):
-        unasync.unasync(source, "_client_async.py")
+        unasync.unasync(source, "_clients/client_async.py")

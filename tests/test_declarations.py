@@ -1,8 +1,8 @@
 """Each option and each operation is declared once, and every place that shows one agrees with its declaration.
 
-The options: `_options.OPTIONS` against the constructors, `with_options`, the
+The options: `_clients.options.OPTIONS` against the constructors, `with_options`, the
 kit's factories, the docstring's Args, `Settings` and pickling. The operations:
-`_operations.OPERATIONS` against the client methods and raw views, what each
+`_core.operations.OPERATIONS` against the client methods and raw views, what each
 build function sends, the span each call makes, and the fake store serving it.
 A piece forgotten when adding one fails here, naming it.
 """
@@ -25,19 +25,19 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import animalstore_client._client_async as client_async
-import animalstore_client._client_sync as client_sync
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, AsyncHTTPClient, HTTPClient
-from animalstore_client._attempts import HTTP_STACK_PACKAGES
-from animalstore_client._backends import (  # pyright: ignore[reportPrivateUsage]
+from animalstore_client._clients import client_async
+from animalstore_client._clients._generated import client_sync
+from animalstore_client._clients._generated.client_sync import AnimalStoreClientWithRawResponse
+from animalstore_client._clients.backends import (  # pyright: ignore[reportPrivateUsage]
     _ASYNC_CLASSES,  # pyright: ignore[reportPrivateUsage]
     _SYNC_CLASSES,  # pyright: ignore[reportPrivateUsage]
     REFUSED_CLIENTS,
 )
-from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
-from animalstore_client._client_sync import AnimalStoreClientWithRawResponse
-from animalstore_client._operations import OPERATIONS, ROUTES, Operation, RequestConfig
-from animalstore_client._options import OPTIONS, Settings
+from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
+from animalstore_client._clients.options import OPTIONS, Settings
+from animalstore_client._core.attempts import HTTP_STACK_PACKAGES
+from animalstore_client._core.operations import OPERATIONS, ROUTES, Operation, RequestConfig
 from animalstore_client.testing import FakeAnimalStore
 
 SYNC_WORDS = [

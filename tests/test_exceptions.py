@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 import animalstore_client as sdk
-from animalstore_client._operations import status_error
-from animalstore_client._show import show
+from animalstore_client._core.operations import status_error
+from animalstore_client._core.show import show
 
 REQUEST = httpx.Request(
     "POST",

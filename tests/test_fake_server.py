@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import ClientValidationError
-from animalstore_client._validation import INT64_MAX
+from animalstore_client._core.validation import INT64_MAX
 from animalstore_client.testing import ConnectionFaultKind, FakeAnimalStore, FakeResponse
 from animalstore_client.testing import _server as server_module
 from animalstore_client.testing._server import FakeServer, make_server

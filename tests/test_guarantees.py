@@ -349,7 +349,7 @@ def test_two_threads_racing_into_call_next_send_once(
     make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two threads in call_next at once, both past its checks before either goes on: one request leaves."""
-    from animalstore_client import _middleware
+    from animalstore_client._core import middleware as _middleware
 
     checked = _middleware.checked_request
     barrier = threading.Barrier(2, timeout=5)

@@ -195,9 +195,9 @@ def test_the_sdk_pool_is_its_own_over_the_deadline_backend_and_proxies_keep_http
     """Direct requests go through the SDK's own pool, proxied ones through httpcore's: both on the deadline backend."""
     import httpcore
 
-    from animalstore_client._deadline_sync import DeadlineBackend
-    from animalstore_client._httpcore_sync import HttpcoreTransport
-    from animalstore_client._pool_sync import ConnectionPool
+    from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+    from animalstore_client._transports.pool._generated.httpcore_sync import HttpcoreTransport
+    from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
 
     given: list[object] = []
     original = httpcore.HTTPProxy.__init__

@@ -119,7 +119,7 @@ def test_pet_status_is_a_str_enum() -> None:
 
 def test_list_fast_path_keeps_unknown_statuses_among_known_ones() -> None:
     """A list mixing known, absent and unknown statuses keeps each one as sent."""
-    from animalstore_client._serde import structure
+    from animalstore_client._core.serde import structure
 
     data = [
         {"id": 1, "name": "A", "categoryId": 1, "status": "sold"},
@@ -146,7 +146,7 @@ def test_list_fast_path_keeps_unknown_statuses_among_known_ones() -> None:
 )
 def test_list_fast_path_hands_faults_to_the_checked_path(bad: object, problem: str) -> None:
     """One bad item among good ones is reported by index, exactly as the checked hooks word it."""
-    from animalstore_client._serde import StructureError, structure
+    from animalstore_client._core.serde import StructureError, structure
 
     data: list[object] = [{"id": i, "name": f"p{i}", "categoryId": 1} for i in range(100)]
     data[49] = bad
@@ -157,7 +157,7 @@ def test_list_fast_path_hands_faults_to_the_checked_path(bad: object, problem: s
 
 def test_one_unknown_status_keeps_the_page_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """A page with a status the SDK does not know is built without the checked hooks, and keeps the value."""
-    from animalstore_client import _serde
+    from animalstore_client._core import serde as _serde
 
     def no_hooks() -> None:
         raise AssertionError("the checked path ran")
@@ -173,8 +173,8 @@ def test_one_unknown_status_keeps_the_page_on_the_fast_path(monkeypatch: pytest.
 
 def test_pets_parsed_from_a_page_are_the_objects_the_constructor_builds() -> None:
     """The parser sets Pet's slots directly; the result equals, hashes, pickles and reprs as Pet(...) does."""
-    from animalstore_client._models import pet_status_from_wire
-    from animalstore_client._serde import structure
+    from animalstore_client._core.models import pet_status_from_wire
+    from animalstore_client._core.serde import structure
 
     data = [
         {"id": 7, "name": "Rex", "categoryId": 3, "status": "sold"},
@@ -200,7 +200,7 @@ def test_pets_parsed_from_a_page_are_the_objects_the_constructor_builds() -> Non
 
 def test_the_fast_parser_sets_every_field_pet_has() -> None:
     """Adding a field to Pet without teaching the parser to set it fails here, not in production."""
-    from animalstore_client import _models
+    from animalstore_client._core import models as _models
 
     setters = (_models._SET_ID, _models._SET_NAME, _models._SET_CATEGORY_ID, _models._SET_STATUS)
     assert [f.name for f in attrs.fields(Pet)] == ["id", "name", "category_id", "status"]
@@ -209,7 +209,8 @@ def test_the_fast_parser_sets_every_field_pet_has() -> None:
 
 def test_every_model_defined_in_models_is_given_to_the_converter() -> None:
     """A model defined in _models.py but left out of MODELS fails here; _serde names none itself."""
-    from animalstore_client import _models, _serde
+    from animalstore_client._core import models as _models
+    from animalstore_client._core import serde as _serde
 
     # Read from the source: the public classes report animalstore_client as their __module__.
     classes = [
@@ -251,7 +252,7 @@ def test_an_unknown_status_from_the_service_still_builds_a_pet() -> None:
 
 def test_the_fast_path_builds_the_same_pets_as_their_init() -> None:
     """Pets built around attrs' __init__ equal, hash and compare field for field like Pet(...) (Pet's fields listed)."""
-    from animalstore_client._serde import structure
+    from animalstore_client._core.serde import structure
 
     data = [{"id": 7, "name": "Rex", "categoryId": 3, "status": "pending"}, {"id": 8, "name": "Tom", "categoryId": 1}]
     built = structure(data, list[Pet])

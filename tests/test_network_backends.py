@@ -6,13 +6,13 @@ itself) is the reference. Each scenario below is declared once, in
 `SCENARIOS`: a server on 127.0.0.1 (a hostile one, a TLS one, a raw socket),
 the client's options and the calls made. It runs through the async client on
 asyncio twice, once over each network backend, chosen where the pool asks for
-it (``_httpcore_async._direct_backend``), and both runs must end alike: each
+it (``_transports.pool.httpcore_async._direct_backend``), and both runs must end alike: each
 call's result or SDK exception class, and the requests and connections the
 server saw. A scenario where they may differ is listed in `DIFFERENCES` with
 why, and docs/architecture.md says so too. The scenarios that reach the
 backend's own work (connecting, TLS, writing, a close or reset, stray bytes)
 run again over httpx2's pool: httpcore2's anyio backend against
-``_asyncio_backend2``. Every call is bounded by `GUARD`: a hang is an
+``_transports.pool._generated.httpcore2.asyncio_network``. Every call is bounded by `GUARD`: a hang is an
 outcome, never a hung test.
 """
 
@@ -37,8 +37,9 @@ import anyio
 import httpcore
 import pytest
 
-from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient, _httpcore_async
-from animalstore_client._asyncio_backend import AsyncioBackend
+from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient
+from animalstore_client._transports.pool import httpcore_async as _httpcore_async
+from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
 
 from .conftest import API_KEY, needs_httpx2
 from .servers import Action, LoopbackServer, _head, cut, refused_url, respond
@@ -324,7 +325,7 @@ class Scenario:
     twin: bool = True
     """Whether the scenario runs over httpx2's pool too. Those that only hand a complete exchange's bytes to
     the parser and the SDK (malformed heads, codings, caps, deadlines on trickled bytes) run over httpx's only:
-    ``_asyncio_backend2`` is generated from ``_asyncio_backend``, and what they test is above it."""
+    httpcore2's ``asyncio_network`` is generated from httpcore's, and what they test is above it."""
 
 
 HOSTILE = {"max_retries": 0, "timeout": 2.0}
@@ -575,9 +576,9 @@ def _backends(stack: str) -> tuple[Any, dict[str, Callable[[], Any]]]:
         return _httpcore_async, {"anyio": httpcore.AnyIOBackend, "asyncio": AsyncioBackend}
     import httpcore2
 
-    from animalstore_client import _asyncio_backend2
+    from animalstore_client._transports.pool._generated.httpcore2 import asyncio_network as _asyncio_backend2
 
-    module = importlib.import_module("animalstore_client._httpcore2_async")
+    module = importlib.import_module("animalstore_client._transports.pool._generated.httpcore2.httpcore2_async")
     return module, {"anyio": httpcore2.AnyIOBackend, "asyncio": _asyncio_backend2.AsyncioBackend}
 
 

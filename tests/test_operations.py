@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from animalstore_client import APIResponseValidationError, NotFoundError, Pet, PetStatus
-from animalstore_client import _operations as operations
-from animalstore_client._operations import (
+from animalstore_client._core import operations
+from animalstore_client._core.operations import (
     RequestConfig,
     build_create_pet,
     build_get_pet,

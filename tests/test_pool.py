@@ -40,16 +40,16 @@ from animalstore_client import (
     AnimalStoreClient,
     AnimalStoreError,
     AsyncAnimalStoreClient,
-    _httpcore_async,
-    _httpcore_sync,
 )
-from animalstore_client._asyncio_backend import AsyncioBackend
-from animalstore_client._deadline import deadline_scope
-from animalstore_client._deadline_async import AsyncDeadlineBackend
-from animalstore_client._deadline_sync import DeadlineBackend
-from animalstore_client._pool_async import AsyncConnectionPool
-from animalstore_client._pool_sync import ConnectionPool
-from animalstore_client._pool_wait import AsyncWaiter
+from animalstore_client._core.deadline import deadline_scope
+from animalstore_client._transports.pool import httpcore_async as _httpcore_async
+from animalstore_client._transports.pool._generated import httpcore_sync as _httpcore_sync
+from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
+from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
+from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
+from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
+from animalstore_client._transports.pool.wait import AsyncWaiter
 
 from .conftest import API_KEY
 from .servers import Action, LoopbackServer, _head, respond

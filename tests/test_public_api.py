@@ -20,8 +20,8 @@ import pytest
 import animalstore_client
 import animalstore_client.testing
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, NotFoundError, Pet, PetStatus
-from animalstore_client._client_async import AsyncAnimalStoreClientWithRawResponse
-from animalstore_client._client_sync import AnimalStoreClientWithRawResponse
+from animalstore_client._clients._generated.client_sync import AnimalStoreClientWithRawResponse
+from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
 
 EXPECTED = {
     "AnimalStoreClient",

@@ -32,7 +32,7 @@ from animalstore_client import (
     APITimeoutError,
     AsyncAnimalStoreClient,
 )
-from animalstore_client._backends import _SYNC_CLASSES, require
+from animalstore_client._clients.backends import _SYNC_CLASSES, require
 
 from .conftest import API_KEY, ClientFactory, needs_pyreqwest
 from .servers import LoopbackServer, refused_url, respond
@@ -86,7 +86,7 @@ def test_the_cause_that_means_nothing_was_sent_is_still_worded_so() -> None:
     from pyreqwest import exceptions as errors
     from pyreqwest.client import SyncClientBuilder
 
-    from animalstore_client._transport_pyreqwest import CONNECT_CAUSE
+    from animalstore_client._transports.pyreqwest import CONNECT_CAUSE
 
     client = SyncClientBuilder().build()
     with pytest.raises(errors.ConnectError) as refused:
@@ -107,7 +107,7 @@ def test_a_name_that_does_not_resolve_is_still_worded_so() -> None:
     from pyreqwest import exceptions as errors
     from pyreqwest.client import SyncClientBuilder
 
-    from animalstore_client._transport_pyreqwest import CONNECT_CAUSE, DNS_CAUSE, _translated
+    from animalstore_client._transports.pyreqwest import CONNECT_CAUSE, DNS_CAUSE, _translated
 
     client = SyncClientBuilder().build()
     url = "https://pets.name-that-does-not-resolve.invalid/v1/pets"
@@ -132,7 +132,7 @@ def test_an_unanswered_request_is_a_connect_timeout_without_the_connect_cause(li
     from pyreqwest import exceptions as errors
     from pyreqwest.client import SyncClientBuilder
 
-    from animalstore_client._transport_pyreqwest import CONNECT_CAUSE
+    from animalstore_client._transports.pyreqwest import CONNECT_CAUSE
 
     builder = SyncClientBuilder()
     if limit == "read":
@@ -244,7 +244,7 @@ class _Clock:
 @pytest.fixture
 def releases(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, _Clock, list[object]]:
     """The transport's exit-time release on a hand-moved clock, its exit hook collected instead of registered."""
-    from animalstore_client import _transport_pyreqwest as module
+    from animalstore_client._transports import pyreqwest as module
 
     clock, registered = _Clock(), list[object]()
     own = module._Releases(clock, register=registered.append)
@@ -264,7 +264,7 @@ def test_at_exit_the_sdk_closes_the_pyreqwest_clients_it_holds_and_waits_the_gra
     """pyreqwest's runtime thread calls into Python just after a library client goes: at exit (before the
     interpreter finalizes) the SDK closes what it holds and waits `_EXIT_GRACE` from then; the hook is
     registered once, on the first library client."""
-    from animalstore_client._transport_pyreqwest import _EXIT_GRACE
+    from animalstore_client._transports.pyreqwest import _EXIT_GRACE
 
     own, clock, registered = releases
     with LoopbackServer([respond(200, []), respond(200, []), respond(200, [])]) as server:
@@ -333,7 +333,7 @@ def test_a_forked_child_leaves_the_inherited_clients_alone_at_exit(
 ) -> None:
     """A child forked after its parent started pyreqwest runs the parent's exit hook too: it must neither call
     pyreqwest (it could hang there) nor wait."""
-    from animalstore_client import _transport_pyreqwest as module
+    from animalstore_client._transports import pyreqwest as module
 
     own, _, _ = releases
     with LoopbackServer([respond(200, [])]) as server:

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from animalstore_client._retry import (
+from animalstore_client._core.retry import (
     backoff_delay,
     delay_after_error,
     delay_after_response,

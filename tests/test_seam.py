@@ -19,8 +19,8 @@ import pytest
 import respx
 
 from animalstore_client import APIConnectionError, BadRequestError
-from animalstore_client._transport_async import AsyncHttpxTransport
-from animalstore_client._transport_sync import HttpxTransport
+from animalstore_client._transports._generated.httpx_sync import HttpxTransport
+from animalstore_client._transports.httpx_async import AsyncHttpxTransport
 
 from .conftest import PRODUCTION, ClientFactory
 from .servers import LoopbackServer, _head, respond
@@ -123,9 +123,9 @@ def _idle_stream_answers(kind: str, server_does: Callable[[socket.socket], None]
     The stream is made through the deadline backend, as the pool makes it. An async
     stream is asked after its event loop had a turn, as between two calls.
     """
-    from animalstore_client._asyncio_backend import AsyncioBackend
-    from animalstore_client._deadline_async import AsyncDeadlineBackend
-    from animalstore_client._deadline_sync import DeadlineBackend
+    from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+    from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
+    from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
 
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
@@ -179,7 +179,7 @@ def test_the_seam_reports_its_clients_state_and_headers() -> None:
 
 def test_a_finished_response_behaves_as_a_read_one() -> None:
     """The response the SDK hands out has its body read: content, text, json(), read() and iteration agree."""
-    from animalstore_client._httpx_private import finished_response
+    from animalstore_client._core.httpx_private import finished_response
 
     request = httpx.Request("GET", "https://api.animalstore.example/v1/pets")
     body = json.dumps([PET]).encode()
@@ -206,7 +206,7 @@ def test_a_finished_response_behaves_as_a_read_one() -> None:
 )
 def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[bytes, bytes]]) -> None:
     """The shortcut that fills httpx.Headers directly gives what httpx.Headers(pairs) gives, on every read."""
-    from animalstore_client._httpx_private import headers_from_library
+    from animalstore_client._core.httpx_private import headers_from_library
 
     fast, slow = headers_from_library(pairs), httpx.Headers(pairs)
     assert fast.raw == slow.raw
@@ -221,7 +221,7 @@ def test_headers_built_from_a_librarys_pairs_equal_httpxs_own(pairs: list[tuple[
 
 def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
     """Should httpx drop an attribute the SDK writes, importing the SDK fails and names it, instead of degrading."""
-    from animalstore_client._httpx_private import require_private
+    from animalstore_client._core.httpx_private import require_private
 
     class Headers:
         """A stand-in for a future httpx.Headers without _list."""
@@ -234,7 +234,7 @@ def test_a_missing_private_attribute_fails_loudly_by_name() -> None:
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[httpx.Response]:
     """Every `httpx.Response` the send loop makes from an attempt's `Answer`, in order."""
-    from animalstore_client._attempts import Answer
+    from animalstore_client._core.attempts import Answer
 
     responses: list[httpx.Response] = []
     original = Answer.http_response
@@ -255,7 +255,7 @@ def test_a_typed_call_makes_no_httpx_response_and_what_shows_one_makes_it_once(
 ) -> None:
     """Typed results come from the attempt's status, headers and body alone; a raw response or an error's
     response is made once, from that attempt, and is the one the caller sees (every client/library pair)."""
-    from animalstore_client._base_client import _BaseClient
+    from animalstore_client._clients.base import _BaseClient
 
     # Untraced, whatever OpenTelemetry providers an earlier test set for the process: a traced
     # attempt shows its response to its span.
@@ -300,7 +300,7 @@ def test_middleware_is_handed_the_attempts_httpx_response_and_its_answer_is_pars
 def test_aiohttp_total_timeout_is_rounded_down_only_far_from_the_deadline() -> None:
     """aiohttp's total is the time left, rounded down to 0.1 s beyond 10 s left (never past the deadline)."""
     pytest.importorskip("aiohttp", reason="the aiohttp backend's own rule; aiohttp is not installed")
-    from animalstore_client._transport_aiohttp import _total
+    from animalstore_client._transports.aiohttp import _total
 
     def clock() -> float:
         return 1000.0
@@ -317,7 +317,7 @@ def test_aiohttp_total_timeout_is_rounded_down_only_far_from_the_deadline() -> N
 def test_pyreqwest_total_timeout_is_never_rounded_up_past_the_deadline() -> None:
     """pyreqwest's total is exactly the time left (its 1 ms floor for settings does not apply); none left, none sent."""
     pytest.importorskip("pyreqwest", reason="the pyreqwest backend's own rule; pyreqwest is not installed")
-    from animalstore_client._transport_pyreqwest import _total
+    from animalstore_client._transports.pyreqwest import _total
 
     assert _total(None) is None
     total = _total(time.monotonic() + 0.0004)

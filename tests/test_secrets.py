@@ -1,4 +1,4 @@
-"""``_secrets``: the one list of secret names, the masking built on it, and forget_locals' limits."""
+"""``_core.secrets``: the one list of secret names, the masking built on it, and forget_locals' limits."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator, Iterator
 import httpx
 import pytest
 
-from animalstore_client._attempts import connection_error
-from animalstore_client._secrets import SECRET_NAMES, forget_locals, is_secret_name, redact_text, redact_url
+from animalstore_client._core.attempts import connection_error
+from animalstore_client._core.secrets import SECRET_NAMES, forget_locals, is_secret_name, redact_text, redact_url
 
 KEY = "sk-secret-unit-4c2d"
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from animalstore_client import APIConnectionError, APITimeoutError
-from animalstore_client._attempts import Attempts
-from animalstore_client._body import ACCEPT_ENCODING, BodyReader, codings_in
+from animalstore_client._core.attempts import Attempts
+from animalstore_client._core.body import ACCEPT_ENCODING, BodyReader, codings_in
 
 # Not a built-in placeholder host, whose name not resolving is never retried.
 URL = "https://animals.internal.test/v1/pets"
@@ -182,7 +182,7 @@ def test_text_is_decoded_only_with_text_encodings() -> None:
     """Every codec name Python knows, as a charset, decodes hostile bytes to str without raising or growing."""
     import encodings.aliases
 
-    from animalstore_client._body import text_encoding
+    from animalstore_client._core.body import text_encoding
 
     names = set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
     names |= {"idna", "punycode", "undefined", "utf-16", "utf-32", "utf-8-sig", "unicode_escape", "bz2", "mbcs"}
@@ -201,7 +201,7 @@ def test_text_is_decoded_only_with_text_encodings() -> None:
 @pytest.mark.parametrize("charset", ["bz2", "zlib", "base64", "hex", "utf-16", "idna", "no-such-codec", "utf\x00-8"])
 def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(charset: str) -> None:
     """A charset naming a non-text codec (or none) gives UTF-8; JSON is always UTF-8."""
-    from animalstore_client._body import text_encoding
+    from animalstore_client._core.body import text_encoding
 
     assert text_encoding(httpx.Headers({"Content-Type": f"text/plain; charset={charset}"})) == "utf-8"
     assert text_encoding(httpx.Headers({"Content-Type": "application/json; charset=latin-1"})) == "utf-8"
@@ -352,7 +352,7 @@ def test_a_placeholder_host_fails_at_once_saying_what_to_set(url: str) -> None:
 
 def test_a_name_that_did_not_resolve_is_found_in_the_chain_as_each_library_reports_it() -> None:
     """A socket.gaierror as cause or context, however deep; nothing else (the transports put one there)."""
-    from animalstore_client._environments import name_not_resolved
+    from animalstore_client._core.environments import name_not_resolved
 
     deep = httpx.ConnectError("failed")
     middle = OSError("wrapped")
@@ -372,8 +372,8 @@ def test_aiohttp_s_own_dns_error_is_reported_as_the_socket_module_reports_one() 
     from aiohttp import ClientConnectorDNSError
     from aiohttp.client_reqrep import ConnectionKey
 
-    from animalstore_client._environments import name_not_resolved
-    from animalstore_client._transport_aiohttp import _unresolved
+    from animalstore_client._core.environments import name_not_resolved
+    from animalstore_client._transports.aiohttp import _unresolved
 
     key = ConnectionKey("api.animalstore.example", 443, True, True, None, None, None)
     dns = ClientConnectorDNSError(key, OSError(None, "DNS lookup failed"))
@@ -401,7 +401,7 @@ def test_a_body_taken_whole_is_held_to_the_deadline_as_a_fed_one_is() -> None:
 
 def test_a_remembered_value_is_made_once_and_the_table_stays_bounded() -> None:
     """remembered() makes a value on first need only, and empties a full table before adding to it."""
-    from animalstore_client._deadline import remembered
+    from animalstore_client._core.deadline import remembered
 
     table: dict[int, str] = {}
     made: list[int] = []

@@ -406,7 +406,7 @@ def test_the_command_line_server_names_a_bad_pets_file(tmp_path: Path) -> None:
 
 def test_kit_clients_are_wired_through_the_clients_one_hook(store: FakeAnimalStore) -> None:
     """The kit writes none of the client's attributes: it hands a Wiring to the client, which keeps it in copies."""
-    from animalstore_client._base_client import Wiring
+    from animalstore_client._clients.base import Wiring
 
     with store.client() as client:
         assert isinstance(client._wiring, Wiring)

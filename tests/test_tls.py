@@ -343,7 +343,7 @@ def test_a_tls_failure_after_sending_counts_as_sent_on_urllib3() -> None:
     """urllib3's SSLError after the request was written is a ReadError (no POST retry), before it a ConnectError."""
     from urllib3.exceptions import SSLError
 
-    from animalstore_client._transport_urllib3 import _translated
+    from animalstore_client._transports.urllib3 import _translated
 
     request = httpx.Request("POST", "https://127.0.0.1/v1/pets")
     failure = SSLError("bad record mac")

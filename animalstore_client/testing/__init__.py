@@ -15,7 +15,8 @@ Importing this module is never needed by the SDK itself, so it costs nothing
 to applications that do not test.
 """
 
-from .. import _public
+from animalstore_client._core import public as _public
+
 from ._errors import make_status_error
 from ._faults import QueuedFault
 from ._messages import FAKE_BASE_URL, ConnectionFaultKind, FakeResponse, RecordedRequest

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from .._exceptions import AnimalStoreError
+from animalstore_client._core.exceptions import AnimalStoreError
+
 from ._messages import reject_constant
 from ._server import make_server
 from ._store import FakeAnimalStore

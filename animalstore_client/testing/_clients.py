@@ -13,11 +13,12 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, cast, get_args
 
-from .._backends import AsyncBackendName, BackendName
-from .._base_client import Wiring
-from .._client_async import AsyncAnimalStoreClient
-from .._client_sync import AnimalStoreClient
-from .._exceptions import ClientValidationError
+from animalstore_client._clients._generated.client_sync import AnimalStoreClient
+from animalstore_client._clients.backends import AsyncBackendName, BackendName
+from animalstore_client._clients.base import Wiring
+from animalstore_client._clients.client_async import AsyncAnimalStoreClient
+from animalstore_client._core.exceptions import ClientValidationError
+
 from ._messages import FAKE_BASE_URL
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def client(
     """`FakeAnimalStore.client`: in-process on httpx, else over a loopback server; ``clock`` takes the delays."""
     import httpx
 
-    from .._transport_sync import HttpxTransport
+    from animalstore_client._transports._generated.httpx_sync import HttpxTransport
+
     from ._transport import FakeTransport
 
     if _over_socket(backend, "httpx", get_args(BackendName), "client"):
@@ -97,7 +99,8 @@ def async_client(
     """`FakeAnimalStore.async_client`: in-process on httpx, else over a loopback server."""
     import httpx
 
-    from .._transport_async import AsyncHttpxTransport
+    from animalstore_client._transports.httpx_async import AsyncHttpxTransport
+
     from ._transport import AsyncFakeTransport
 
     sleep = _async(clock.slept)

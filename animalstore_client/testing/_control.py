@@ -38,8 +38,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import AnimalStoreError
-from .._show import show
+from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.show import show
+
 from ._faults import METHODS
 from ._messages import (
     CONNECTION_FAULTS,

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 
 import httpx
 
-from .._exceptions import APIStatusError, ClientValidationError
-from .._operations import status_error
+from animalstore_client._core.exceptions import APIStatusError, ClientValidationError
+from animalstore_client._core.operations import status_error
+
 from ._messages import FAKE_BASE_URL, reason_phrase
 
 __all__ = ["make_status_error"]

@@ -14,7 +14,8 @@ from typing import Literal, cast
 
 import attrs
 
-from .._exceptions import ClientValidationError
+from animalstore_client._core.exceptions import ClientValidationError
+
 from ._messages import (
     CONNECTION_FAULTS,
     DELAY_RULE,

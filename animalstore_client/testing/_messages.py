@@ -16,8 +16,8 @@ from typing import Any, Literal, cast, get_args
 
 import attrs
 
-from .._exceptions import ClientValidationError
-from .._validation import INT64_MAX, INT64_MIN
+from animalstore_client._core.exceptions import ClientValidationError
+from animalstore_client._core.validation import INT64_MAX, INT64_MIN
 
 __all__ = [
     "FAKE_BASE_URL",

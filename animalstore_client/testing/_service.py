@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from .._exceptions import ClientValidationError
-from .._models import Pet, PetStatus
-from .._validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN
+from animalstore_client._core.exceptions import ClientValidationError
+from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.validation import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN
+
 from ._messages import BadRequest, FakeResponse, describe, error_response, is_int64, json_object, ok
 from ._routes import Call, Route, Routes
 

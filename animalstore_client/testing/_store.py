@@ -18,14 +18,15 @@ from urllib.parse import parse_qs
 
 import httpx
 
-from .._budget import RetryBudget
-from .._client_async import AsyncAnimalStoreClient
-from .._client_sync import AnimalStoreClient
-from .._defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
-from .._exceptions import ClientValidationError
-from .._models import Pet
-from .._options import OPTION_NAMES
-from .._validation import NOT_GIVEN, NotGiven, check_api_key
+from animalstore_client._clients._generated.client_sync import AnimalStoreClient
+from animalstore_client._clients.client_async import AsyncAnimalStoreClient
+from animalstore_client._clients.options import OPTION_NAMES
+from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
+from animalstore_client._core.exceptions import ClientValidationError
+from animalstore_client._core.models import Pet
+from animalstore_client._core.validation import NOT_GIVEN, NotGiven, check_api_key
+
 from . import _clients
 from ._clients import KitClock
 from ._faults import FaultQueue, QueuedFault
@@ -34,9 +35,9 @@ from ._recording import Recording
 from ._service import Service
 
 if TYPE_CHECKING:
-    from .._backends import AsyncBackendName, BackendName
-    from .._middleware import AsyncMiddleware, Middleware
-    from .._optional_types import MeterProvider, TracerProvider
+    from animalstore_client._clients.backends import AsyncBackendName, BackendName
+    from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
+    from animalstore_client._core.middleware import AsyncMiddleware, Middleware
 
 __all__ = ["FakeAnimalStore"]
 
@@ -281,7 +282,7 @@ class FakeAnimalStore:
     def client(
         self,
         *,
-        # <options: kit sync> written by scripts/codegen.py from _options.OPTIONS
+        # <options: kit sync> written by scripts/codegen.py from _clients.options.OPTIONS
         api_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -319,7 +320,7 @@ class FakeAnimalStore:
     def async_client(
         self,
         *,
-        # <options: kit> written by scripts/codegen.py from _options.OPTIONS
+        # <options: kit> written by scripts/codegen.py from _clients.options.OPTIONS
         api_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,

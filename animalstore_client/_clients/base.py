@@ -1,0 +1,662 @@
+"""What both clients share: configuration, defaults, and the two halves that differ by nature.
+
+The clients themselves are `AsyncAnimalStoreClient` (``_clients.client_async``, written
+by hand) and `AnimalStoreClient` (``_clients._generated.client_sync``, generated from it by
+``scripts/unasync.py``). What cannot be generated, because it differs by
+nature rather than by ``async``/``await``, is here: `IOSync` and `IOAsync`
+(how to sleep, and which connection pool to use). The decisions of the send
+loop live in ``_core.attempts`` and ``_core.body``; the HTTP library sits behind ``_transports.seam_async``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import ssl
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from typing_extensions import Self
+
+from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
+from animalstore_client._clients.options import OPTION_NAMES, Settings
+from animalstore_client._core.body import ACCEPT_ENCODING
+from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.environments import Environment
+from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
+from animalstore_client._core.log import configure_from_env, logger
+from animalstore_client._core.middleware import AsyncMiddleware, Middleware
+from animalstore_client._core.operations import RequestConfig
+from animalstore_client._core.secrets import forget_locals
+from animalstore_client._core.tls import ssl_context
+from animalstore_client._core.validation import (
+    NOT_GIVEN,
+    NotGiven,
+)
+from animalstore_client._transports._generated.seam_sync import Transport
+from animalstore_client._transports.seam_async import AsyncTransport
+from animalstore_client._version import __version__
+
+if TYPE_CHECKING:
+    from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
+    from animalstore_client._clients.telemetry import CallObserver, Telemetry
+
+__all__ = ["Wiring"]
+
+
+def _user_agent(library: str) -> str:
+    """``animalstore-client-python/<v> <library>/<v> Python/<v>``: the library that sends, as ``transport.library``."""
+    python = "{}.{}.{}".format(*sys.version_info[:3])
+    return f"animalstore-client-python/{__version__} {library} Python/{python}"
+
+
+def _build_config(
+    transport: Transport | AsyncTransport,
+    base_url: str,
+    api_key: str,
+    default_headers: Mapping[str, str],
+    timeout: httpx.Timeout,
+) -> RequestConfig:
+    # The httpx client's own headers (Accept-Encoding, a caller's tracing
+    # headers) come first, so that headers the SDK needs always win.
+    headers = httpx.Headers(transport.default_headers)
+    headers["Accept"] = "application/json"
+    # Only the codings the send loop can undo itself (see _body.BodyReader).
+    headers["Accept-Encoding"] = ACCEPT_ENCODING
+    headers["User-Agent"] = _user_agent(transport.library)
+    for name, value in default_headers.items():
+        headers[name] = value
+    headers["Authorization"] = f"Bearer {api_key}"
+    return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
+
+
+def _get_running_loop() -> Any:
+    # Imported on first use: sync-only users should not pay for asyncio.
+    global _get_running_loop  # noqa: PLW0603 (replaces itself with the real function)
+    import asyncio
+
+    _get_running_loop = asyncio.get_running_loop
+    return asyncio.get_running_loop()
+
+
+def _event_loop() -> Any:
+    """What the calling task runs in: the running asyncio loop, or trio's token for the run; ``None`` if neither."""
+    try:
+        return _get_running_loop()
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")  # never imported here: a trio run has imported it already
+    if trio is not None:
+        try:
+            return trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass
+    return None
+
+
+def _loop_gone(loop: Any) -> bool:
+    """Whether ``loop`` (an asyncio loop or a trio token) has ended for good: its connections can serve no one."""
+    is_closed = getattr(loop, "is_closed", None)
+    if is_closed is not None:
+        return bool(is_closed())
+    try:
+        loop.run_sync_soon(_nothing)  # trio: refused once the run has finished
+    except Exception:  # noqa: BLE001  # trio.RunFinishedError, without importing trio
+        return True
+    return False
+
+
+def _nothing() -> None:
+    """Scheduled on a trio run to ask whether it still runs."""
+
+
+class Pool:
+    """The transport behind one client and everything `with_options` derives from it.
+
+    An async client's connections belong to one event loop, so it has a
+    transport per loop (asyncio's, or a trio run) in ``loops``, keyed by the
+    loop's ``id`` with a weak reference to tell a reused ``id``; ``current``
+    is the last one used, checked first.
+    """
+
+    def __init__(self, transport: Any, *, owned: bool) -> None:
+        self.transport = transport
+        self.owned = owned
+        self.lock = threading.Lock()
+        self.current: tuple[weakref.ref[Any], Any] | None = None
+        self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
+        self.pid = _process.pid
+        """The process the transport's connections belong to."""
+
+
+class _Process:
+    """The current process id, kept up to date across os.fork() without a system call per request."""
+
+    pid = os.getpid()
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.pid = os.getpid()
+
+
+_process = _Process
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_Process.forked)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the testing kit gives a client in place of the network: the client's one hook for it.
+
+    ``new_transport`` makes the in-process transport (again after a fork or
+    in a new event loop), or is ``None`` for a client that keeps its own
+    pool over a real socket; ``sleep`` takes the backoff delays instead of
+    sleeping (a coroutine function for the async client); ``clock`` is the
+    time the retry budget counts in; ``on_close`` runs once the client that
+    owns the pool is closed (the kit stops a server it started for it);
+    jitter is zero, so the delays are the policy's exact values.
+    """
+
+    new_transport: Callable[[], Any] | None
+    sleep: Callable[[float], Any]
+    clock: Callable[[], float] = field(default=time.monotonic)
+    on_close: Callable[[], None] | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the client talks to the store in this process, with no socket."""
+        return self.new_transport is not None
+
+    """The clock the retry budget reads: the store's, which its sleeps advance."""
+
+
+def _no_jitter() -> float:
+    return 0.0
+
+
+OTEL_TRACE = "opentelemetry.trace"
+OTEL_METRICS = "opentelemetry.metrics"
+"""Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
+
+
+class _BaseClient:
+    """Configuration shared by both clients; no I/O."""
+
+    _pool: Pool
+    _owns_pool: bool
+    _config: RequestConfig
+    _settings: Settings
+    _wiring: Wiring | None = None
+    _is_async = False
+    _clock: Callable[[], float] = staticmethod(time.monotonic)
+    """The clock the retry budget counts in; the testing kit's store clock for its clients."""
+
+    @staticmethod
+    def _jitter() -> float:
+        """Random jitter in [0, 1); replaced by tests to make backoff exact."""
+        import random  # needed only once a request fails
+
+        return random.random()
+
+    def __init__(self, given: Mapping[str, Any], choose_backend: Callable[[object, object], str]) -> None:
+        """Check and keep the constructor's arguments (`_clients.options.OPTIONS` by name)."""
+        configure_from_env(os.environ)
+        self._settings = settings = Settings.from_arguments(
+            given, is_async=self._is_async, choose_backend=choose_backend
+        )
+        http_client = given["http_client"]
+        self._telemetry = _telemetry_for(settings.tracer_provider, settings.meter_provider)
+        # Built now, so a CA file that is not one fails here rather than inside a call.
+        self._ssl_context = ssl_context(settings.verify) if http_client is None else None
+        self._closed = False
+        # The environment's proxies apply unless the caller's own client ignores
+        # them (a urllib3 PoolManager never reads them).
+        self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
+        # Frames: here, the subclass __init__, the caller.
+        warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
+        warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+
+    def _request_config(self) -> RequestConfig:
+        settings = self._settings
+        return _build_config(
+            self._pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
+        )
+
+    def _derive(self, given: Mapping[str, Any]) -> Self:
+        """A copy of this client with `with_options`'s arguments (`_clients.options.OPTIONS` by name) applied."""
+        verify_given = given["verify"] is not NOT_GIVEN
+
+        def refuse_unowned(verify: object) -> None:
+            if not self._pool.owned:
+                raise ClientValidationError(
+                    "verify applies to the SDK's own connection pool; this client sends through a caller's "
+                    "http_client, which keeps its own trust settings",
+                    argument="verify",
+                    rule="only for a client without http_client",
+                    value=verify,
+                )
+
+        def warn_plain_http(base_url: str) -> None:
+            # Frames: here, Settings.changed, _derive, with_options, the caller.
+            warn_if_insecure(base_url, stacklevel=5, env_proxies=self._env_proxies)
+
+        settings = self._settings.changed(
+            given, is_async=self._is_async, on_verify=refuse_unowned, on_base_url=warn_plain_http
+        )
+        clone = copy.copy(self)
+        state = vars(clone)
+        state.pop("with_raw_response", None)  # the cached view is bound to this client's config
+        # Only the client that created the pool closes it.
+        state.update(_settings=settings, _owns_pool=False, _closed=False)
+        if given["tracer_provider"] is not NOT_GIVEN or given["meter_provider"] is not NOT_GIVEN:
+            state["_telemetry"] = _telemetry_for(settings.tracer_provider, settings.meter_provider)
+        if verify_given:
+            state["_ssl_context"] = ssl_context(settings.verify)
+            # Other trust needs other connections: a pool of the new client's own, which it closes.
+            state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
+            state["_owns_pool"] = True
+        if verify_given or given["base_url"] is not NOT_GIVEN or given["environment"] is not NOT_GIVEN:
+            warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+        state["_config"] = clone._request_config()  # noqa: SLF001  # the same class
+        return clone
+
+    def with_options(
+        self,
+        *,
+        # <options: with_options> written by scripts/codegen.py from _clients.options.OPTIONS
+        api_key: str | NotGiven = NOT_GIVEN,
+        environment: Environment | str | NotGiven = NOT_GIVEN,
+        base_url: str | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
+        total_timeout: float | NotGiven | None = NOT_GIVEN,
+        max_response_bytes: int | NotGiven | None = NOT_GIVEN,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext | NotGiven = NOT_GIVEN,
+        middleware: Sequence[Middleware] | Sequence[AsyncMiddleware] | NotGiven | None = NOT_GIVEN,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | NotGiven | None = NOT_GIVEN,
+        meter_provider: MeterProvider | NotGiven | None = NOT_GIVEN,
+        # </options>
+    ) -> Self:
+        """A new client with some options changed, sharing this one's connection pool and retry budget.
+
+        ``default_headers`` are merged into the current ones; ``base_url``
+        wins over ``environment``; ``middleware`` replaces the list (extend it
+        with ``[*client.middleware, more]``); ``retry_budget`` replaces the
+        shared budget (``None`` turns it off for the copy). Closing the new
+        client leaves the pool open. ``verify`` is the exception: other trust
+        settings need other connections, so the new client gets a pool of its
+        own and closes it.
+
+        ```python
+        patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
+        ```
+        """
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        try:
+            return self._derive(given)
+        except BaseException as exc:
+            # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            kept = self._settings.api_key
+            forget_locals(exc, (api_key, kept) if isinstance(api_key, str) else (kept,))
+            # This frame is still running, so it cannot be cleared: its secrets go by hand.
+            del api_key, base_url, default_headers, kept
+            given.clear()
+            raise
+
+    @property
+    def middleware(self) -> tuple[Any, ...]:
+        """The middleware run around each attempt, outermost first."""
+        return self._settings.middleware
+
+    @property
+    def retry_budget(self) -> RetryBudget | None:
+        """The `RetryBudget` this client's retries draw on, shared with its `with_options` copies; or ``None``."""
+        return self._settings.retry_budget
+
+    @property
+    def base_url(self) -> str:
+        """The base URL requests go to, without a trailing slash."""
+        return self._settings.base_url
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        """The timeout applied to each request unless a call passes its own."""
+        return self._settings.timeout
+
+    @property
+    def max_retries(self) -> int:
+        """How many times a failed request may be retried."""
+        return self._settings.max_retries
+
+    @property
+    def total_timeout(self) -> float | None:
+        """Seconds one call may take in all, retries and sleeps included; ``None`` for no deadline."""
+        return self._settings.total_timeout
+
+    @property
+    def max_response_bytes(self) -> int | None:
+        """The largest response body read, after decoding; ``None`` for no cap."""
+        return self._settings.max_response_bytes
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether this client was closed (or shares a pool that was)."""
+        return self._closed or bool(self._pool.transport.is_closed)
+
+    def __copy__(self) -> Self:
+        # A shallow copy shares the pool (what with_options builds on); pickling and
+        # deepcopy go through __reduce__ and make a client with a pool of its own.
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the client's settings: loaded, in any process, it is an equivalent client with a new pool.
+
+        The settings include the API key: the loaded client must act with
+        it. What cannot cross a process is refused with the reason and what
+        to do instead.
+        """
+        name = type(self).__name__
+        if self._wiring is not None and self._wiring.in_memory:
+            raise AnimalStoreError(
+                f"This {name} is bound to an in-memory FakeAnimalStore, which stays in this process: to ship a "
+                "client to other processes, serve the store (with store.serve() as url: ...) and pickle "
+                f"{name}(store.api_key, base_url=url) (loaded, it sleeps between retries "
+                "as any client does: the kit's instant retries stay with the store)."
+            )
+        if not self._pool.owned:
+            raise AnimalStoreError(
+                f"This {name} sends through your http_client, whose connections belong to this process: "
+                f"pickle an {name} made without http_client (it opens its own pool where it is loaded), or make "
+                "the client and its http client in the process that uses them."
+            )
+        if self.is_closed:
+            raise AnimalStoreError(f"This {name} is closed; pickle an open client.")
+        if isinstance(self._settings.verify, ssl.SSLContext):
+            raise AnimalStoreError(
+                f"This {name} was given verify=<ssl.SSLContext>, which cannot be pickled: give verify the path "
+                "of the CA bundle instead (verify='/path/to/ca.pem'), which the loaded client loads again."
+            )
+        if self._telemetry is not None:
+            raise AnimalStoreError(
+                f"This {name} was given a tracer_provider or meter_provider, which hold locks and threads of "
+                "this process: pickle client.with_options(tracer_provider=None, meter_provider=None), whose "
+                "loaded copy uses the global providers the worker sets up."
+            )
+        return (_load_client, (type(self), self._settings.pickled()))
+
+    def __repr__(self) -> str:
+        # The key is deliberately absent: reprs end up in logs and tracebacks.
+        settings = getattr(self, "_settings", None)
+        if settings is None:
+            # A constructor that refused its arguments leaves ``self`` in the traceback's frame locals, and a
+            # crash reporter calls repr on it: that must not raise.
+            return f"<{type(self).__name__}, not created>"
+        return f"{type(self).__name__}(base_url={settings.base_url!r}, max_retries={settings.max_retries})"
+
+    def _check_open(self) -> None:
+        if self._closed or self._pool.transport.is_closed:
+            if not self._closed and not self._pool.owned:
+                # The SDK never closes a caller's client: its owner did, and should hear that, not "this client".
+                raise AnimalStoreError(
+                    f"The http_client of this {type(self).__name__} was closed (the SDK never closes a client "
+                    "it was given); create the client with an open one."
+                )
+            raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
+
+    def _new_transport(self) -> Any:
+        raise NotImplementedError  # defined by each client
+
+    def _transport_verify(self) -> bool | str | ssl.SSLContext:
+        """The trust a new transport of the SDK's gets: the context made when the client was, or for
+        pyreqwest (rustls, which takes no `ssl.SSLContext`) ``verify`` itself."""
+        if self._settings.backend == "pyreqwest":
+            return self._settings.verify
+        return self._ssl_context or True
+
+    def _wire(self, wiring: Wiring) -> None:
+        """Hand this client (and the `with_options` copies made from it) to the testing kit.
+
+        The kit's in-process transport becomes a pool the client owns, as its
+        own would be: closing the client closes it, and a forked child or a
+        new event loop gets a fresh one from ``wiring.new_transport``.
+        """
+        self._wiring = wiring
+        self._clock = wiring.clock
+        if wiring.in_memory:
+            self._owns_pool = True
+            self._pool.owned = True
+
+    def _closed_by_owner(self) -> None:
+        """After the pool's owner closed it: whatever the kit set up for this client goes too."""
+        wiring = self._wiring
+        if wiring is not None and wiring.on_close is not None and self._owns_pool:
+            wiring.on_close()
+
+    def _jitter_source(self) -> Callable[[], float]:
+        return self._jitter if self._wiring is None else _no_jitter
+
+    def _observe(self, operation: str, request: httpx.Request) -> CallObserver | None:
+        """The telemetry of one call, or ``None`` (at the cost of two dict lookups) when nothing would be recorded."""
+        telemetry = self._telemetry
+        if telemetry is None:
+            modules = sys.modules
+            if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
+                return None  # the application never imported OpenTelemetry: no provider can be set
+            try:
+                telemetry = _global_telemetry()
+            except Exception as exc:  # noqa: BLE001  # telemetry never changes a call's outcome
+                # Importing OpenTelemetry's propagators raises when OTEL_PROPAGATORS names a missing one.
+                _telemetry_unavailable(exc)
+                return None
+        return telemetry.call(operation, request)
+
+    def _after_fork(self, pool: Pool) -> None:
+        """Give this process a pool of its own: the parent's sockets would mix up both sides' answers."""
+        if not pool.owned:
+            raise AnimalStoreError(
+                f"This {type(self).__name__} was created in another process (before a fork), and its "
+                "http_client belongs to you, so it cannot be replaced: create the client (and its http "
+                "client) after the fork, in the process that uses it."
+            )
+        logger.debug("Running in a new process: starting a new connection pool")
+        # The parent's pool is left alone, not closed: closing it here could
+        # disturb connections the parent still uses.
+        pool.transport = self._new_transport()
+        pool.pid = _process.pid
+        pool.lock = threading.Lock()  # a parent thread may have held it at the fork
+        pool.current = None
+        pool.loops = {}
+
+
+def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
+    """A client pickled by `_BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
+    return cls(settings.pop("api_key"), **settings)
+
+
+def _global_telemetry() -> Telemetry:
+    """The telemetry of clients given no provider (the global ones); its module imported on first use only."""
+    global _global_telemetry  # noqa: PLW0603 (replaces itself with the imported function)
+    from animalstore_client._clients.telemetry import global_telemetry
+
+    _global_telemetry = global_telemetry
+    return global_telemetry()
+
+
+_UNAVAILABLE: list[str] = []
+
+
+def _telemetry_unavailable(exc: Exception) -> None:
+    """Say once per process, at WARNING, that the global telemetry could not be set up; calls go on without it."""
+    if not _UNAVAILABLE:
+        _UNAVAILABLE.append(type(exc).__name__)
+        logger.warning("OpenTelemetry could not be set up, so calls are not traced: %s: %s", type(exc).__name__, exc)
+
+
+def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
+    """The telemetry of a client given these providers; ``None`` means the global providers, looked up per call."""
+    if tracer_provider is None and meter_provider is None:
+        return None
+    try:
+        from animalstore_client._clients.telemetry import Telemetry
+    except ImportError as exc:
+        from animalstore_client._clients.backends import REQUIREMENTS
+
+        raise AnimalStoreError(
+            "tracer_provider and meter_provider need the OpenTelemetry API: pip install "
+            f'"{REQUIREMENTS["opentelemetry-api"]}" (what the [otel] extra installs)'
+        ) from exc
+    except Exception as exc:  # noqa: BLE001  # installed but failing to import: telemetry never stops a client
+        _telemetry_unavailable(exc)
+        return None
+    return Telemetry(tracer_provider, meter_provider)  # type: ignore[arg-type]
+
+
+class IOSync(_BaseClient):
+    """How the sync client sleeps and finds its pool."""
+
+    # Injectable so tests run retries without waiting.
+    _sleep: Callable[[float], None] = staticmethod(time.sleep)
+
+    def _transport(self) -> Transport:
+        """The pool to send through, once it is known to be open and this process's own."""
+        self._check_open()
+        pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)
+        return pool.transport  # type: ignore[no-any-return]
+
+    def _close_transports_sync(self) -> None:
+        """Close the transport: a sync client has one."""
+        self._transport().close()
+
+
+class IOAsync(_BaseClient):
+    """How the async client sleeps and finds its pool: one pool per event loop."""
+
+    _is_async = True
+
+    @staticmethod
+    async def _sleep(seconds: float) -> None:
+        # anyio works under asyncio and trio alike; imported on the first
+        # retry only, to keep `import animalstore_client` light.
+        import anyio
+
+        await anyio.sleep(seconds)
+
+    def _transport(self) -> AsyncTransport:
+        """The transport of the running event loop: one per loop, as connections belong to the loop that opened them."""
+        self._check_open()
+        pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)
+        loop = _event_loop()
+        current = pool.current
+        if current is not None and current[0]() is loop:
+            return current[1]  # type: ignore[no-any-return]
+        return self._transport_of(pool, loop)  # type: ignore[no-any-return]
+
+    def _transport_of(self, pool: Pool, loop: Any) -> Any:
+        """The transport for ``loop``, made on its first call; those of loops that have ended are closed.
+
+        Several loops may use one client at once (one per thread) or one after
+        another (``asyncio.run`` twice, asyncio then trio): each keeps its own
+        connections, within the client's limits. A loop that has ended cannot
+        close its connections itself, so they are closed here, without it.
+        """
+        if loop is None:  # neither asyncio nor trio: nothing to tell loops apart by
+            return pool.transport
+        ended: list[Any] = []
+        with pool.lock:
+            entry = pool.loops.get(id(loop))
+            if entry is not None and entry[0]() is not loop:
+                entry = None  # the id of a loop gone, now another's
+            for key, (ref, transport) in list(pool.loops.items()):
+                other = ref()
+                if other is not loop and (other is None or _loop_gone(other)):
+                    del pool.loops[key]
+                    ended.append(transport)
+            if entry is None:
+                if pool.current is None:
+                    transport = pool.transport  # the first loop takes the transport made with the client
+                elif not pool.owned:
+                    raise AnimalStoreError(
+                        f"This {type(self).__name__} was first used in another event loop, and its "
+                        "http_client belongs to you, so it cannot be replaced: create the client "
+                        "(and its http_client) inside the event loop that uses it."
+                    )
+                else:
+                    logger.debug("A new event loop: starting a connection pool for it")
+                    transport = self._new_transport()
+                entry = pool.loops[id(loop)] = (weakref.ref(loop), transport)
+            pool.current = entry
+            pool.transport = entry[1]
+        for transport in ended:
+            _abandon(transport)
+        return entry[1]
+
+    async def _close_transports_async(self) -> None:
+        """Close every transport: this loop's here; a loop that ended has its connections closed without it,
+        and another live asyncio loop is asked to close its own when it next runs."""
+        pool = self._pool
+        if pool.pid != _process.pid:
+            self._after_fork(pool)  # the parent's connections are not this process's to close
+        here = _event_loop()
+        with pool.lock:
+            entries = list(pool.loops.values())
+            pool.loops.clear()
+            pool.current = None
+            unused = pool.transport  # the transport made with the client, if no loop ever took it
+        own = None
+        others: list[tuple[Any, Any]] = []
+        for ref, transport in entries:
+            loop = ref()
+            if here is not None and loop is here:
+                own = transport
+            else:
+                others.append((loop, transport))
+        if own is None and all(unused is not transport for _, transport in others):
+            own = unused
+        if own is not None:
+            await own.aclose()
+        for loop, transport in others:
+            if loop is None or _loop_gone(loop):
+                _abandon(transport)
+            elif callable(getattr(loop, "call_soon_threadsafe", None)):
+                try:
+                    # Made there, when that loop next runs: its sockets are its own to close.
+                    loop.call_soon_threadsafe(_close_in, loop, transport)
+                except RuntimeError:  # it closed since it was asked whether it had
+                    _abandon(transport)
+            # A trio run still going keeps its connections until it ends: trio has no way to be asked from here.
+
+
+def _close_in(loop: Any, transport: Any) -> None:
+    """Called in ``loop``: close ``transport`` there (a task of the loop's own)."""
+    _CLOSING.add(task := loop.create_task(transport.aclose()))
+    task.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[Any] = set()
+"""Closings under way in other loops (a task nothing refers to may be collected before it runs)."""
+
+
+def _abandon(transport: Any) -> None:
+    """Close ``transport``'s connections without their event loop, which has ended (if the transport can)."""
+    abandon = getattr(transport, "abandon", None)
+    if abandon is None:
+        return  # a library's own session: its sockets are left to the garbage collector
+    try:
+        abandon()
+    except Exception as exc:  # noqa: BLE001  # closing what is dead anyway must not fail a call
+        logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)

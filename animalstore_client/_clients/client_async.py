@@ -1,0 +1,531 @@
+"""The client and its raw-response view: each operation, and the loop that sends it.
+
+Each operation is a build (``_core.operations``), a send and a parse. The send loop
+performs only the I/O: every decision between its steps (timeouts, retries,
+backoff, logging, the attempt count, decoding the body) is made by
+``_core.attempts.Attempts`` and ``_core.body.BodyReader``, and the HTTP library sits
+behind the transport seam.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+
+import httpx
+from typing_extensions import Self
+
+from animalstore_client._clients.backends import AsyncBackendName, choose_backend_async, new_transport_async
+from animalstore_client._clients.base import IOAsync, Pool
+from animalstore_client._clients.middleware_runner_async import run_middleware_async
+from animalstore_client._clients.options import OPTION_NAMES
+from animalstore_client._clients.response import APIResponse
+from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response, unknown_failure
+from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
+from animalstore_client._core.environments import Environment
+from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.middleware import AsyncMiddleware
+from animalstore_client._core.operations import RequestConfig, build_request, parse_raw
+from animalstore_client._core.secrets import forget_locals
+from animalstore_client._core.validation import NOT_GIVEN, NotGiven, QueryParams
+from animalstore_client._transports.seam_async import AsyncResponseStream, AsyncTransport
+
+if TYPE_CHECKING:
+    from animalstore_client._clients.optional_types import AsyncHTTPClient, MeterProvider, TracerProvider
+    from animalstore_client._clients.telemetry import CallObserver
+
+# <operations: imports> written by scripts/codegen.py from _core.operations.OPERATIONS
+from typing_extensions import deprecated
+
+from animalstore_client._core.deprecation import GET_PET_DEPRECATION, warns_deprecated
+from animalstore_client._core.models import Pet, PetStatus, PetStatusLiteral
+from animalstore_client._core.operations import (
+    build_create_pet,
+    build_get_pet,
+    build_list_pets,
+    parse_create_pet,
+    parse_get_pet,
+    parse_list_pets,
+)
+
+# </operations>
+
+__all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
+
+T = TypeVar("T")
+
+
+class AsyncAnimalStoreClient(IOAsync):
+    """An asyncio client for the animal store; the same API as `AnimalStoreClient`.
+
+    Safe to share across the tasks of one event loop. Used from a new event
+    loop (a second ``asyncio.run``), it starts a fresh connection pool there.
+
+    ```python
+    from animalstore_client import AsyncAnimalStoreClient
+
+    async with AsyncAnimalStoreClient() as client:  # key from ANIMALSTORE_API_KEY
+        for pet in await client.list_pets(limit=10, status="available"):
+            print(pet.id, pet.name)
+    ```
+
+    Args:
+        api_key: The bearer API key; defaults to ``ANIMALSTORE_API_KEY``.
+        environment: ``"production"``, ``"staging"`` or an `Environment`.
+        base_url: A full base URL replacing the environment's.
+        timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
+        max_retries: Retries after the first attempt; ``0`` disables them.
+        default_headers: Headers sent with every request.
+        http_client: An `httpx.AsyncClient`, `httpx2.AsyncClient` or `aiohttp.ClientSession`
+            to send through; the SDK does not close it (not a pyreqwest client:
+            ``backend="pyreqwest"`` builds the SDK's own, which follows no redirect).
+            Typed `AsyncHTTPClient`: the optional libraries' classes by their
+            members (Protocols), so the type is complete without them installed;
+            the class itself is checked when the client is made.
+        total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
+            ``None`` for no deadline.
+        max_response_bytes: The largest response body read, after decoding;
+            ``None`` for no cap (unsafe with servers you do not trust).
+        backend: The HTTP library to send through: ``"httpx"`` (the default),
+            ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),
+            ``"aiohttp"`` (installed by the ``[aiohttp]`` extra) or ``"pyreqwest"``
+            (the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it
+            follows from ``http_client``.
+        verify: Which TLS certificates the SDK's own connection pool trusts: ``True``
+            (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
+            bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
+            is loopback). A caller's ``http_client`` keeps its own trust settings.
+        middleware: `AsyncMiddleware` run around each attempt, the first outermost.
+        retry_budget: The `RetryBudget` bounding this client's retries (by default a
+            new ``RetryBudget()``: 20 % of recent calls, at least 10 a second);
+            ``None`` for none.
+        tracer_provider: The OpenTelemetry tracer provider for spans (installed by the
+            ``[otel]`` extra); by default the global one, if set.
+        meter_provider: The OpenTelemetry meter provider for metrics; by default the
+            global one.
+    """
+
+    def __init__(
+        self,
+        # <options: constructor> written by scripts/codegen.py from _clients.options.OPTIONS
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: AsyncHTTPClient | None = None,
+        total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        backend: AsyncBackendName | None = None,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
+        middleware: Sequence[AsyncMiddleware] | None = None,
+        retry_budget: RetryBudget | NotGiven | None = NOT_GIVEN,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        # </options>
+    ) -> None:
+        # Every parameter is an option of _options.OPTIONS: they travel on by name.
+        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        try:
+            super().__init__(given, choose_backend_async)
+            self._owns_pool = http_client is None
+            transport = new_transport_async(self.backend, http_client, verify=self._transport_verify())
+            self._pool = Pool(transport, owned=self._owns_pool)
+            self._config = self._request_config()
+        except BaseException as exc:
+            # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
+            forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())
+            # This frame is still running, so it cannot be cleared: its secrets go by hand.
+            del api_key, base_url, default_headers
+            given.clear()
+            raise
+
+    def _new_transport(self) -> AsyncTransport:
+        if self._wiring is not None and self._wiring.new_transport is not None:
+            return self._wiring.new_transport()  # type: ignore[no-any-return]
+        return new_transport_async(self.backend, None, verify=self._transport_verify())
+
+    @property
+    def backend(self) -> AsyncBackendName:
+        """The HTTP library this client sends through."""
+        return cast("AsyncBackendName", self._settings.backend)  # chosen by choose_backend_async
+
+    @property
+    def middleware(self) -> tuple[AsyncMiddleware, ...]:
+        """The middleware run around each attempt, outermost first."""
+        return cast("tuple[AsyncMiddleware, ...]", self._settings.middleware)  # checked by the constructor
+
+    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
+        """Send ``request`` with retries and parse the final response: one call, one span when tracing.
+
+        The retry loop is written here rather than in a coroutine of its own: each coroutine
+        between the caller and the library is resumed again every time the library waits.
+        """
+        observer = self._observe(operation, request)
+        try:
+            transport = self._transport()
+            # No local holds the settings: this frame reaches a crash reporter, and they hold headers.
+            attempts = Attempts(
+                request,
+                max_retries=self._settings.max_retries,
+                jitter=self._jitter_source(),
+                total_timeout=self._settings.total_timeout,
+                max_response_bytes=self._settings.max_response_bytes,
+                budget=self._settings.retry_budget,
+                budget_clock=self._clock,
+                observer=observer,
+            )
+            middleware = self._settings.middleware
+            plain = not middleware and observer is None
+            if observer is not None:
+                observer.attempts = attempts
+            while True:
+                timeouts = attempts.start()
+                response: Finished
+                try:
+                    if plain:
+                        response = await self._attempt(transport, attempts, timeouts, request)
+                    else:
+                        response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                except httpx.RequestError as exc:
+                    delay = attempts.after_error(exc)
+                else:
+                    retry_delay = attempts.after_response(response)
+                    if retry_delay is None:
+                        break
+                    delay = retry_delay
+                await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+            result = parse(response, attempts.count)
+        except BaseException as exc:
+            if observer is not None:
+                observer.finish(exc)
+            # What a crash reporter reads of the frames below: the library's hold the key.
+            forget_locals(exc, (self._settings.api_key,))
+            raise
+        if observer is not None:
+            observer.finish(None)
+        return result
+
+    async def _observed(
+        self,
+        transport: AsyncTransport,
+        attempts: Attempts,
+        timeouts: Timeouts,
+        operation: str,
+        middleware: tuple[AsyncMiddleware, ...],
+        observer: CallObserver | None,
+    ) -> Finished:
+        """One attempt through the middleware and in its span.
+
+        Each attempt starts from the request the SDK built: what a middleware
+        changed, or the trace context of the attempt before, is not carried over.
+        """
+        traced = observer is not None and observer.tracer is not None
+        # A copy only when something writes to it: the middleware, or the trace context.
+        sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
+        span = None if observer is None else observer.attempt(sent, attempts.count)
+        response: Finished
+        try:
+            if middleware:
+                send = functools.partial(self._attempt_shown, transport, attempts, timeouts)
+                response = await run_middleware_async(middleware, sent, send, attempts)
+            else:
+                response = await self._attempt(transport, attempts, timeouts, sent)
+        except BaseException as exc:
+            if span is not None:
+                span.end(None, exc)
+            raise
+        if span is not None:
+            span.end(full_response(response), None)
+        return response
+
+    async def _attempt_shown(
+        self, transport: AsyncTransport, attempts: Attempts, timeouts: Timeouts, request: httpx.Request
+    ) -> httpx.Response:
+        """`_attempt` as an `httpx.Response`, for middleware, which is handed one."""
+        answer = await self._attempt(transport, attempts, timeouts, request)
+        return answer.http_response()
+
+    async def _attempt(
+        self,
+        transport: AsyncTransport,
+        attempts: Attempts,
+        timeouts: Timeouts,
+        request: httpx.Request,
+    ) -> Answer:
+        """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
+        try:
+            # Checked here, after any middleware: a request never leaves past the call's deadline.
+            stream = await transport.send(request, attempts.before_send(timeouts), attempts.deadline)
+            content = stream.content  # set when served from memory: nothing to read
+            if content is None:
+                content = await self._read(stream, attempts)
+            return attempts.complete(stream, content)
+        except (httpx.RequestError, AnimalStoreError):
+            raise
+        except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
+            raise unknown_failure(exc, attempts, transport.callers_part) from exc
+
+    @staticmethod
+    async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:
+        """The body, decoded, until it ends or the reader wants no more; the connection is released either way.
+
+        Everything that can fail once the stream is open (a refused coding,
+        the cap, a deadline, a cancellation) happens inside the ``try``, so
+        every exit gives the connection back or closes it.
+        """
+        chunks: object = None
+        try:
+            codings = stream.content_codings()
+            # A small body the library has read ahead already comes in one piece, without a chunk loop;
+            # with no coding to undo, it is the body itself (`Attempts.complete` applies the cap).
+            whole = await stream.whole_body()
+            if whole is not None and not codings:
+                return attempts.body_in_time(whole)
+            reader = attempts.body_reader(codings)
+            if whole is not None:
+                reader.feed(whole)
+            else:
+                chunks = stream.aiter_raw()
+                async for chunk in chunks:
+                    if not reader.feed(chunk):
+                        break  # past max_response_bytes: closing unread drops the connection
+        finally:
+            try:
+                # Left early (the cap, a decoding error), a generator is otherwise closed
+                # whenever it is collected: on Python 3.13 that may be after its loop closed.
+                close = getattr(chunks, "aclose", None)
+                if close is not None:
+                    await close()
+            finally:
+                await stream.aclose()
+        return reader.finish()
+
+    async def _send_raw(
+        self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
+    ) -> APIResponse[T]:
+        def parse(response: Finished, attempts: int) -> APIResponse[T]:
+            return APIResponse(parse_raw(response, attempts), attempts, parser)
+
+        return await self._call(operation, request, parse)
+
+    # <operations: client> written by scripts/codegen.py from _core.operations.OPERATIONS
+    async def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> list[Pet]:
+        """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
+        request = build_list_pets(
+            self._config,
+            limit=limit,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._call("list_pets", request, parse_list_pets)
+
+    async def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Add an animal (``POST /pets``) and return it with the id the service assigned.
+
+        Retries: only where the service cannot have stored the pet (a failure
+        to connect, 429, 503); never after a read timeout, 500, 502 or 504,
+        so a retry never creates a duplicate.
+        """
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._call("create_pet", request, parse_create_pet)
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/codegen.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
+        "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
+        " help(AnimalStoreClient.get_pet) lists the recipes.",
+        category=None,
+    )
+    @warns_deprecated(GET_PET_DEPRECATION)
+    async def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Fetch one animal by id (``GET /pets/{petId}``).
+
+        Deprecated: the service removes this operation on 2030-12-05. The
+        replacement it names, `list_pets` with ``status=``, is not a lookup
+        by id: there is no id filter, and a page holds at most 100 pets
+        (lowest ids first). Instead of ``get_pet(pet_id)``:
+
+        - status known: take the pet with that id from
+          ``list_pets(status=..., limit=100)``; found only among the first
+          100 pets with that status;
+        - status unknown: the same without ``status``; found only among the
+          first 100 pets of the store;
+        - a pet you just created: keep the `Pet` that `create_pet` returned;
+        - after an ambiguous `create_pet` failure: list and match name and
+          category; "not found" does not prove it was not stored.
+        """
+        request = build_get_pet(
+            self._config,
+            pet_id,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._call("get_pet", request, parse_get_pet)
+
+    # </operations>
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        json: object = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+    ) -> httpx.Response:
+        """Send any request under the base URL, for paths the SDK has no method for.
+
+        Same authentication, error mapping, logging and retry rules as the
+        operations: GET, HEAD and OPTIONS retry like `list_pets`, every other
+        method like `create_pet`. Returns the 2xx `httpx.Response`.
+
+        ```python
+        reply = await client.request("POST", "/messages", json={"message": "hello"})
+        ```
+        """
+        built = build_request(self._config, method, path, params=params, json=json, headers=headers, timeout=timeout)
+        return await self._call("request", built, parse_raw)
+
+    @cached_property
+    def with_raw_response(self) -> AsyncAnimalStoreClientWithRawResponse:
+        """The same operations, returning `APIResponse` (status, headers, attempts, ``parse()``)."""
+        return AsyncAnimalStoreClientWithRawResponse(self._config, self._send_raw)
+
+    async def aclose(self) -> None:
+        """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
+        if self._owns_pool and not self.is_closed:
+            try:
+                await self._close_transports_async()
+            finally:
+                self._closed_by_owner()
+        self._closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _AsyncSendRaw(Protocol):
+    async def __call__(
+        self,
+        operation: str,
+        request: httpx.Request,
+        parser: Callable[[httpx.Response, int], T],
+        /,
+    ) -> APIResponse[T]: ...
+
+
+class AsyncAnimalStoreClientWithRawResponse:
+    """`AsyncAnimalStoreClient`'s operations returning `APIResponse` instead of the parsed result."""
+
+    def __init__(self, config: RequestConfig, send_raw: _AsyncSendRaw) -> None:
+        self._config = config
+        self._send_raw = send_raw
+
+    # <operations: raw> written by scripts/codegen.py from _core.operations.OPERATIONS
+    async def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[list[Pet]]:
+        """`AsyncAnimalStoreClient.list_pets`, with the raw response."""
+        request = build_list_pets(
+            self._config,
+            limit=limit,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._send_raw("list_pets", request, parse_list_pets)
+
+    async def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AsyncAnimalStoreClient.create_pet`, with the raw response."""
+        request = build_create_pet(
+            self._config,
+            name=name,
+            category_id=category_id,
+            status=status,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._send_raw("create_pet", request, parse_create_pet)
+
+    @deprecated(
+        # GET_PET_DEPRECATION, copied in by scripts/codegen.py: checkers read only a literal.
+        "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store"
+        " on 2030-12-05. Use list_pets(status=..., limit=100) and pick the pet by id "
+        "(only the first 100 pets can be seen), or keep the Pet that create_pet returned;"
+        " help(AnimalStoreClient.get_pet) lists the recipes.",
+        category=None,
+    )
+    @warns_deprecated(GET_PET_DEPRECATION)
+    async def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> APIResponse[Pet]:
+        """`AsyncAnimalStoreClient.get_pet`, with the raw response (deprecated likewise)."""
+        request = build_get_pet(
+            self._config,
+            pet_id,
+            timeout=timeout,
+            extra_headers=extra_headers,
+        )
+        return await self._send_raw("get_pet", request, parse_get_pet)
+
+    # </operations>

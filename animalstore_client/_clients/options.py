@@ -1,0 +1,420 @@
+"""Every client option, declared once: its name, type, default, check and description.
+
+`OPTIONS` is the one list. The client constructors, `with_options` and the
+testing kit's client factories have explicit, typed signatures, written into
+their modules from this list by ``scripts/codegen.py`` (``--check`` in CI), and
+their bodies pass the arguments on by name; `Settings` holds the checked
+values a client keeps, and pickling sends those of the options marked
+``pickled``. A test compares every signature with this list.
+
+Adding an option: an `Option` here (with its check, for a plain value), a
+`Settings` field beside it, and the code that uses it; then run
+``python scripts/codegen.py``. A name its annotation or default uses for the
+first time needs its import in the modules with the regions (mypy and
+pyright say which).
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from animalstore_client._clients.backends import caller_timeout
+from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.defaults import DEFAULT_TIMEOUT, HTTPX_DEFAULT_TIMEOUT
+from animalstore_client._core.environments import (
+    API_KEY_VARIABLE,
+    normalize_base_url,
+    parse_environment,
+    resolve_base_url,
+)
+from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
+from animalstore_client._core.middleware import check_middleware
+from animalstore_client._core.secrets import redact_url
+from animalstore_client._core.tls import check_verify
+from animalstore_client._core.validation import (
+    NOT_GIVEN,
+    check_api_key,
+    check_headers,
+    check_max_response_bytes,
+    check_max_retries,
+    check_timeout,
+    check_total_timeout,
+)
+
+__all__ = ["OPTIONS", "Option", "Settings"]
+
+
+class Option:
+    """One client option, as every signature that takes it spells it.
+
+    ``annotation`` and ``default`` are source text, in the async client's
+    spelling (``scripts/unasync.py`` spells the sync one); ``check``, for an
+    option whose value is kept as checked with no other option involved, is
+    its check; ``changes`` is `with_options`'s annotation, or ``None`` where
+    the option cannot change on a copy; ``kit`` says whether the testing
+    kit's client factories take it, ``pickled`` whether a pickle carries it.
+    A plain slotted class, as the other declarations: a dataclass would cost
+    ``import animalstore_client`` about a millisecond more.
+    """
+
+    __slots__ = ("annotation", "changes", "check", "default", "doc", "kit", "name", "pickled")
+
+    def __init__(
+        self,
+        name: str,
+        annotation: str,
+        default: str,
+        doc: str,
+        *,
+        check: Callable[[object], object] | None = None,
+        changes: str | None = None,
+        kit: bool = True,
+        pickled: bool = True,
+    ) -> None:
+        self.name = name
+        self.annotation = annotation
+        self.default = default
+        self.doc = doc
+        self.check = check
+        self.changes = changes
+        self.kit = kit
+        self.pickled = pickled
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r})"
+
+
+def _check_budget(value: object) -> RetryBudget | None:
+    if value is NOT_GIVEN:
+        return RetryBudget()
+    if value is None or isinstance(value, RetryBudget):
+        return value
+    raise ClientValidationError(
+        f"retry_budget must be a RetryBudget or None (no budget), got {value!r}",
+        argument="retry_budget",
+        rule="a RetryBudget, or None",
+        value=value,
+    )
+
+
+def _provider_check(argument: str, method: str, kind: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if value is not None and not callable(getattr(value, method, None)):
+            raise ClientValidationError(
+                f"{argument} must be an OpenTelemetry {kind} (with .{method}()), or None for the global one; "
+                f"got {type(value).__name__}",
+                argument=argument,
+                rule=f"an object with .{method}(), or None",
+                value=value,
+            )
+        return value
+
+    return check
+
+
+_TIMEOUT = "float | httpx.Timeout | NotGiven | None"
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "api_key",
+        "str | None",
+        "None",
+        "The bearer API key; defaults to ``ANIMALSTORE_API_KEY``.",
+        changes="str | NotGiven",
+    ),
+    Option(
+        "environment",
+        "Environment | str | None",
+        "None",
+        '``"production"``, ``"staging"`` or an `Environment`.',
+        changes="Environment | str | NotGiven",
+        kit=False,
+        pickled=False,
+    ),
+    Option(
+        "base_url",
+        "str | None",
+        "None",
+        "A full base URL replacing the environment's.",
+        changes="str | NotGiven",
+        kit=False,
+    ),
+    Option(
+        "timeout",
+        _TIMEOUT,
+        "NOT_GIVEN",
+        "Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.",
+        changes=_TIMEOUT,
+    ),
+    Option(
+        "max_retries",
+        "int",
+        "DEFAULT_MAX_RETRIES",
+        "Retries after the first attempt; ``0`` disables them.",
+        check=check_max_retries,
+        changes="int | NotGiven",
+    ),
+    Option(
+        "default_headers",
+        "Mapping[str, str] | None",
+        "None",
+        "Headers sent with every request.",
+        changes="Mapping[str, str] | NotGiven",
+    ),
+    # Not a union of the libraries' classes: aiohttp, urllib3 and httpx2 are optional, and
+    # a class of a library that is not installed is unknown to a type checker. `AsyncHTTPClient`
+    # (_optional_types, which says why) names httpx's class and a Protocol for each of the others.
+    Option(
+        "http_client",
+        "AsyncHTTPClient | None",
+        "None",
+        "An `httpx.AsyncClient`, `httpx2.AsyncClient` or `aiohttp.ClientSession`\n"
+        "to send through; the SDK does not close it (not a pyreqwest client:\n"
+        '``backend="pyreqwest"`` builds the SDK\'s own, which follows no redirect).\n'
+        "Typed `AsyncHTTPClient`: the optional libraries' classes by their\n"
+        "members (Protocols), so the type is complete without them installed;\n"
+        "the class itself is checked when the client is made.",
+        kit=False,
+        pickled=False,
+    ),
+    Option(
+        "total_timeout",
+        "float | None",
+        "DEFAULT_TOTAL_TIMEOUT",
+        "Seconds one call may take in all (attempts, sleeps, bodies);\n``None`` for no deadline.",
+        check=check_total_timeout,
+        changes="float | NotGiven | None",
+    ),
+    Option(
+        "max_response_bytes",
+        "int | None",
+        "DEFAULT_MAX_RESPONSE_BYTES",
+        "The largest response body read, after decoding;\n``None`` for no cap (unsafe with servers you do not trust).",
+        check=check_max_response_bytes,
+        changes="int | NotGiven | None",
+    ),
+    Option(
+        "backend",
+        "AsyncBackendName | None",
+        "None",
+        'The HTTP library to send through: ``"httpx"`` (the default),\n'
+        '``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),\n'
+        '``"aiohttp"`` (installed by the ``[aiohttp]`` extra) or ``"pyreqwest"``\n'
+        "(the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it\n"
+        "follows from ``http_client``.",
+    ),
+    Option(
+        "verify",
+        "bool | str | os.PathLike[str] | ssl.SSLContext",
+        "True",
+        "Which TLS certificates the SDK's own connection pool trusts: ``True``\n"
+        "(certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA\n"
+        "bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host\n"
+        "is loopback). A caller's ``http_client`` keeps its own trust settings.",
+        changes="bool | str | os.PathLike[str] | ssl.SSLContext | NotGiven",
+        kit=False,
+    ),
+    Option(
+        "middleware",
+        "Sequence[AsyncMiddleware] | None",
+        "None",
+        "`AsyncMiddleware` run around each attempt, the first outermost.",
+        changes="Sequence[Middleware] | Sequence[AsyncMiddleware] | NotGiven | None",
+    ),
+    Option(
+        "retry_budget",
+        "RetryBudget | NotGiven | None",
+        "NOT_GIVEN",
+        "The `RetryBudget` bounding this client's retries (by default a\n"
+        "new ``RetryBudget()``: 20 % of recent calls, at least 10 a second);\n``None`` for none.",
+        check=_check_budget,
+        changes="RetryBudget | NotGiven | None",
+    ),
+    Option(
+        "tracer_provider",
+        "TracerProvider | None",
+        "None",
+        "The OpenTelemetry tracer provider for spans (installed by the\n"
+        "``[otel]`` extra); by default the global one, if set.",
+        check=_provider_check("tracer_provider", "get_tracer", "TracerProvider"),
+        changes="TracerProvider | NotGiven | None",
+        pickled=False,
+    ),
+    Option(
+        "meter_provider",
+        "MeterProvider | None",
+        "None",
+        "The OpenTelemetry meter provider for metrics; by default the\nglobal one.",
+        check=_provider_check("meter_provider", "get_meter", "MeterProvider"),
+        changes="MeterProvider | NotGiven | None",
+        pickled=False,
+    ),
+)
+
+OPTION_NAMES = frozenset(option.name for option in OPTIONS)
+_CHECKS = {option.name: option.check for option in OPTIONS if option.check is not None}
+
+
+class Settings:
+    """The checked options a client keeps; `with_options` copies share what they do not change.
+
+    One field per option but ``environment`` (which sets ``base_url``) and
+    ``http_client`` (which becomes the client's pool). Frozen: a change is a
+    new object (`changed`). ``api_key`` is left out of the ``repr``: reprs
+    end up in logs and tracebacks.
+    """
+
+    __slots__ = (
+        "api_key",
+        "backend",
+        "base_url",
+        "default_headers",
+        "max_response_bytes",
+        "max_retries",
+        "meter_provider",
+        "middleware",
+        "retry_budget",
+        "timeout",
+        "total_timeout",
+        "tracer_provider",
+        "verify",
+    )
+    api_key: str
+    base_url: str
+    timeout: httpx.Timeout
+    max_retries: int
+    default_headers: Mapping[str, str]
+    total_timeout: float | None
+    max_response_bytes: int | None
+    backend: str
+    verify: bool | str | ssl.SSLContext
+    middleware: tuple[Any, ...]
+    retry_budget: RetryBudget | None
+    tracer_provider: Any
+    meter_provider: Any
+
+    def __init__(self, **values: Any) -> None:
+        if set(values) != set(self.__slots__):
+            raise TypeError(f"Settings takes exactly {', '.join(self.__slots__)}; got {', '.join(sorted(values))}")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Settings are frozen: make new ones with changed(), not by setting {name}")
+
+    def __repr__(self) -> str:
+        # No secret: not the key, and no header value (default headers may carry tokens of their own).
+        return f"Settings(base_url={redact_url(self.base_url)!r}, backend={self.backend!r}, ...)"
+
+    def _replace(self, changes: Mapping[str, Any]) -> Settings:
+        return Settings(**{name: changes.get(name, getattr(self, name)) for name in self.__slots__})
+
+    @classmethod
+    def from_arguments(
+        cls, given: Mapping[str, Any], *, is_async: bool, choose_backend: Callable[[object, object], str]
+    ) -> Settings:
+        """The settings of a new client from its constructor's arguments (`OPTIONS` by name); raises on a bad one.
+
+        The checks run in the order of `OPTIONS` (the backend first, the
+        ``verify``/``http_client`` conflict last), so that of several bad
+        arguments the same one is named whatever changes here.
+        """
+        env = os.environ
+        http_client = given["http_client"]
+        values: dict[str, Any] = {"backend": choose_backend(given["backend"], http_client)}
+        api_key = given["api_key"]
+        if api_key is None:
+            api_key = env.get(API_KEY_VARIABLE, "").strip() or None
+            if api_key is None:
+                raise AnimalStoreError(
+                    "No API key given: pass api_key=... to the client or set the "
+                    f"{API_KEY_VARIABLE} environment variable."
+                )
+        values["api_key"] = check_api_key(api_key)
+        values["base_url"] = resolve_base_url(base_url=given["base_url"], environment=given["environment"], env=env)
+        timeout = given["timeout"]
+        if timeout is NOT_GIVEN:
+            # A caller's own httpx (or httpx2) client keeps its timeout unless
+            # it is the stock 5 s, which is shorter than this API needs.
+            theirs = caller_timeout(http_client)
+            timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
+        values["timeout"] = check_timeout(timeout)
+        for option in OPTIONS:
+            name = option.name
+            if name in values or name in ("environment", "http_client"):
+                continue
+            if option.check is not None:
+                values[name] = option.check(given[name])
+            elif name == "default_headers":
+                values[name] = check_headers(given[name], name)
+            elif name == "verify":
+                values[name] = check_verify(given[name])
+            elif name == "middleware":
+                values[name] = check_middleware(given[name], is_async=is_async)
+        if http_client is not None and given["verify"] is not True:
+            raise ClientValidationError(
+                "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
+                "trust settings: configure them on it, or leave http_client out",
+                argument="verify",
+                rule="left out (True) when http_client is given",
+                value=given["verify"],
+            )
+        return cls(**values)
+
+    def changed(
+        self,
+        given: Mapping[str, Any],
+        *,
+        is_async: bool,
+        on_verify: Callable[[object], None],
+        on_base_url: Callable[[str], None],
+    ) -> Settings:
+        """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`).
+
+        The order is `with_options`' own since 1.1.0 (what changes how calls
+        run, then the trust settings, then the rest), so that of several bad
+        arguments the same one is named: ``on_verify`` runs before ``verify`` is
+        checked (the client may refuse it), ``on_base_url`` once a new
+        ``base_url`` is (the client warns about plain http).
+        """
+
+        def given_(name: str) -> bool:
+            return given.get(name, NOT_GIVEN) is not NOT_GIVEN
+
+        changes: dict[str, Any] = {}
+        if given_("middleware"):
+            changes["middleware"] = check_middleware(given["middleware"], is_async=is_async)
+        for name in ("retry_budget", "tracer_provider", "meter_provider"):
+            if given_(name):
+                changes[name] = _CHECKS[name](given[name])
+        if given_("verify"):
+            on_verify(given["verify"])
+            changes["verify"] = check_verify(given["verify"])
+        if given_("api_key"):
+            changes["api_key"] = check_api_key(given["api_key"])
+        # base_url wins over environment.
+        if given_("base_url"):
+            changes["base_url"] = normalize_base_url(given["base_url"], argument="base_url")
+            on_base_url(changes["base_url"])
+        elif given_("environment"):
+            changes["base_url"] = parse_environment(given["environment"], argument="environment").base_url
+        if given_("timeout"):
+            changes["timeout"] = check_timeout(given["timeout"])
+        for option in OPTIONS:
+            name = option.name
+            if name == "default_headers" and given_(name):
+                changes[name] = {**self.default_headers, **check_headers(given[name], name)}
+            elif option.check is not None and name not in changes and given_(name):
+                changes[name] = option.check(given[name])
+        return self._replace(changes)
+
+    def pickled(self) -> dict[str, object]:
+        """The constructor arguments that make these settings again, in another process: the API key too."""
+        values = {option.name: getattr(self, option.name) for option in OPTIONS if option.pickled}
+        values["middleware"] = list(self.middleware)
+        return values

@@ -1,0 +1,480 @@
+"""OpenTelemetry traces and metrics for each call and attempt; imported only when OpenTelemetry is in use.
+
+The clients import this module only when a ``tracer_provider`` or
+``meter_provider`` was given, or the application has imported
+``opentelemetry.trace`` or ``opentelemetry.metrics`` itself: nobody can have
+configured a provider otherwise, so ``import animalstore_client`` and every
+call of an application without OpenTelemetry stay free of it.
+
+What is emitted follows OpenTelemetry's stable HTTP client conventions:
+
+- a span per call, named after the operation (``list_pets``...), kind
+  CLIENT, with ``animalstore.attempts`` and ``animalstore.retry_budget.refused``;
+- a child span per attempt, kind CLIENT, named after the method and route
+  (``GET /pets``), with ``http.request.method``, ``url.full`` (no
+  credentials; secret-looking query values redacted), ``server.address``,
+  ``server.port``, ``network.protocol.version``, ``http.response.status_code``,
+  ``http.request.resend_count`` on a retry, and ``error.type`` on failure.
+  Its ``traceparent`` (and ``tracestate``, through the global propagator) is
+  sent with the attempt, and HTTP instrumentation of the library below
+  (opentelemetry-instrumentation-httpx, -aiohttp-client, -urllib3) is
+  suppressed for it, so the attempt is not traced twice;
+- ``http.client.request.duration`` (histogram, seconds, per attempt),
+  ``animalstore.client.retries`` and ``animalstore.client.retry_budget.refusals``
+  (counters, by ``animalstore.retry.reason``).
+"""
+
+# ruff: noqa: BLE001  (telemetry never changes a call's outcome: every Exception of it is caught, logged once)
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from animalstore_client._core.attempts import error_type
+from animalstore_client._core.log import logger
+from animalstore_client._core.operations import ROUTES
+from animalstore_client._core.secrets import redact_url
+from animalstore_client._core.validation import CLIENT_HEADERS
+from animalstore_client._version import __version__
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import Counter, Histogram, Meter, MeterProvider
+    from opentelemetry.trace import Span, Tracer, TracerProvider
+
+    from animalstore_client._core.attempts import Attempts
+
+
+def _http_suppressor() -> Callable[[], contextlib.AbstractContextManager[None]] | None:
+    """The public switch the HTTP instrumentations honour, where one is installed (opentelemetry-instrumentation)."""
+    try:
+        utils = importlib.import_module("opentelemetry.instrumentation.utils")
+    except ImportError:
+        return None
+    return getattr(utils, "suppress_http_instrumentation", None)
+
+
+suppress_http_instrumentation = _http_suppressor()
+
+__all__ = ["CallObserver", "Telemetry", "global_telemetry"]
+
+_SCOPE = "animalstore_client"
+_SCHEMA_URL = "https://opentelemetry.io/schemas/1.26.0"
+_DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+"""The conventions' advice for ``http.client.request.duration``."""
+_KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
+
+
+def full_url(url: httpx.URL) -> str:
+    """``url`` for ``url.full``: no user or password, and secret-looking query values replaced (``_core.secrets``)."""
+    return redact_url(url, userinfo="")
+
+
+def _server(url: httpx.URL) -> dict[str, Any]:
+    port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+    return {"server.address": url.host, "server.port": port}
+
+
+def _method(method: str) -> dict[str, Any]:
+    if method in _KNOWN_METHODS:
+        return {"http.request.method": method}
+    return {"http.request.method": "_OTHER", "http.request.method_original": method}
+
+
+# What failed, as `Telemetry.failed` names it in its warning: what the SDK called, and what usually raised in it.
+_GET_TRACER = "tracer_provider.get_tracer"
+_START_SPAN = "tracer.start_span (sampler or span processor on_start)"
+_SPAN_ATTRIBUTES = "span.set_attribute, set_status or record_exception"
+_END_SPAN = "span.end (span processor on_end)"
+_INJECT = "propagator.inject"
+_SUPPRESS = "suppress_http_instrumentation"
+_GET_METER = "meter_provider.get_meter"
+_CREATE_HISTOGRAM = "meter.create_histogram (http.client.request.duration)"
+_CREATE_RETRIES = "meter.create_counter (animalstore.client.retries)"
+_CREATE_REFUSALS = "meter.create_counter (animalstore.client.retry_budget.refusals)"
+_RECORD = "histogram.record (http.client.request.duration)"
+_ADD_RETRIES = "counter.add (animalstore.client.retries)"
+_ADD_REFUSALS = "counter.add (animalstore.client.retry_budget.refusals)"
+_OWN = "animalstore_client's telemetry code"
+"""A bug of the SDK's own, caught as the others are."""
+
+
+class _Instruments:
+    """A meter's three instruments; one the meter failed to create is ``None``, and only it goes unrecorded."""
+
+    __slots__ = ("complete", "duration", "refusals", "retries")
+
+    def __init__(self, telemetry: Telemetry, meter: Meter) -> None:
+        self.duration: Histogram | None = None
+        self.retries: Counter | None = None
+        self.refusals: Counter | None = None
+        try:
+            self.duration = meter.create_histogram(
+                "http.client.request.duration",
+                unit="s",
+                description="Duration of HTTP client requests: one per attempt.",
+                explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_HISTOGRAM, exc)
+        try:
+            self.retries = meter.create_counter(
+                "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_RETRIES, exc)
+        try:
+            self.refusals = meter.create_counter(
+                "animalstore.client.retry_budget.refusals",
+                unit="{retry}",
+                description="Retries the retry budget refused, by reason: the call ended with its error instead.",
+            )
+        except Exception as exc:
+            telemetry.failed(_CREATE_REFUSALS, exc)
+        self.complete = self.duration is not None and self.retries is not None and self.refusals is not None
+
+
+class Telemetry:
+    """Where one client's spans and metrics go: the providers it was given, else the global ones, looked up per call.
+
+    Looking the global providers up at each call lets an application
+    configure OpenTelemetry after making its clients.
+
+    Telemetry never changes a call's outcome: whatever a provider, span
+    processor, sampler, propagator or instrument raises (an `Exception`) is
+    logged at WARNING on the ``animalstore_client`` logger the first time
+    that component fails for this `Telemetry` (`failed`), and otherwise
+    ignored. A span that failed to start is left out for that call, and the
+    metrics go on; an instrument that failed is left out, and the spans go
+    on. No entry point the clients call raises an `Exception`.
+    """
+
+    __slots__ = ("_failed", "_instruments", "_lock", "_meter_provider", "_tracer", "_tracer_provider")
+
+    def __init__(
+        self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
+    ) -> None:
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self._lock = threading.Lock()
+        self._tracer: tuple[object, Tracer] | None = None
+        self._instruments: tuple[object, _Instruments] | None = None
+        self._failed: set[str] = set()
+        """The components whose failure was logged already."""
+
+    @property
+    def tracer_provider(self) -> TracerProvider | None:
+        """The tracer provider given, or ``None`` for the global one."""
+        return self._tracer_provider
+
+    @property
+    def meter_provider(self) -> MeterProvider | None:
+        """The meter provider given, or ``None`` for the global one."""
+        return self._meter_provider
+
+    def failed(self, component: str, error: Exception) -> None:
+        """Log that ``component`` raised ``error``, at WARNING, the first time only; the caller ignores it.
+
+        Never called with ``_lock`` held.
+        """
+        if component in self._failed:
+            return
+        with self._lock:
+            if component in self._failed:
+                return
+            self._failed.add(component)
+        logger.warning(
+            "OpenTelemetry failed, ignored (telemetry never changes a call's outcome): %s raised %s: %s. "
+            "Further failures of %s are ignored without a log.",
+            component,
+            error_type(error),
+            error,
+            component,
+            exc_info=error,
+        )
+
+    def _tracer_for_call(self) -> Tracer | None:
+        provider = self._tracer_provider
+        try:
+            if provider is None:
+                provider = trace.get_tracer_provider()
+                if isinstance(provider, trace.ProxyTracerProvider):
+                    return None  # nobody set a global provider: nothing would be recorded
+            cached = self._tracer
+            if cached is not None and cached[0] is provider:
+                return cached[1]
+            with self._lock:
+                tracer = provider.get_tracer(_SCOPE, __version__, schema_url=_SCHEMA_URL)
+                self._tracer = (provider, tracer)
+        except Exception as exc:
+            # Not remembered: the next call asks again, and traces once the provider works.
+            self.failed(_GET_TRACER, exc)
+            return None
+        return tracer
+
+    def _instruments_for_call(self) -> _Instruments | None:
+        provider = self._meter_provider
+        try:
+            if provider is None:
+                if "opentelemetry.metrics" not in sys.modules:
+                    return None  # nobody imported the metrics API: no provider can be set
+                from opentelemetry import metrics
+
+                provider = metrics.get_meter_provider()
+            cached = self._instruments
+            if cached is not None and cached[0] is provider:
+                return cached[1]
+            with self._lock:
+                meter = provider.get_meter(_SCOPE, __version__, schema_url=_SCHEMA_URL)
+        except Exception as exc:
+            self.failed(_GET_METER, exc)
+            return None
+        instruments = _Instruments(self, meter)
+        if instruments.complete:
+            # An instrument that failed is asked for again at the next call (a meter
+            # returns the one it made already for the others) until all three exist.
+            self._instruments = (provider, instruments)
+        return instruments
+
+    def call(self, operation: str, request: httpx.Request) -> CallObserver | None:
+        """The observer of one call, or ``None`` when nothing would be recorded; never raises an `Exception`."""
+        try:
+            tracer = self._tracer_for_call()
+            instruments = self._instruments_for_call()
+            if tracer is None and instruments is None:
+                return None
+            return CallObserver(self, tracer, instruments, operation, request)
+        except Exception as exc:
+            self.failed(_OWN, exc)
+            return None
+
+
+_global = Telemetry()
+
+
+def global_telemetry() -> Telemetry:
+    """The telemetry of clients given no provider: the global ones; failures are logged once for all of them."""
+    return _global
+
+
+class CallObserver:
+    """The span and metrics of one call; `Attempts` tells it of retries and refusals.
+
+    None of its methods raises an `Exception`: what telemetry raises goes to `Telemetry.failed`.
+    """
+
+    __slots__ = ("_span", "attempts", "base", "context", "instruments", "operation", "telemetry", "tracer")
+
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        tracer: Tracer | None,
+        instruments: _Instruments | None,
+        operation: str,
+        request: httpx.Request,
+    ) -> None:
+        self.telemetry = telemetry
+        self.tracer = tracer
+        """The tracer of this call's spans; ``None`` when nothing is traced, or the call's span failed to start."""
+        self.instruments = instruments
+        self.operation = operation
+        self.base = {**_method(request.method), **_server(request.url)}
+        self.attempts: Attempts | None = None
+        """The call's attempts, once the send loop has them."""
+        self._span: Span | None = None
+        self.context: otel_context.Context | None = None
+        if tracer is not None:
+            try:
+                span = tracer.start_span(operation, kind=SpanKind.CLIENT, attributes=self.base)
+            except Exception as exc:
+                telemetry.failed(_START_SPAN, exc)
+                self.tracer = None  # no call span: its attempts go untraced too, and the metrics go on
+            else:
+                self._span = span
+                self.context = trace.set_span_in_context(span)
+
+    def retried(self, reason: str) -> None:
+        """Count a retry."""
+        if self.instruments is not None:
+            self._count(self.instruments.retries, _ADD_RETRIES, reason)
+
+    def refused(self, reason: str) -> None:
+        """Count a retry the budget refused."""
+        if self.instruments is not None:
+            self._count(self.instruments.refusals, _ADD_REFUSALS, reason)
+
+    def _count(self, counter: Counter | None, component: str, reason: str) -> None:
+        """Add one to ``counter`` (``None`` when it failed to be made) for ``reason``; failures go to `failed`."""
+        if counter is not None:
+            try:
+                counter.add(1, {**self.base, "animalstore.retry.reason": reason})
+            except Exception as exc:
+                self.telemetry.failed(component, exc)
+
+    def attempt(self, request: httpx.Request, number: int) -> AttemptObserver | None:
+        """Start observing attempt ``number``, whose request is about to go through middleware and out.
+
+        ``None`` only if the observer itself failed (a bug of the SDK's, logged as the others).
+        """
+        try:
+            return AttemptObserver(self, request, number)
+        except Exception as exc:
+            self.telemetry.failed(_OWN, exc)
+            return None
+
+    def finish(self, error: BaseException | None) -> None:
+        """End the call's span: after the response was parsed, or with the exception that ended the call."""
+        span = self._span
+        if span is None:
+            return
+        try:
+            attempts = self.attempts
+            if attempts is not None:
+                span.set_attribute("animalstore.attempts", attempts.count)
+                span.set_attribute("animalstore.retry_budget.refused", attempts.budget_refused)
+            if error is not None:
+                span.set_attribute("error.type", error_type(error))
+                span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}"))
+        except Exception as exc:
+            self.telemetry.failed(_SPAN_ATTRIBUTES, exc)
+        try:
+            span.end()
+        except Exception as exc:
+            self.telemetry.failed(_END_SPAN, exc)
+
+
+class AttemptObserver:
+    """The span and duration of one attempt; current (with HTTP instrumentation suppressed) until it ends.
+
+    Neither ``__init__`` nor `end` raises an `Exception`; the context is attached only
+    once the span started, and `end` detaches it (and ends the suppression) first.
+    """
+
+    __slots__ = ("_attributes", "_call", "_span", "_started", "_suppression", "_token")
+
+    def __init__(self, call: CallObserver, request: httpx.Request, number: int) -> None:
+        self._call = call
+        attributes: dict[str, Any] = dict(call.base)
+        if number > 1:
+            attributes["http.request.resend_count"] = number - 1
+        self._attributes = attributes
+        self._span: Span | None = None
+        self._token: object = None
+        self._suppression: contextlib.AbstractContextManager[None] | None = None
+        tracer = call.tracer
+        if tracer is not None:
+            route = ROUTES.get(call.operation)
+            method = attributes["http.request.method"]
+            name = method if route is None or method == "_OTHER" else f"{method} {route}"
+            span_attributes = {**attributes, "url.full": full_url(request.url)}
+            if route is not None:
+                span_attributes["url.template"] = route
+            try:
+                span = tracer.start_span(
+                    name,
+                    context=call.context,
+                    kind=SpanKind.CLIENT,
+                    attributes=span_attributes,
+                )
+            except Exception as exc:
+                # No span: nothing attached, nothing suppressed, no traceparent; the duration is still recorded.
+                call.telemetry.failed(_START_SPAN, exc)
+            else:
+                context = trace.set_span_in_context(span, call.context)
+                try:
+                    # Sent on every backend, whatever its instrumentation: the service joins the trace here.
+                    # Through a carrier of its own: a propagator may not set a header only the client sets.
+                    carrier: dict[str, str] = {}
+                    propagate.inject(carrier, context=context)
+                    for name, value in carrier.items():
+                        if name.lower() not in CLIENT_HEADERS:
+                            request.headers[name] = value
+                except Exception as exc:
+                    call.telemetry.failed(_INJECT, exc)
+                self._token = otel_context.attach(context)
+                self._span = span
+                if suppress_http_instrumentation is not None:
+                    try:
+                        suppression = suppress_http_instrumentation()
+                        suppression.__enter__()
+                    except Exception as exc:
+                        call.telemetry.failed(_SUPPRESS, exc)
+                    else:
+                        self._suppression = suppression
+        self._started = time.perf_counter()
+
+    def end(self, response: httpx.Response | None, error: BaseException | None) -> None:
+        """End the attempt with its response, or the exception it failed with; record its duration."""
+        duration = time.perf_counter() - self._started
+        span = self._span
+        if span is not None:
+            # First, whatever fails after: the context as before the attempt, instrumentation no longer suppressed.
+            suppression = self._suppression
+            if suppression is not None:
+                try:
+                    suppression.__exit__(None, None, None)
+                except Exception as exc:
+                    self._call.telemetry.failed(_SUPPRESS, exc)
+            otel_context.detach(self._token)  # type: ignore[arg-type]  # logs what fails, never raises
+        attributes = self._attributes
+        try:
+            _outcome(attributes, response, error)
+        except Exception as exc:
+            self._call.telemetry.failed(_OWN, exc)
+        if span is not None:
+            try:
+                span.set_attributes(attributes)
+                if "error.type" in attributes:
+                    span.set_status(Status(StatusCode.ERROR, attributes["error.type"]))
+            except Exception as exc:
+                self._call.telemetry.failed(_SPAN_ATTRIBUTES, exc)
+            try:
+                span.end()
+            except Exception as exc:
+                self._call.telemetry.failed(_END_SPAN, exc)
+        instruments = self._call.instruments
+        if instruments is not None and instruments.duration is not None:
+            try:
+                instruments.duration.record(duration, _metric_attributes(attributes))
+            except Exception as exc:
+                self._call.telemetry.failed(_RECORD, exc)
+
+
+def _outcome(attributes: dict[str, Any], response: httpx.Response | None, error: BaseException | None) -> None:
+    """Add what an attempt ended with to its ``attributes``."""
+    if response is not None:
+        status = response.status_code
+        attributes["http.response.status_code"] = status
+        version = response.http_version
+        if version.startswith("HTTP/"):
+            attributes["network.protocol.version"] = version[5:]
+        if status >= 400:
+            attributes["error.type"] = str(status)
+    elif error is not None:
+        attributes["error.type"] = error_type(error)
+
+
+_METRIC_KEYS = (
+    "http.request.method",
+    "server.address",
+    "server.port",
+    "http.response.status_code",
+    "network.protocol.version",
+    "error.type",
+)
+
+
+def _metric_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    # The resend count is a span's business: as a metric attribute it would split every series.
+    return {key: attributes[key] for key in _METRIC_KEYS if key in attributes}

@@ -1,0 +1,91 @@
+# Generated from _transports/httpx_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
+"""The transport over a caller's `httpx.Client` (and the testing kit's in-process one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+
+from animalstore_client._core.body import codings_in
+from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.httpx_private import finished_response
+from animalstore_client._transports.shared import LibraryStream, callers_part_in_httpx
+
+__all__ = ["HttpxTransport"]
+
+# Passed as auth= on every send through a caller's client, so that auth it was given (at construction, which
+# `_clients.backends` refuses, or set on it later) never replaces the SDK's Bearer key: httpx reads auth=None as "the
+# client's own", and its base Auth sends each request as it is.
+_NO_AUTH = httpx.Auth()
+
+
+class _HttpxStream(LibraryStream[httpx.Response]):
+    __slots__ = ()
+
+    def __init__(self, response: httpx.Response) -> None:
+        # httpx times the response itself (its elapsed), so nothing is started here.
+        super().__init__(response, response.status_code, response.request, 0.0)
+        self._headers = response.headers
+        # Mock transports (respx, httpx.MockTransport, the fake store) return
+        # a response that httpx has already read and decoded.
+        self.content = response.content if response.is_stream_consumed else None
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self._response.headers.raw)
+
+    def iter_raw(self) -> Iterator[bytes]:
+        return self._response.iter_raw()
+
+    def close(self) -> None:
+        self._response.close()
+
+    def complete(self, content: bytes) -> httpx.Response:
+        original = self._response
+        if content is self.content:
+            return original
+        response = finished_response(
+            original.status_code, original.headers, content, original.request, original.extensions
+        )
+        response.elapsed = original.elapsed
+        return response
+
+
+class HttpxTransport:
+    """The seam over a caller's `httpx.Client` (and the testing kit's in-process one).
+
+    The client is used as it is: its pool, proxies and trust settings are the
+    caller's, and the deadline is kept between reads of the body only.
+    """
+
+    __slots__ = ("_client",)
+    library = f"httpx/{httpx.__version__}"
+
+    def __init__(self, client: httpx.Client) -> None:
+        self._client = client
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """The httpx client's default headers."""
+        return self._client.headers
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the httpx client was closed."""
+        return self._client.is_closed
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str:
+        """An event hook of the httpx client, or its transport (a ``MockTransport``'s handler among them)."""
+        return callers_part_in_httpx("httpx", called_by)
+
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpxStream:
+        """Send through the httpx client, streaming the body."""
+        # httpx reads the timeouts from the request, ahead of the client's own.
+        request.extensions["timeout"] = timeouts
+        # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
+        response = self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        return _HttpxStream(response)
+
+    def close(self) -> None:
+        """Close the httpx client."""
+        self._client.close()

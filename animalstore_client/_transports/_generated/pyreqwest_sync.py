@@ -1,0 +1,127 @@
+# Generated from _transports/pyreqwest_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
+"""The transport seam over a `pyreqwest.client.SyncClient` (``backend="pyreqwest"``).
+
+What both clients' pyreqwest transports share (the library clients'
+settings, the translation of pyreqwest's failures, the releases at exit) is in
+`_transports.pyreqwest`, which says how the SDK uses pyreqwest.
+"""
+
+# pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
+# unknown; mypy reads them, and checks every pyreqwest call here strictly.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import httpx
+import pyreqwest.client
+import pyreqwest.response
+
+from animalstore_client._core.deadline import Timeouts
+from animalstore_client._transports.pyreqwest import (
+    FAILURES,
+    LIBRARY,
+    PyreqwestHead,
+    Settings,
+    forked_error,
+    library_failure,
+    refusal,
+    released,
+    request_builder,
+)
+
+if TYPE_CHECKING:
+    import pyreqwest.request
+
+__all__ = ["PyreqwestTransport"]
+
+
+class _PyreqwestStream(PyreqwestHead[pyreqwest.response.SyncResponse]):
+    __slots__ = ("_opened",)
+
+    def __init__(
+        self,
+        opened: pyreqwest.request.SyncStreamRequest,
+        response: pyreqwest.response.SyncResponse,
+        request: httpx.Request,
+        started: float,
+    ) -> None:
+        super().__init__(response, response.status, request, started)
+        self._opened = opened
+
+    def whole_body(self) -> bytes | None:
+        if not self._read_ahead_whole():
+            return None
+        try:
+            return bytes(self._response.body_reader.bytes())
+        except FAILURES as exc:
+            failure = library_failure(exc, self._request)
+            raise failure from failure.__cause__
+
+    def iter_raw(self) -> Iterator[bytes]:
+        read = self._response.body_reader.read_chunk
+        try:
+            while (chunk := read()) is not None:
+                yield bytes(chunk)
+        except FAILURES as exc:
+            failure = library_failure(exc, self._request)
+            raise failure from failure.__cause__
+
+    def close(self) -> None:
+        # Read to the end, the connection goes back to the pool; cut short, hyper drops it.
+        self._opened.__exit__(None, None, None)
+
+
+class PyreqwestTransport:
+    """The seam over the SDK's own `pyreqwest.client.SyncClient`s, built on first use (a caller's is refused)."""
+
+    __slots__ = ("_settings",)
+    library = LIBRARY
+    refusal = staticmethod(refusal)
+
+    def __init__(self, client: None = None, *, verify: bool | str = True) -> None:
+        self._settings = Settings(verify)
+
+    def _new(self, proxy: str | None, key: tuple[float | None, ...]) -> pyreqwest.client.SyncClient:
+        builder = pyreqwest.client.SyncClientBuilder()
+        self._settings.configure(builder, proxy, key)
+        return builder.build()
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
+        return httpx.Headers()
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
+        return None
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this transport."""
+        return self._settings.closed
+
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _PyreqwestStream:
+        """Send through the library client; return once the status and headers have arrived."""
+        opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
+        started = time.monotonic()
+        try:
+            response = opened.__enter__()
+        except FAILURES as exc:
+            failure = library_failure(exc, request)
+            raise failure from failure.__cause__
+        except RuntimeError as exc:
+            if "fork" not in str(exc):
+                raise
+            raise forked_error(f"pyreqwest: {exc}") from exc
+        return _PyreqwestStream(opened, response, request, started)
+
+    def close(self) -> None:
+        """Close the library clients the SDK built."""
+        clients = self._settings.close()
+        for client in clients:
+            client.close()
+        released(clients)

@@ -1,0 +1,104 @@
+# Generated from _transports/seam_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
+"""The seam between the send loop and an HTTP library: the interface every library's transport implements.
+
+A transport sends one `httpx.Request` within the given per-phase timeouts,
+never following a redirect, and returns a response stream: the status and
+headers at once, then the body as raw (still content-encoded) chunks that the
+send loop reads and decodes itself, so that every rule about bodies holds for
+every library. It fails only with these httpx exceptions, which the retry
+policy tells apart:
+
+- nothing was sent: ``ConnectError``, ``ConnectTimeout``, ``PoolTimeout``;
+- sent, but no complete answer: ``ReadTimeout``, ``WriteTimeout``,
+  ``ReadError``, ``WriteError``, ``RemoteProtocolError`` (any other
+  ``TransportError`` counts as this too).
+
+Everything above this seam is the SDK's; everything below belongs to the
+library. A new library is one more class with these methods, its response
+stream built on `_transports.shared` and its failures translated there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+import httpx
+
+from animalstore_client._core.deadline import Timeouts
+
+__all__ = ["ResponseStream", "Transport"]
+
+
+class ResponseStream(Protocol):
+    """A response whose body is still to be read."""
+
+    status_code: int
+    content: bytes | None
+    """The decoded body when the library already holds it (a mock transport), else ``None``."""
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers, as they came (converted when first read: a typed call may never read them)."""
+        ...
+
+    def content_codings(self) -> list[bytes]:
+        """The values of the response's Content-Encoding fields, in order."""
+        ...
+
+    def whole_body(self) -> bytes | None:
+        """The raw body in one piece when the library holds all of it already, else ``None`` (read `iter_raw`)."""
+        ...
+
+    def iter_raw(self) -> Iterator[bytes]:
+        """The body's chunks, as they arrive, still content-encoded."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection (to the pool when the body was read to its end)."""
+        ...
+
+    def complete(self, content: bytes) -> httpx.Response:
+        """The finished `httpx.Response` carrying the decoded ``content``; after `close`."""
+        ...
+
+
+class Transport(Protocol):
+    """What the send loop needs from an HTTP library."""
+
+    @property
+    def library(self) -> str:
+        """The library that sends, as the User-Agent names it: ``name/version`` (``httpx/0.28.1``)."""
+        ...
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """Headers the library's own client was configured with; the SDK's own win over them."""
+        ...
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the underlying client was closed."""
+        ...
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """What of the caller's the library ran, as an error names it, from the frame that called it.
+
+        ``called_by`` is that frame's (top-level package, function): a
+        `_core.attempts.CallersCode`'s. ``"an event hook of http_client"``, say;
+        ``None`` when the SDK made the library's client (no ``http_client`` to name).
+        """
+        ...
+
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> ResponseStream:
+        """Send ``request``; return once the status and headers have arrived.
+
+        ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the
+        call must end: every socket operation of this send and of reading its
+        body is held to it where the library allows.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close the underlying client and its connections."""
+        ...

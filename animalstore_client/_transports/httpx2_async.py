@@ -1,0 +1,135 @@
+"""The seam over a caller's `httpx2.AsyncClient`: httpx2 sends, and the SDK's own types stay httpx's.
+
+httpx2 is httpx under new names, so its requests, responses and exceptions
+are other classes than the ones the SDK shows (middleware, raw views,
+``request()`` and the retry policy all take httpx's). Each request is copied
+into httpx2's class as it leaves, each response's head and chunks read back
+as they come, and each failure translated to the httpx class of the same
+name. Imported only when such a client is passed: httpx2 is an optional
+extra (``[httpx2]``, Python 3.11+). ``backend="httpx2"`` without a client is
+not this module: that is the SDK's own pool over httpcore2 (`_transports.pool._generated.httpcore2.httpcore2_async`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import httpx2
+
+from animalstore_client._core.body import codings_in
+from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._transports.shared import AsyncLibraryStream, Translations, callers_part_in_httpx, translated
+
+__all__ = ["AsyncHttpx2Transport"]
+
+# As httpx's (`_transports.seam_async._NO_AUTH`): the client's own auth, even one set on it after the SDK client
+# was made, never replaces the SDK's Bearer key; httpx2 too reads auth=None as "the client's own".
+_NO_AUTH = httpx2.Auth()
+
+# httpx2's failures and the httpx class of the same meaning, most specific first.
+_HTTPX2_FAILURES: Translations = (
+    (httpx2.PoolTimeout, httpx.PoolTimeout),
+    (httpx2.ConnectTimeout, httpx.ConnectTimeout),
+    (httpx2.ReadTimeout, httpx.ReadTimeout),
+    (httpx2.WriteTimeout, httpx.WriteTimeout),
+    (httpx2.ConnectError, httpx.ConnectError),
+    (httpx2.ReadError, httpx.ReadError),
+    (httpx2.WriteError, httpx.WriteError),
+    (httpx2.ProxyError, httpx.ProxyError),
+    (httpx2.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpx2.LocalProtocolError, httpx.LocalProtocolError),
+    (httpx2.RemoteProtocolError, httpx.RemoteProtocolError),
+)
+
+
+class _AsyncHttpx2Stream(AsyncLibraryStream[httpx2.Response]):
+    __slots__ = ()
+
+    def __init__(self, response: httpx2.Response, request: httpx.Request, started: float) -> None:
+        super().__init__(response, response.status_code, request, started)
+        # A mock transport (httpx2.MockTransport) answers with a body httpx2 has already read and decoded.
+        self.content = response.content if response.is_stream_consumed else None
+
+    def _library_headers(self) -> httpx.Headers:
+        return headers_from_library(self._response.headers.raw)
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self._response.headers.raw)
+
+    def _reason(self) -> str | None:
+        return self._response.reason_phrase
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        chunks = self._response.aiter_raw()
+        try:
+            while True:
+                try:
+                    chunk = await anext(chunks, None)
+                except httpx2.TransportError as exc:
+                    raise translated(exc, self._request, _HTTPX2_FAILURES) from exc
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            close = getattr(chunks, "aclose", None)  # typed as an iterator; httpx2 gives a generator
+            if close is not None:
+                await close()
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class AsyncHttpx2Transport:
+    """The seam over a caller's `httpx2.AsyncClient`, used as it is and never closed by the SDK.
+
+    Its pool, proxies, trust settings and event hooks are the caller's (a
+    client with auth of its own is refused in `_clients.backends`); the deadline is
+    kept between reads of the body only, as with a caller's `httpx.AsyncClient`.
+    """
+
+    __slots__ = ("_client",)
+    library = f"httpx2/{httpx2.__version__}"
+
+    def __init__(self, client: httpx2.AsyncClient) -> None:
+        self._client = client
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """The httpx2 client's default headers, as httpx's."""
+        return headers_from_library(self._client.headers.raw)
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the httpx2 client was closed."""
+        return self._client.is_closed
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str:
+        """An event hook of the httpx2 client, or its transport (an ``httpx2.MockTransport``'s handler among them)."""
+        return callers_part_in_httpx("httpx2", called_by)
+
+    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpx2Stream:
+        """Send through the httpx2 client, streaming the body."""
+        # httpx2 reads the timeouts from the request, ahead of the client's own.
+        outgoing = httpx2.Request(
+            request.method,
+            str(request.url),
+            headers=request.headers.raw,
+            content=request.content,
+            extensions={"timeout": timeouts},
+        )
+        started = time.monotonic()
+        try:
+            response = await self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        except httpx2.TransportError as exc:
+            raise translated(exc, request, _HTTPX2_FAILURES) from exc
+        return _AsyncHttpx2Stream(response, request, started)
+
+    async def aclose(self) -> None:
+        """Close the httpx2 client."""
+        await self._client.aclose()

@@ -1,0 +1,125 @@
+# Generated from _transports/pool/deadline_network_async.py by scripts/unasync.py, over httpcore2 for the httpx2 backend: do not edit;
+# regenerate with `python scripts/unasync.py`.
+"""A network backend for httpcore2 that holds every socket operation to the call's total deadline.
+
+Used only under the SDK's own httpx client (see ``HttpxTransport``).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import weakref
+from typing import Any
+
+import httpcore2
+
+from animalstore_client._core.deadline import DEADLINE, within
+
+__all__ = ["DeadlineBackend"]
+
+_NO_TIMEOUT: float | None = None
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A connection whose every read, write and handshake ends by the call's deadline.
+
+    httpcore2 applies ``timeout`` per socket operation, so a server trickling a
+    byte a second, or sending ``100 Continue`` for ever, never trips it; here
+    each operation gets at most what is left of the deadline, and none starts
+    once it has passed.
+    """
+
+    __slots__ = ("_stream", "_streams", "unread_since_write")
+
+    def __init__(self, stream: httpcore2.NetworkStream, streams: weakref.WeakSet[_DeadlineStream]) -> None:
+        self._stream = stream
+        self._streams = streams
+        """The backend's open connections, this one among them until closed (`DeadlineBackend.abandon`)."""
+        streams.add(self)
+        self.unread_since_write = False
+        """Whether nothing was read since the last write: an answer now came before the request did."""
+
+    def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        self.unread_since_write = False
+        return self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, DEADLINE.get()))
+
+    def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
+        self.unread_since_write = True
+        self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
+
+    def close(self) -> None:
+        self._streams.discard(self)
+        self._stream.close()
+
+    def abandon(self) -> None:
+        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
+        sock = self._stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            sock.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = _NO_TIMEOUT,
+    ) -> httpcore2.NetworkStream:
+        try:
+            timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        except httpcore2.ConnectTimeout:
+            self.close()  # nothing else holds the TCP connection yet to close it
+            raise
+        stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
+        self._streams.discard(self)  # the TLS stream over it is the connection now
+        return _DeadlineStream(stream, self._streams)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class DeadlineBackend(httpcore2.NetworkBackend):
+    """httpcore2's network backend with `_DeadlineStream` connections."""
+
+    def __init__(self, backend: httpcore2.NetworkBackend) -> None:
+        self._backend = backend
+        self._streams: weakref.WeakSet[_DeadlineStream] = weakref.WeakSet()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = _NO_TIMEOUT,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:
+        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineStream(stream, self._streams)
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = _NO_TIMEOUT,
+        socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:
+        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        stream = self._backend.connect_unix_socket(path, timeout, socket_options)
+        return _DeadlineStream(stream, self._streams)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+    def abandon(self) -> None:
+        """Close every open connection without its event loop, which has ended.
+
+        The SDK's asyncio backend does it itself (closing the socket, then the
+        transport); under another backend (anyio's, for trio and uvloop) the
+        socket of each connection is closed.
+        """
+        abandon = getattr(self._backend, "abandon", None)
+        if abandon is not None:
+            abandon()
+            return
+        for stream in list(self._streams):
+            stream.abandon()
+        self._streams.clear()

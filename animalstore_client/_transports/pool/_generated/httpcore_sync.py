@@ -1,0 +1,214 @@
+# Generated from _transports/pool/httpcore_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
+"""The SDK's own connection pool for the default backend: httpcore, built through its public API.
+
+Imported when a client without an ``http_client`` is made, not by
+``import animalstore_client``: httpcore (and anyio under it) cost import time
+that an application which only imports the package should not pay.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Iterator
+from typing import Any, cast
+
+import httpcore
+import httpx
+
+from animalstore_client._core.body import codings_in
+from animalstore_client._core.deadline import Timeouts, deadline_scope
+from animalstore_client._core.defaults import DEFAULT_LIMITS
+from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
+from animalstore_client._transports.proxies import PoolsByProxy
+from animalstore_client._transports.shared import LibraryStream, Translations, translated
+
+__all__ = ["HttpcoreTransport"]
+
+
+# httpcore's failures and the httpx class the retry policy knows each by (the ones
+# httpx's own transport maps them to), most specific first.
+_HTTPCORE_FAILURES: Translations = (
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+)
+# What is translated; anything else passes untouched.
+_FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ in _HTTPCORE_FAILURES)
+
+
+class _HttpcoreStream(LibraryStream[httpcore.Response]):
+    __slots__ = ("_deadline",)
+
+    def __init__(
+        self, response: httpcore.Response, request: httpx.Request, started: float, deadline: float | None
+    ) -> None:
+        super().__init__(response, response.status, request, started)
+        self._deadline = deadline
+
+    def _library_headers(self) -> httpx.Headers:
+        return headers_from_library(self._response.headers)
+
+    def content_codings(self) -> list[bytes]:
+        return codings_in(self._response.headers)
+
+    def _reason(self) -> str | None:
+        extensions = cast("dict[str, object]", self._response.extensions)  # pyright: ignore[reportUnknownMemberType]
+        reason = extensions.get("reason_phrase", b"")
+        return reason.decode("latin-1") if isinstance(reason, bytes) else None
+
+    def iter_raw(self) -> Iterator[bytes]:
+        return self._chunks()
+
+    def _chunks(self) -> Iterator[bytes]:
+        # The deadline network backend reads the deadline while each chunk is read, and only then.
+        chunks = self._response.iter_stream().__iter__()
+        try:
+            while True:
+                try:
+                    with deadline_scope(self._deadline):
+                        chunk = next(chunks, None)
+                except _FAILURES as exc:
+                    raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            close = getattr(chunks, "close", None)  # typed as an iterator; httpcore gives a generator
+            if close is not None:
+                close()
+
+    def close(self) -> None:
+        # Read to its end, the connection goes back to the pool; cut short, httpcore closes it.
+        self._response.close()
+
+
+class HttpcoreTransport:
+    """The SDK's own connection pool: httpcore, built through its public API, for the default backend.
+
+    One `httpcore.ConnectionPool` sends direct, and one
+    `httpcore.HTTPProxy` per proxy the environment names; the proxy is
+    chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
+    `_transports.proxies.environment_proxy` reads them). Every pool's network
+    backend is `DeadlineBackend`, given through httpcore's
+    ``network_backend=`` argument, so each socket operation is held to the
+    call's deadline. No cookie is kept and no redirect followed. The tables
+    of pools and proxies are shared by the threads or tasks using the
+    client, behind a lock.
+    """
+
+    __slots__ = ("_pools", "_ssl_context")
+    library = f"httpx/{httpx.__version__}"
+    """The default backend is httpx's: its own pool is httpcore, the transport layer httpx sends through."""
+
+    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        self._ssl_context = ssl_context
+        self._pools: PoolsByProxy[ConnectionPool | httpcore.HTTPProxy] = PoolsByProxy(self._new_pool)
+
+    @property
+    def default_headers(self) -> httpx.Headers:
+        """None: the SDK's own headers are all there is."""
+        return httpx.Headers()
+
+    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
+        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
+        return None
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the SDK closed this pool."""
+        return self._pools.closed
+
+    def _pool_for(self, url: httpx.URL) -> ConnectionPool | httpcore.HTTPProxy:
+        return self._pools.for_url(url)
+
+    def _new_pool(self, proxy: str | None) -> ConnectionPool | httpcore.HTTPProxy:
+        from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+
+        limits: dict[str, Any] = {
+            "max_connections": DEFAULT_LIMITS.max_connections,
+            "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
+            "keepalive_expiry": DEFAULT_LIMITS.keepalive_expiry,
+        }
+        if proxy is None:
+            return ConnectionPool(self._ssl_context, DeadlineBackend(_direct_backend()), **limits)
+        url = httpx.URL(proxy)
+        if url.scheme not in ("http", "https"):
+            raise AnimalStoreError(
+                f"The environment names a {url.scheme} proxy for this URL; the SDK's own pool speaks to "
+                "http:// and https:// proxies only. Pass http_client=httpx.Client(...) configured for it."
+            )
+        auth = (url.username, url.password) if url.username else None
+        plain = url.copy_with(username=None, password=None)
+        # httpcore's proxy pool, on httpcore's own network backend (TLS to the proxy and through it).
+        return httpcore.HTTPProxy(
+            proxy_url=str(plain),
+            proxy_auth=auth,
+            ssl_context=self._ssl_context,
+            network_backend=DeadlineBackend(_library_backend()),
+            **limits,
+        )
+
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpcoreStream:
+        """Send through the pool; return once the status and headers have arrived."""
+        pool = self._pool_for(request.url)
+        url = request.url
+        core = httpcore.Request(
+            method=request.method.encode("ascii"),
+            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
+            headers=request.headers.raw,
+            content=request.content,
+            extensions={"timeout": timeouts},
+        )
+        started = time.monotonic()
+        try:
+            with deadline_scope(deadline):
+                response = pool.handle_request(core)
+        except _FAILURES as exc:
+            raise translated(exc, request, _HTTPCORE_FAILURES) from exc
+        extensions = cast("dict[str, object]", response.extensions)  # pyright: ignore[reportUnknownMemberType]
+        if getattr(extensions.get("network_stream"), "unread_since_write", False):
+            # The head was parsed from bytes already buffered before this request was
+            # written: what an earlier response sent past its declared end (another
+            # API key's, perhaps). It is not this request's answer; the connection ends.
+            response.close()
+            raise httpx.RemoteProtocolError(
+                "the answer arrived before the request was sent: bytes left over from an earlier "
+                "response on this connection; the connection was closed",
+                request=request,
+            )
+        return _HttpcoreStream(response, request, started, deadline)
+
+    def close(self) -> None:
+        """Close every pool and its connections."""
+        for pool in self._pools.close():
+            pool.close()
+
+    def abandon(self) -> None:
+        """Close every pool's connections without their event loop, which has ended (`ConnectionPool.abandon`).
+
+        httpcore's proxy pools cannot do that: their sockets are left to the garbage collector.
+        """
+        for pool in self._pools.close():
+            if isinstance(pool, ConnectionPool):
+                pool.abandon()
+
+
+def _direct_backend() -> httpcore.NetworkBackend:
+    """httpcore's own backend: blocking sockets have no faster path to choose."""
+    return _library_backend()
+
+
+def _library_backend() -> httpcore.NetworkBackend:
+    """httpcore's own backend for blocking sockets."""
+    return httpcore.SyncBackend()

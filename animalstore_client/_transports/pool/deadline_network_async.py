@@ -1,0 +1,123 @@
+"""A network backend for httpcore that holds every socket operation to the call's total deadline.
+
+Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import weakref
+from typing import Any
+
+import httpcore
+
+from animalstore_client._core.deadline import DEADLINE, within
+
+__all__ = ["AsyncDeadlineBackend"]
+
+_NO_TIMEOUT: float | None = None
+
+
+class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
+    """A connection whose every read, write and handshake ends by the call's deadline.
+
+    httpcore applies ``timeout`` per socket operation, so a server trickling a
+    byte a second, or sending ``100 Continue`` for ever, never trips it; here
+    each operation gets at most what is left of the deadline, and none starts
+    once it has passed.
+    """
+
+    __slots__ = ("_stream", "_streams", "unread_since_write")
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream, streams: weakref.WeakSet[_AsyncDeadlineStream]) -> None:
+        self._stream = stream
+        self._streams = streams
+        """The backend's open connections, this one among them until closed (`AsyncDeadlineBackend.abandon`)."""
+        streams.add(self)
+        self.unread_since_write = False
+        """Whether nothing was read since the last write: an answer now came before the request did."""
+
+    async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        self.unread_since_write = False
+        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
+
+    async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
+        self.unread_since_write = True
+        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
+
+    async def aclose(self) -> None:
+        self._streams.discard(self)
+        await self._stream.aclose()
+
+    def abandon(self) -> None:
+        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
+        sock = self._stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            sock.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = _NO_TIMEOUT,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        except httpcore.ConnectTimeout:
+            await self.aclose()  # nothing else holds the TCP connection yet to close it
+            raise
+        stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        self._streams.discard(self)  # the TLS stream over it is the connection now
+        return _AsyncDeadlineStream(stream, self._streams)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend with `_AsyncDeadlineStream` connections."""
+
+    def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
+        self._backend = backend
+        self._streams: weakref.WeakSet[_AsyncDeadlineStream] = weakref.WeakSet()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = _NO_TIMEOUT,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _AsyncDeadlineStream(stream, self._streams)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = _NO_TIMEOUT,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
+        return _AsyncDeadlineStream(stream, self._streams)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+    def abandon(self) -> None:
+        """Close every open connection without its event loop, which has ended.
+
+        The SDK's asyncio backend does it itself (closing the socket, then the
+        transport); under another backend (anyio's, for trio and uvloop) the
+        socket of each connection is closed.
+        """
+        abandon = getattr(self._backend, "abandon", None)
+        if abandon is not None:
+            abandon()
+            return
+        for stream in list(self._streams):
+            stream.abandon()
+        self._streams.clear()

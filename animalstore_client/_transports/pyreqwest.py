@@ -1,0 +1,560 @@
+"""What both clients' transports over pyreqwest (``backend="pyreqwest"``) share.
+
+The transports themselves are `_transports.pyreqwest_async.AsyncPyreqwestTransport` and
+its generated sync twin `_transports._generated.pyreqwest_sync.PyreqwestTransport`; this module holds
+their library-client settings, the translation of pyreqwest's failures and the
+releases at exit. Imported only when that backend is chosen, and only on
+Python 3.11 or later (pyreqwest's own floor). pyreqwest is Rust (reqwest,
+hyper, rustls) behind a Python API; everything here goes through that public
+API:
+
+- bodies arrive raw (the client is built with every decoder off), so the send
+  loop decodes and caps them itself, reading chunk by chunk;
+- redirects are never followed, no cookie store is kept, and no proxy is
+  taken from anywhere but the SDK's own reading of the environment;
+- the library client is always the SDK's own: a caller's is refused
+  (`refusal`), since a built pyreqwest client follows redirects unless its
+  builder was told not to, and can neither be asked which nor told otherwise
+  per request;
+- the call's deadline becomes the request's own total timeout, which covers
+  connecting, every interim (1xx) answer and the whole body; the per-phase
+  ``connect``, ``read`` and ``pool`` timeouts are the library client's, so the
+  SDK keeps one library client per proxy and set of timeouts;
+- the library's exceptions are mapped to the httpx classes the retry policy
+  tells apart.
+
+pyreqwest runs a Tokio runtime of its own, which cannot be used again in a
+process forked after it started. The SDK builds its library client on the
+first call, so a client made before a fork and first used after it works;
+a child forked after its parent called through pyreqwest gets an
+`AnimalStoreError` saying so, never a hang. That runtime's thread also calls
+into Python just after a library client is let go, which aborts a process
+that is finalizing by then: the SDK lets its clients go before that, at exit
+(`_Releases`).
+"""
+
+# pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
+# unknown; mypy reads them, and checks every pyreqwest call here strictly.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import ssl
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from datetime import timedelta
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+import pyreqwest
+import pyreqwest.exceptions as errors
+from pyreqwest.client import BaseClientBuilder, SyncClient
+from pyreqwest.proxy import ProxyBuilder
+from pyreqwest.request import BaseRequestBuilder
+
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.log import logger
+from animalstore_client._transports.proxies import environment_proxy
+from animalstore_client._transports.shared import StreamHead, Translations, translated
+
+if TYPE_CHECKING:
+    from pyreqwest.response import Response, SyncResponse
+
+__all__ = [
+    "FAILURES",
+    "LIBRARY",
+    "PyreqwestHead",
+    "Settings",
+    "forked_error",
+    "library_failure",
+    "refusal",
+    "released",
+    "request_builder",
+]
+
+# Headers the library writes itself from the URL and the body.
+_LEFT_TO_LIBRARY_BYTES = frozenset({b"host", b"content-length", b"transfer-encoding"})
+_ONE_DAY = 86_400.0
+_MOST_CLIENTS = 16
+"""Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
+
+LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
+"""The library that sends, as the User-Agent names it."""
+FAILURES = (errors.PyreqwestError,)
+# pyreqwest's classes do not say whether the request left: its ConnectError also covers a
+# connection reset after the request was written, and its ConnectTimeoutError a wait for the
+# answer. reqwest's own chain does: the connector's failures carry this cause, and nothing else
+# does. Without it (should a release word it otherwise) a failure counts as "sent", so a POST is
+# never repeated; tests/test_pyreqwest.py pins the wording.
+CONNECT_CAUSE = "client error (Connect)"
+DNS_CAUSE = "dns error"
+"""reqwest's cause for a host name that did not resolve (tests/test_pyreqwest.py pins the wording)."""
+
+
+def _cause_messages(exc: BaseException) -> list[str]:
+    details = getattr(exc, "details", None)
+    causes = details.get("causes") if isinstance(details, dict) else None
+    if not isinstance(causes, list):
+        return []
+    return [str(cause.get("message", "")) for cause in causes if isinstance(cause, dict)]
+
+
+# pyreqwest's failures when reqwest's connector failed (CONNECT_CAUSE): nothing was sent.
+_CONNECTING: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),  # no connection slot came free
+    (errors.RequestTimeoutError, httpx.ConnectTimeout),  # a connect timeout, or the call's deadline meanwhile
+    (errors.BodyDecodeError, httpx.ReadError),
+    (errors.DecodeError, httpx.RemoteProtocolError),
+)
+"""Anything else is an `httpx.ConnectError`: refused, DNS, TLS, the proxy."""
+# Otherwise the request (maybe) left.
+_SENT: Translations = (
+    (errors.PoolTimeoutError, httpx.PoolTimeout),
+    (errors.RequestTimeoutError, httpx.ReadTimeout),  # waiting for the answer, or reading it
+    (errors.BodyDecodeError, httpx.ReadError),  # the body was cut short, or its framing broken
+    (errors.DecodeError, httpx.RemoteProtocolError),  # a malformed answer
+    (errors.WriteError, httpx.WriteError),
+    (errors.TransportError, httpx.ReadError),  # the connection failed once the request had (maybe) left
+)
+"""Anything else is an `httpx.RemoteProtocolError`."""
+
+
+def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
+    """The library's failure as the httpx class the retry policy knows (nothing sent, or maybe sent)."""
+    causes = _cause_messages(exc)
+    # str() of pyreqwest's exceptions is the tuple of their arguments; .message is the text. A cause
+    # naming the URL is left out: the SDK's own message has the URL, without any credentials.
+    text = str(getattr(exc, "message", "") or type(exc).__name__)
+    shown = "; ".join(cause for cause in causes if "://" not in cause and cause != CONNECT_CAUSE)
+    message = f"{text}: {shown}" if shown else text
+    if CONNECT_CAUSE in causes:
+        failure = translated(exc, request, _CONNECTING, httpx.ConnectError, message)
+    else:
+        failure = translated(exc, request, _SENT, httpx.RemoteProtocolError, message)
+    connect_error = type(failure) is httpx.ConnectError
+    refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
+    if connect_error and refused is not None:
+        # Reported as the ssl module reports a refused certificate, whatever the library
+        # (_tls.certificate_failure finds it).
+        verification = ssl.SSLCertVerificationError(refused)
+        verification.verify_message = refused.split(": ", 1)[-1]
+        verification.__cause__ = exc
+        failure.__cause__ = verification
+    elif connect_error and DNS_CAUSE in causes:
+        # Reported as the socket module reports a name that does not resolve, whatever the library
+        # (_environments.name_not_resolved finds it).
+        unresolved = socket.gaierror(next((cause for cause in reversed(causes) if "://" not in cause), DNS_CAUSE))
+        unresolved.__cause__ = exc
+        failure.__cause__ = unresolved
+    else:
+        failure.__cause__ = exc
+    return failure
+
+
+def _closed_while_sending() -> AnimalStoreError:
+    return AnimalStoreError("This client was closed while the call was under way; create a new client.")
+
+
+def library_failure(exc: BaseException, request: httpx.Request) -> Exception:
+    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`."""
+    if isinstance(exc, errors.ClientClosedError):
+        closed = _closed_while_sending()
+        closed.__cause__ = exc
+        return closed
+    return _translated(exc, request)
+
+
+_started_in: int | None = None
+"""The process in which the SDK first built a pyreqwest client (a forked child inherits the parent's)."""
+
+
+def forked_error(cause: object) -> AnimalStoreError:
+    """The SDK's error for pyreqwest in a child forked after its parent started pyreqwest."""
+    return AnimalStoreError(
+        'backend="pyreqwest" cannot be used in this process: it was forked after pyreqwest had started '
+        "in its parent, and pyreqwest's runtime cannot be restarted in a forked child. Make the parent's "
+        "first pyreqwest call after forking (a client may be created before), start workers with the "
+        f"'spawn' method, or use another backend in forked workers. ({cause})"
+    )
+
+
+def _built(new: Any, proxy: str | None, key: tuple[float | None, ...]) -> Any:
+    """A library client from ``new``, unless this is a child forked after its parent started pyreqwest.
+
+    pyreqwest refuses such a child itself, but one forked while a parent thread was still inside
+    pyreqwest's start-up inherits its lock held and would wait in pyreqwest for ever
+    (tests/test_fork.py caught one): so the child does not call pyreqwest at all.
+    """
+    global _started_in  # noqa: PLW0603  # one fact per process, inherited across fork on purpose
+    pid = os.getpid()
+    if _started_in is not None and _started_in != pid:
+        raise forked_error(f"the SDK started pyreqwest in process {_started_in}")
+    _started_in = pid
+    try:
+        return new(proxy, key)
+    except RuntimeError as exc:
+        if "fork" not in str(exc):
+            raise
+        raise forked_error(f"pyreqwest: {exc}") from exc
+
+
+_EXIT_GRACE = 0.1
+"""Seconds a process waits at exit after the SDK let go of its last pyreqwest client (see `_Releases`)."""
+
+
+class _Releases:
+    """The pyreqwest clients the SDK holds in this process, let go of before the interpreter finalizes.
+
+    Shortly after a library client is let go (closed and dropped, or collected), pyreqwest's runtime
+    thread calls into Python. If the interpreter is finalizing by then, that thread is stopped in the
+    middle of the call and the process aborts ("Fatal Python error: PyGILState_Release: thread state
+    ... must be current when releasing"): 6-13 % of short scripts on the async client under load,
+    on Python 3.11-3.13 with pyreqwest 0.15.1, also when the client was closed (tests/test_pyreqwest.py).
+    So at exit, which runs before finalizing, the SDK closes the library clients it still holds and
+    waits until `_EXIT_GRACE` has passed since it let go of the last one (20 ms sufficed in 150
+    loaded runs). A process that let go of its clients earlier than that does not wait.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float], register: Callable[[Callable[[], None]], object] = atexit.register
+    ) -> None:
+        self._clock = clock
+        self._register = register
+        # Re-entrant: a transport collected by the garbage collector while this thread holds the
+        # lock reports its release from inside the lock.
+        self._lock = threading.RLock()
+        self._held: set[weakref.ref[Settings]] = set()
+        self._last: float | None = None
+        self._registered = False
+
+    def hold(self, settings: Settings) -> None:
+        """Track ``settings``, which has just built a library client (its first, or another)."""
+        with self._lock:
+            self._held.add(weakref.ref(settings, self._collected))
+            if not self._registered:
+                self._registered = True
+                self._register(self.at_exit)
+
+    def _collected(self, ref: weakref.ref[Settings]) -> None:
+        # A transport dropped without being closed: its library clients went with it.
+        with self._lock:
+            self._held.discard(ref)
+            self._last = self._clock()
+
+    def released(self) -> None:
+        """Note that the SDK has just let go of library clients."""
+        with self._lock:
+            self._last = self._clock()
+
+    def at_exit(self, sleep: Callable[[float], object] = time.sleep) -> None:
+        """Close every library client still held, then wait out the rest of `_EXIT_GRACE`.
+
+        The SDK clients stay open: a call made later (from an exit handler that runs after this
+        one) builds a library client again. Nothing in a forked child that inherited the parent's
+        clients: the child must not call pyreqwest (see `_built`), and its runtime thread was not
+        copied into it.
+        """
+        if _started_in != os.getpid():
+            return
+        with self._lock:
+            # A copy first (made in C, running no Python): a transport collected meanwhile would
+            # change the set from `_collected`, in this thread, through the re-entrant lock.
+            refs = list(self._held)
+            self._held.clear()
+        held = [settings for settings in (ref() for ref in refs) if settings is not None]
+        del refs
+        if _let_go(held):
+            self.released()
+        del held
+        with self._lock:
+            last = self._last
+        if last is not None:
+            wait = _EXIT_GRACE - (self._clock() - last)
+            if wait > 0:
+                sleep(min(wait, _EXIT_GRACE))
+
+
+def _let_go(held: list[Settings]) -> int:
+    """Close the library clients of ``held`` (dropped when this returns); how many there were."""
+    count = 0
+    for settings in held:
+        for client in settings.let_go():
+            # An async library client's close() only cancels its calls under way: at exit there
+            # are none to wait for, and dropping it is what lets it go.
+            if isinstance(client, SyncClient):
+                client.close()
+            count += 1
+    return count
+
+
+_releases = _Releases(time.monotonic)
+
+
+def released(clients: list[Any]) -> None:
+    """Note that a transport has just closed ``clients``, the library clients it built (see `_Releases`)."""
+    if clients:
+        _releases.released()
+
+
+def _timeout_key(request: httpx.Request) -> tuple[float | None, float | None, float | None]:
+    # The client's own per-phase timeouts (not this attempt's, shortened to the deadline).
+    timeouts = request.extensions.get("timeout") or {}
+    return (timeouts.get("connect"), timeouts.get("read"), timeouts.get("pool"))
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=min(max(value, 0.001), _ONE_DAY))
+
+
+def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
+    """Apply ``verify`` to a library client: rustls has no `ssl.SSLContext`, so CA files are handed over."""
+    if verify is False:
+        builder.danger_accept_invalid_certs(True)
+        return
+    paths: list[str] = []
+    if verify is True:
+        for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+            value = os.environ.get(variable)
+            if value:
+                paths.append(value)
+        if not paths:
+            import certifi  # the bundle the other backends trust by default
+
+            paths.append(certifi.where())
+    else:
+        paths.append(verify)
+    for path in paths:
+        files = [os.path.join(path, name) for name in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
+        for name in files:
+            try:
+                with open(name, "rb") as file:
+                    pem = file.read()
+            except OSError:
+                continue  # a directory's unreadable entry; the file itself was checked when the client was made
+            if b"-----BEGIN CERTIFICATE-----" in pem:
+                builder.add_root_certificate_pem(pem)
+
+
+class Settings:
+    """How the SDK builds its library clients: trust, and one client per proxy and set of timeouts."""
+
+    __slots__ = ("__weakref__", "_clients", "_closed", "_headers", "_lock", "_proxies", "_urls", "_verify")
+
+    def __init__(self, verify: bool | str) -> None:
+        self._verify = verify
+        self._lock = threading.Lock()
+        self._proxies: dict[tuple[bytes, bytes, int | None], str | None] = {}
+        self._clients: dict[tuple[object, ...], Any] = {}
+        # The SDK's requests repeat their URLs and header sets: each is turned into the library's
+        # form once. Keyed by the URL object (shared by the requests built from one template) and
+        # by the headers' raw pairs.
+        self._urls: dict[int, tuple[httpx.URL, str, tuple[bytes, bytes, int | None]]] = {}
+        self._headers: dict[tuple[tuple[bytes, bytes], ...], list[tuple[str, str]]] = {}
+        self._closed = False
+
+    def configure(self, builder: BaseClientBuilder, proxy: str | None, key: tuple[float | None, ...]) -> None:
+        connect, read, pool = key
+        builder.gzip(False).deflate(False).brotli(False).zstd(False)  # the SDK decodes, under its cap
+        builder.follow_redirects(False).default_cookie_store(False).referer(False)
+        builder.no_proxy()  # the library would read the environment by its own rules: the SDK's apply
+        if proxy is not None:
+            builder.proxy(ProxyBuilder.all(proxy))
+        # As httpx's default pool: a hundred connections; `pool` is the wait for one.
+        builder.max_connections(100)
+        builder.pool_idle_timeout(timedelta(seconds=15))
+        if connect is not None:
+            builder.connect_timeout(_seconds(connect))
+        if read is not None:
+            builder.read_timeout(_seconds(read))
+        if pool is not None:
+            builder.pool_timeout(_seconds(pool))
+        _trust(builder, self._verify)
+
+    def prepare(self, request: httpx.Request, new: Any) -> tuple[Any, str, list[tuple[str, str]]]:
+        """The library client for this request, its URL and its headers in the library's form.
+
+        The client is the one for the request's proxy and timeouts, built by ``new(proxy, key)`` on first use.
+        """
+        url = request.url
+        raw = tuple(request.headers.raw)
+        with self._lock:
+            if self._closed:
+                raise _closed_while_sending()
+            known = self._urls.get(id(url))
+            if known is None or known[0] is not url:
+                if len(self._urls) >= _REMEMBERED:
+                    self._urls.clear()
+                known = self._urls[id(url)] = (url, str(url), (url.raw_scheme, url.raw_host, url.port))
+            headers = self._headers.get(raw)
+            if headers is None:
+                if len(self._headers) >= _REMEMBERED:
+                    self._headers.clear()
+                headers = self._headers[raw] = _library_headers(raw)
+            client = self._client(url, known[2], _timeout_key(request), new)
+        return client, known[1], headers
+
+    def _client(
+        self, url: httpx.URL, origin: tuple[bytes, bytes, int | None], key: tuple[float | None, ...], new: Any
+    ) -> Any:
+        """`prepare`'s library client; called under the lock."""
+        if origin in self._proxies:
+            proxy = self._proxies[origin]
+        else:
+            found = environment_proxy(url)
+            proxy = self._proxies[origin] = None if found is None else str(found)
+        entry = (proxy, *key)
+        client = self._clients.get(entry)
+        if client is None:
+            if len(self._clients) >= _MOST_CLIENTS:
+                # Many timeout settings in one client family: the oldest library client is
+                # dropped from the table (calls under way keep it; it closes when collected).
+                del self._clients[next(iter(self._clients))]
+                _releases.released()
+            client = self._clients[entry] = _built(new, proxy, key)
+            _releases.hold(self)
+        return client
+
+    def close(self) -> list[Any]:
+        with self._lock:
+            self._closed = True
+        return self.let_go()
+
+    def let_go(self) -> list[Any]:
+        """The library clients built so far, taken out of the table (the next call builds one again)."""
+        with self._lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
+        return clients
+
+    @property
+    def closed(self) -> bool:
+        # Read without the lock, as `_transports.proxies.PoolsByProxy.closed` is: a fork may have left it held.
+        return self._closed
+
+
+_REMEMBERED = 64
+"""Distinct request header sets (and URLs) whose library form a transport keeps: the SDK's repeat."""
+
+
+def _response_headers(response: Any) -> httpx.Headers:
+    """The response's headers as bytes, as they came (pyreqwest gives them as text)."""
+    headers = response.headers
+    try:
+        pairs = [(name.encode(), value.encode()) for name, value in headers.items()]
+    except ValueError:
+        # A value that is not UTF-8 (Latin-1 from an old server): pyreqwest cannot hand it over
+        # at all, so such headers are left out, one by one, and the rest kept.
+        pairs = []
+        for name in headers:
+            try:
+                values = headers.getall(name)
+            except ValueError:
+                logger.debug("Left out the response header %r: pyreqwest cannot read its value", name)
+                continue
+            pairs.extend((name.encode(), value.encode()) for value in values)
+    return headers_from_library(pairs)
+
+
+def _text(value: bytes) -> str:
+    # pyreqwest sends a text value as its UTF-8 bytes: those are the bytes the request holds.
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
+
+
+def _library_headers(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    # The ones the library writes itself, from the URL and the body, are left to it.
+    return [(_text(name), _text(value)) for name, value in raw if name.lower() not in _LEFT_TO_LIBRARY_BYTES]
+
+
+def _total(deadline: float | None) -> timedelta | None:
+    """The request's own total timeout: the time left until ``deadline``, never rounded up (none left: nothing sent)."""
+    if deadline is None:
+        return None
+    return timedelta(seconds=min(within(None, httpx.ConnectTimeout, deadline) or 0.0, _ONE_DAY))
+
+
+# What pyreqwest reads of a body before handing the response over (its default, kept). Turning that
+# off (streamed_read_buffer_limit(0)) would let a task cancelled during the body close its connection
+# at once, but costs an extra trip to the library's thread, ~27 us a call (a sixth); a cancelled
+# request runs on to its answer or its deadline instead (docs/usage.md).
+_READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
+
+
+def refusal(client: object) -> tuple[str, str]:
+    """Why a caller's pyreqwest ``client`` is refused as ``http_client`` (always), and the rule.
+
+    A built pyreqwest client follows redirects unless its builder was told
+    ``follow_redirects(False)``; it cannot be asked which, nor told otherwise
+    per request, and its answer does not say where it came from (no final
+    URL). Through one built with the defaults, a 307 would send
+    ``create_pet``'s POST, body and all, to the ``Location`` host, and the SDK
+    would take that host's answer for the store's.
+    """
+    return (
+        "http_client cannot be a pyreqwest client: a built pyreqwest client follows redirects unless its builder "
+        "was told follow_redirects(False), and it can neither be asked which nor told otherwise per request, so a "
+        'redirect could carry a request, body and all, to another host. Use backend="pyreqwest" without '
+        "http_client: the SDK builds its own pyreqwest client, which follows no redirect (verify= for a CA bundle, "
+        "middleware= for headers of your own)",
+        'not a pyreqwest client (backend="pyreqwest" builds one)',
+    )
+
+
+def request_builder(settings: Settings, new: Any, request: httpx.Request, deadline: float | None) -> Any:
+    """The library's request for ``request``, on the SDK's own library client (made by ``new`` on first use)."""
+    client, url, headers = settings.prepare(request, new)
+    builder = client.request(request.method, url).headers(headers)
+    content = request.content
+    if content:
+        builder.body_bytes(content)
+    total = _total(deadline)
+    if total is not None:
+        builder.timeout(total)
+    return builder
+
+
+PyreqwestResponse = TypeVar("PyreqwestResponse", "Response", "SyncResponse")
+"""The library's response: an async or a sync client's."""
+
+
+class PyreqwestHead(StreamHead[PyreqwestResponse]):
+    """What both clients' streams share: how the headers, the codings and the reason phrase are read."""
+
+    __slots__ = ()
+
+    def _library_headers(self) -> httpx.Headers:
+        # About 7 us a call, which a typed call that succeeds never spends (it reads no headers).
+        return _response_headers(self._response)
+
+    def content_codings(self) -> list[bytes]:
+        try:
+            values = self._response.get_header_all("content-encoding")
+        except ValueError:  # not UTF-8: left out, as `_response_headers` leaves it out
+            return []
+        return [value.encode() for value in values]
+
+    def _reason(self) -> str | None:
+        # pyreqwest does not hand over the reason phrase the server sent: the standard one stands in.
+        try:
+            return HTTPStatus(self.status_code).phrase
+        except ValueError:
+            return None
+
+    def _read_ahead_whole(self) -> bool:
+        """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
+
+        One call instead of a chunk loop (and its end-of-body call), for the small JSON bodies this
+        service sends; the size is bounded by the read-ahead, and the SDK still decodes and caps it.
+        """
+        length = self._response.get_header("content-length")
+        return length is not None and length.isdigit() and int(length) <= _READ_AHEAD

@@ -1,0 +1,129 @@
+"""What every library's transport shares below the seam: the response stream's common part, and failure translation.
+
+Each library's stream (`_transports.pool.httpcore_async`, `_transports.aiohttp`,
+`_transports.urllib3`, `_transports.pyreqwest`, httpx's in `_transports.seam_async`)
+derives from `AsyncLibraryStream` or `LibraryStream` and adds only what its
+library makes different: how the headers, the codings and the reason phrase
+are read, and how the body is read and the connection released. Each
+library's failures become the httpx classes the retry policy tells apart
+through `translated`, the library giving only its table.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+import httpx
+
+from animalstore_client._core.httpx_private import response_from_library
+
+__all__ = [
+    "AsyncLibraryStream",
+    "LibraryStream",
+    "StreamHead",
+    "Translations",
+    "callers_part_in_httpx",
+    "translated",
+]
+
+R = TypeVar("R")
+"""The library's own response object."""
+
+
+class StreamHead(Generic[R]):
+    """A response stream's status, its headers (converted when first read) and the finished `httpx.Response`."""
+
+    __slots__ = ("_headers", "_request", "_response", "_started", "content", "status_code")
+
+    def __init__(self, response: R, status_code: int, request: httpx.Request, started: float) -> None:
+        self._response = response
+        self._request = request
+        self._started = started
+        self.status_code = status_code
+        self._headers: httpx.Headers | None = None
+        self.content: bytes | None = None
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers, as they came (converted on first read: a typed call that succeeds makes none)."""
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = self._library_headers()
+        return headers
+
+    def _library_headers(self) -> httpx.Headers:
+        """The library's response headers in httpx's form (`_core.httpx_private.headers_from_library`)."""
+        raise NotImplementedError
+
+    def _reason(self) -> str | None:
+        """The reason phrase, as far as the library gives it."""
+        raise NotImplementedError
+
+    def content_codings(self) -> list[bytes]:
+        """The values of the response's Content-Encoding fields, in order."""
+        raise NotImplementedError
+
+    def complete(self, content: bytes) -> httpx.Response:
+        """The finished `httpx.Response` carrying the decoded ``content``."""
+        return response_from_library(
+            self.status_code, self.headers, content, self._request, self._reason(), self._started
+        )
+
+
+class AsyncLibraryStream(StreamHead[R]):
+    """An async client's stream, whose body is read in chunks unless the library overrides `whole_body`."""
+
+    __slots__ = ()
+
+    async def whole_body(self) -> bytes | None:
+        """None: the body is read in chunks (``aiter_raw``)."""
+        return None
+
+
+class LibraryStream(StreamHead[R]):
+    """A sync client's stream, whose body is read in chunks unless the library overrides `whole_body`."""
+
+    __slots__ = ()
+
+    def whole_body(self) -> bytes | None:
+        """None: the body is read in chunks (``iter_raw``)."""
+        return None
+
+
+Translations = tuple[tuple[type[BaseException], type[httpx.TransportError]], ...]
+"""A library's failures, most specific first, each with the httpx class the retry policy knows it by."""
+
+
+def translated(
+    exc: BaseException,
+    request: httpx.Request,
+    table: Translations,
+    otherwise: type[httpx.TransportError] = httpx.RemoteProtocolError,
+    message: str | None = None,
+) -> httpx.TransportError:
+    """``exc`` as the httpx class of the first entry of ``table`` it is an instance of, else as ``otherwise``.
+
+    The message is ``message``, else the exception's own text (its class name when it has none).
+    """
+    kind = otherwise
+    for library_class, httpx_class in table:
+        if isinstance(exc, library_class):
+            kind = httpx_class
+            break
+    return kind((str(exc) or type(exc).__name__) if message is None else message, request=request)
+
+
+# The functions of httpx (and of httpx2, the same code) that call code of the caller's: the event hooks are
+# run around each request it sends, the transport sends it (httpx's MockTransport calls its handler).
+_HTTPX_HOOKS = frozenset({"_send_handling_redirects"})
+_HTTPX_TRANSPORTS = frozenset({"_send_single_request", "handle_request", "handle_async_request"})
+
+
+def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> str:
+    """What of a caller's httpx (or httpx2, as ``library``) client ran their code, from the frame that called it."""
+    package, function = called_by or ("", "")
+    if package == library and function in _HTTPX_HOOKS:
+        return "an event hook of http_client"
+    if package == library and function in _HTTPX_TRANSPORTS:
+        return "the transport of http_client"
+    return "code of yours inside http_client"
