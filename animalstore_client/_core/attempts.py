@@ -30,6 +30,7 @@ from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.environments import placeholder_failure
 from animalstore_client._core.exceptions import APIConnectionError, APITimeoutError, MiddlewareError
 from animalstore_client._core.httpx_private import copy_request
+from animalstore_client._core.libraries import LIBRARIES
 from animalstore_client._core.log import logger
 from animalstore_client._core.retry import delay_after_error, delay_after_response
 from animalstore_client._core.secrets import redact_text, redact_url
@@ -124,38 +125,16 @@ def error_type(exc: BaseException) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
-# The packages of the libraries behind the seam and of what they send through (and the SDK's own): an
-# exception raised in one of them is the exchange's. tests/test_declarations.py holds every library that
-# `_clients.backends` can choose to this list.
+# The packages of the libraries behind the seam and of what they send through (each library's declared
+# stack), what runs them (the event loops, the operating system's trust store) and the SDK's own: an
+# exception raised in one of them is the exchange's.
 HTTP_STACK_PACKAGES = frozenset(
     {
         "animalstore_client",
-        "httpx",
-        "httpcore",
-        "httpx2",
-        "httpcore2",
-        "h11",
-        "h2",
-        "hpack",
-        "hyperframe",
-        "anyio",
-        "sniffio",
         "trio",
-        "certifi",
-        "idna",
-        "truststore",
-        "socksio",
-        "aiohttp",
-        "aiohappyeyeballs",
-        "aiosignal",
-        "async_timeout",
-        "frozenlist",
-        "multidict",
-        "propcache",
-        "yarl",
-        "urllib3",
-        "pyreqwest",
         "uvloop",
+        "truststore",
+        *(package for library in LIBRARIES for package in library.stack),
     }
 )
 
