@@ -219,7 +219,7 @@ def test_no_frame_of_a_raised_traceback_holds_the_key(
     if kind in ("timeout", "refused", "reset"):
         assert exc.__cause__ is not None
         text = "".join(traceback.format_exception(exc))
-        assert any(place in text for place in ("site-packages", "_transport_", "_httpcore_", "_deadline_")), text
+        assert any(place in text for place in ("site-packages", "/_transports/")), text
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
