@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import re
 import ssl
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +23,7 @@ import respx
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
 from animalstore_client._clients.base import _BaseClient
 from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
+from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"
@@ -175,8 +177,16 @@ HTTPX2_VARIANTS = [on_httpx2("sync-httpx2"), on_httpx2("async-httpx2")]
 """The httpx2 backend's pairs. Marked ``httpx2``: the sessions on the other Pythons leave them out (noxfile.py),
 as the new pairs run once, from the README's command, to keep CI under 20 minutes."""
 
+urllib3_deprecated = pytest.mark.filterwarnings(f"ignore:{re.escape(URLLIB3_DEPRECATION)}:DeprecationWarning")
+"""Marks a test (or a parameter) that uses the deprecated urllib3 backend on purpose: its DeprecationWarning, that
+message exactly, is expected there (``filterwarnings = error`` raises it anywhere else)."""
+URLLIB3_VARIANT = pytest.param("sync-urllib3", marks=urllib3_deprecated)
+"""The sync client on urllib3, whose construction warns (deprecated until 2.0 removes it)."""
+URLLIB3_BACKEND = pytest.param("urllib3", marks=urllib3_deprecated)
+"""``backend="urllib3"`` as a parameter: its construction warns (deprecated until 2.0 removes it)."""
+
 HTTPX_VARIANTS = ["sync", "async"]
-ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, "sync-urllib3", "async-aiohttp", *PYREQWEST_VARIANTS, *HTTPX2_VARIANTS]
+ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, URLLIB3_VARIANT, "async-aiohttp", *PYREQWEST_VARIANTS, *HTTPX2_VARIANTS]
 """Every client/library pair: sync and async on httpx, urllib3 (sync), aiohttp (async), pyreqwest (both) and
 httpx2 (both)."""
 
