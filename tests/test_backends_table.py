@@ -17,6 +17,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from animalstore_client._clients import backends as _backends
+from animalstore_client._core.deprecation import DEPRECATED_BACKENDS
 
 tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+; this runs once, on 3.11 (noxfile.py's ONCE)")
 
@@ -83,6 +84,24 @@ def test_a_backend_with_an_extra_names_it_and_the_default_needs_none() -> None:
             assert f"`[{backend}]`" in install, (backend, install)
         else:
             assert "[" not in install, (backend, install)
+
+
+def test_a_deprecated_backend_says_so_with_its_replacement_and_removal() -> None:
+    """The rows of the backends that warn when chosen (and only those) say deprecated, the default as the
+    replacement and the release that removes them, as the warning does."""
+    for backend in ASYNC | SYNC:
+        row = _row(backend)
+        message = DEPRECATED_BACKENDS.get(backend)
+        if message is None:
+            assert "deprecated" not in " ".join(row.values()).lower(), backend
+            continue
+        removal = re.search(r"removed in animalstore-client (\d+\.\d+)", message)
+        assert removal is not None, message
+        said = row["what it is; choose it for"]
+        assert row["`backend=`"] == f'`"{backend}"` (deprecated)'
+        assert f"deprecated, to be removed in {removal[1]}" in said, said
+        assert 'Use the default, `"httpx"`, instead' in said, said
+        assert "DeprecationWarning" in said, said
 
 
 def test_every_library_the_install_advice_names_is_in_the_table() -> None:
