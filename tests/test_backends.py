@@ -241,7 +241,7 @@ def _warned_once_at(caught: list[warnings.WarningMessage], make: Callable[[], ob
 
 
 def test_backend_urllib3_warns_at_the_callers_line() -> None:
-    """AnimalStoreClient(backend="urllib3") warns a DeprecationWarning naming the default and 2.0, at the caller's line."""
+    """backend="urllib3" warns a DeprecationWarning naming the default and 2.0, at the caller's line."""
     make = lambda: AnimalStoreClient(API_KEY, backend="urllib3")  # noqa: E731  # its line is the one warned at
     _warned_once_at(_warnings_of(make), make)
     assert 'backend="httpx"' in URLLIB3_DEPRECATION

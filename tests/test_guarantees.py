@@ -50,7 +50,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, ClientFactory, PYREQWEST_VARIANTS, URLLIB3_VARIANT
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, URLLIB3_VARIANT, ClientFactory
 from .servers import LoopbackServer, refused_url, respond
 from .tls import ca_file, server_context, stranger
 

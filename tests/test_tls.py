@@ -36,7 +36,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, PYREQWEST_VARIANTS, urllib3_deprecated
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, urllib3_deprecated
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle

@@ -225,7 +225,7 @@ class _BaseClient:
         warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
 
     def _warn_if_deprecated(self) -> None:
-        """Warn, at the caller's line, once the client is made on a deprecated backend (``backend=`` or ``http_client``).
+        """Warn at the caller's line once the client is made on a deprecated backend (``backend=``/``http_client``).
 
         Once per construction the caller wrote: a `with_options` copy (which
         cannot change the backend) or a client loaded from a pickle does not warn again.

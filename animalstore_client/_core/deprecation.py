@@ -14,7 +14,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-__all__ = ["DEPRECATED_BACKENDS", "GET_PET_DEPRECATION", "URLLIB3_DEPRECATION", "warn_at_callers_line", "warns_deprecated"]
+__all__ = [
+    "DEPRECATED_BACKENDS",
+    "GET_PET_DEPRECATION",
+    "URLLIB3_DEPRECATION",
+    "warn_at_callers_line",
+    "warns_deprecated",
+]
 
 GET_PET_DEPRECATION = (
     "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
@@ -30,7 +36,7 @@ URLLIB3_DEPRECATION = (
 )
 """No colon in it: pytest's ``filterwarnings`` mark (tests/conftest.py's ``urllib3_deprecated``) splits on colons."""
 DEPRECATED_BACKENDS = {"urllib3": URLLIB3_DEPRECATION}
-"""The backends a client warns about when made with one (by ``backend=`` or a caller's ``http_client``): name to message."""
+"""The backends a client warns about when made on one (by ``backend=`` or a caller's ``http_client``), by name."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
