@@ -391,6 +391,8 @@ def backends_table() -> str:
     for index, library in enumerate(declared.LIBRARIES):
         clients = "both" if len(library.clients) == 2 else library.clients[0]
         name = f'`"{library.name}"`' + (" (the default)" if index == 0 else "")
+        if library.deprecation is not None:
+            name += " (deprecated)"
         install = "nothing more: a dependency" if library.extra is None else f"the `[{library.extra}]` extra"
         python = f"{library.python[0]}.{library.python[1]}+"
         cells = [name, clients, install, python, library.choose_for, library.http_client_text, library.verify_text]

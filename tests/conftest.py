@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import re
 import ssl
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -164,11 +165,22 @@ RUN_ONCE = frozenset({"httpx2"})
 (noxfile.py): new pairs run once, from the README's command, to keep CI under 20 minutes."""
 
 
+def deprecated(library: str) -> pytest.MarkDecorator:
+    """Marks a test (or a parameter) that uses a deprecated library on purpose: its DeprecationWarning, that
+    message exactly, is expected there (``filterwarnings = error`` raises it anywhere else)."""
+    message = by_name(library).deprecation
+    assert message is not None, f"{library} is not deprecated"
+    return pytest.mark.filterwarnings(f"ignore:{re.escape(message)}:DeprecationWarning")
+
+
 def on_library(library: str, value: str) -> Any:
-    """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once."""
+    """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once,
+    its deprecation warning expected if it is deprecated."""
     marks = [NEEDS[library]] if library in NEEDS else []
     if library in RUN_ONCE:
         marks.append(getattr(pytest.mark, library))
+    if by_name(library).deprecation is not None:
+        marks.append(deprecated(library))
     return pytest.param(value, marks=marks) if marks else value
 
 
@@ -195,6 +207,13 @@ def on_httpx2(value: str) -> Any:
 
 HTTPX2_VARIANTS = _pairs(by_name("httpx2"))
 """The httpx2 backend's pairs, marked ``httpx2`` (RUN_ONCE)."""
+
+urllib3_deprecated = deprecated("urllib3")
+"""Marks a test (or a parameter) that uses the deprecated urllib3 backend on purpose."""
+URLLIB3_VARIANT = on_library("urllib3", "sync-urllib3")
+"""The sync client on urllib3, whose construction warns (deprecated until 2.0 removes it)."""
+URLLIB3_BACKEND = on_library("urllib3", "urllib3")
+"""``backend="urllib3"`` as a parameter: its construction warns (deprecated until 2.0 removes it)."""
 
 HTTPX_VARIANTS = ["sync", "async"]
 ALL_VARIANTS: list[Any] = [pair for library in LIBRARIES for pair in _pairs(library)]

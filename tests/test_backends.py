@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import hashlib
 import importlib
 import importlib.metadata
 import os
+import pickle
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import aiohttp
 import httpx
@@ -25,14 +30,17 @@ from animalstore_client import (
     ClientValidationError,
 )
 from animalstore_client._clients.backends import REQUIREMENTS, _stand_in
+from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
 from animalstore_client._core.libraries import LIBRARIES, by_name
+from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, needs_pyreqwest, on_httpx2
+from .conftest import API_KEY, HAS_HTTPX2, HAS_PYREQWEST, needs_pyreqwest, on_httpx2, urllib3_deprecated
 from .servers import LoopbackServer, refused_url, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 
 
+@urllib3_deprecated
 def test_httpx_is_the_default_and_backend_is_visible() -> None:
     """Without backend= both clients use httpx; client.backend says which library is used."""
     with AnimalStoreClient(API_KEY) as sync, AnimalStoreClient(API_KEY, backend="urllib3") as fast:
@@ -74,6 +82,7 @@ def test_bad_or_contradicting_backends_are_refused(make: object, message: str) -
     assert info.value.argument == "backend"
 
 
+@urllib3_deprecated
 def test_a_callers_pool_manager_is_used_and_left_open() -> None:
     """An urllib3.PoolManager passed as http_client carries the calls; closing the client leaves it usable."""
     manager = urllib3.PoolManager()
@@ -118,6 +127,7 @@ def test_a_callers_aiohttp_session_is_used_and_left_open() -> None:
         asyncio.run(main(server.base_url))
 
 
+@urllib3_deprecated
 def test_the_user_agent_names_the_library_of_a_callers_client() -> None:
     """A caller's urllib3 PoolManager, httpx client or aiohttp session: the User-Agent names that library."""
 
@@ -146,6 +156,7 @@ def test_the_user_agent_names_the_library_of_a_callers_client() -> None:
     ]
 
 
+@urllib3_deprecated
 def test_urllib3_failures_name_no_class_of_the_sdk() -> None:
     """urllib3 writes its pool's or connection's repr into its messages; the SDK's errors give host:port instead
     of the SDK's own classes (_SDKHTTPPool...), for a read timeout and a refused connection alike."""
@@ -265,3 +276,88 @@ def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Pa
         "installed by urllib3-future, another library under the same name that the SDK is not tested with: "
         'choose backend="httpx"'
     ), out.stdout + out.stderr
+
+
+# --- the urllib3 backend's deprecation ---------------------------------------------------------------
+
+
+def _warnings_of(make: Callable[[], object], *, close: bool = True) -> list[warnings.WarningMessage]:
+    """Every warning ``make`` raises (none filtered out); the clients it returns closed unless ``close`` is false."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        made = make()
+    for client in (made if isinstance(made, tuple) else (made,)) if close else ():
+        cast("Any", client).close()
+    return caught
+
+
+def _warned_once_at(caught: list[warnings.WarningMessage], make: Callable[[], object]) -> None:
+    """``caught`` is the urllib3 deprecation, once, at the line of the lambda ``make`` (the caller's own line)."""
+    assert [(w.category, str(w.message)) for w in caught] == [(DeprecationWarning, URLLIB3_DEPRECATION)]
+    assert (caught[0].filename, caught[0].lineno) == (__file__, make.__code__.co_firstlineno)
+
+
+def test_backend_urllib3_warns_at_the_callers_line() -> None:
+    """backend="urllib3" warns a DeprecationWarning naming the default and 2.0, at the caller's line."""
+    make = lambda: AnimalStoreClient(API_KEY, backend="urllib3")  # noqa: E731  # its line is the one warned at
+    _warned_once_at(_warnings_of(make), make)
+    assert 'backend="httpx"' in URLLIB3_DEPRECATION
+    assert "default backend" in URLLIB3_DEPRECATION
+    assert "removed in animalstore-client 2.0" in URLLIB3_DEPRECATION
+
+
+def test_a_callers_pool_manager_warns_at_the_callers_line() -> None:
+    """A urllib3.PoolManager as http_client warns the same, at the caller's line; the manager stays the caller's."""
+    with urllib3.PoolManager() as manager:
+        make = lambda: AnimalStoreClient(API_KEY, http_client=manager)  # noqa: E731  # its line is the one warned at
+        _warned_once_at(_warnings_of(make), make)
+
+
+def test_the_kits_urllib3_client_warns_at_the_callers_line() -> None:
+    """store.client(backend="urllib3") warns at the test's line, not inside the kit that made the client."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    make = lambda: store.client(backend="urllib3")  # noqa: E731  # its line is the one warned at
+    _warned_once_at(_warnings_of(make), make)
+
+
+@urllib3_deprecated
+def test_copies_of_a_urllib3_client_do_not_warn_again() -> None:
+    """One warning per construction written: with_options, copy, deepcopy and pickle make no second one, and a
+    construction that fails makes none."""
+    client = AnimalStoreClient(API_KEY, backend="urllib3")
+    assert _warnings_of(lambda: client.with_options(max_retries=1, timeout=3), close=False) == []
+    assert _warnings_of(lambda: copy.copy(client), close=False) == []  # shares the pool: not closed
+    assert _warnings_of(lambda: (copy.deepcopy(client), pickle.loads(pickle.dumps(client)))) == []
+    client.close()
+
+    def refused() -> None:
+        with pytest.raises(ClientValidationError):
+            AnimalStoreClient(API_KEY, backend="urllib3", max_retries=-1)
+
+    assert _warnings_of(refused, close=False) == []
+
+
+def test_no_other_backend_warns() -> None:
+    """Every other backend, by name or by a caller's client, of either client, makes a client without a warning."""
+    sync_backends = ["httpx", *(["httpx2"] if HAS_HTTPX2 else []), *(["pyreqwest"] if HAS_PYREQWEST else [])]
+    assert _warnings_of(lambda: tuple(AnimalStoreClient(API_KEY, backend=b) for b in sync_backends)) == []  # type: ignore[arg-type]
+    with httpx.Client() as http:
+        assert _warnings_of(lambda: AnimalStoreClient(API_KEY, http_client=http)) == []
+
+    async def main() -> list[warnings.WarningMessage]:
+        backends = ["httpx", "aiohttp", *(["httpx2"] if HAS_HTTPX2 else []), *(["pyreqwest"] if HAS_PYREQWEST else [])]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for backend in backends:
+                await AsyncAnimalStoreClient(API_KEY, backend=backend).aclose()  # type: ignore[arg-type]
+        return caught
+
+    assert asyncio.run(main()) == []
+
+
+def test_a_script_shows_the_deprecation_with_pythons_default_filters() -> None:
+    """Run as a script with no -W option, backend="urllib3" prints the warning at the script's line (Python shows
+    a DeprecationWarning by default only when __main__'s own code triggers it)."""
+    code = "import animalstore_client as a\n\na.AnimalStoreClient('k', backend='urllib3').close()\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stderr == f"<string>:3: DeprecationWarning: {URLLIB3_DEPRECATION}\n"

@@ -76,6 +76,24 @@ def test_every_library_and_extra_has_one_row() -> None:
         assert distribution in TABLE.read_text(encoding="utf-8"), distribution
 
 
+def test_a_deprecated_backend_says_so_with_its_replacement_and_removal() -> None:
+    """The rows of the libraries that warn when chosen (and only those) say deprecated, the default as the
+    replacement and the release that removes them, as the warning does."""
+    rows = {m[1]: row for row in _rows() if (m := re.match(r'`"([^"]+)"`', row["`backend=`"]))}
+    for library in LIBRARIES:
+        row = rows[library.name]
+        if library.deprecation is None:
+            assert "deprecated" not in " ".join(row.values()).lower(), library.name
+            continue
+        removal = re.search(r"removed in animalstore-client (\d+\.\d+)", library.deprecation)
+        assert removal is not None, library.deprecation
+        said = row["what it is; choose it for"]
+        assert row["`backend=`"] == f'`"{library.name}"` (deprecated)'
+        assert f"deprecated, to be removed in {removal[1]}" in said, said
+        assert f'Use the default, `"{LIBRARIES[0].name}"`, instead' in said, said
+        assert "DeprecationWarning" in said, said
+
+
 def test_the_readme_links_to_the_table_and_names_every_extra() -> None:
     """README.md links to the docs' table (it holds no copy to drift) and names each extra."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -42,7 +42,7 @@ from animalstore_client import (
 )
 from animalstore_client._core.attempts import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
 
-from .conftest import API_KEY, ClientFactory, SyncView, needs_httpx2, needs_pyreqwest
+from .conftest import API_KEY, ClientFactory, SyncView, needs_httpx2, needs_pyreqwest, urllib3_deprecated
 from .servers import LoopbackServer, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -61,7 +61,7 @@ HTTPX_KINDS = [
     pytest.param("httpx2-async", marks=[needs_httpx2, pytest.mark.httpx2]),
 ]
 # Every library whose client a caller may pass: httpx's kind, aiohttp (async), urllib3 (sync).
-CALLER_KINDS = [*HTTPX_KINDS, "aiohttp", "urllib3"]
+CALLER_KINDS = [*HTTPX_KINDS, "aiohttp", pytest.param("urllib3", marks=urllib3_deprecated)]
 
 
 def _library(kind: str) -> Any:

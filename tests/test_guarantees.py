@@ -50,7 +50,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, ClientFactory
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, URLLIB3_VARIANT, ClientFactory
 from .servers import LoopbackServer, refused_url, respond
 from .tls import ca_file, server_context, stranger
 
@@ -344,7 +344,7 @@ def test_a_middleware_cannot_change_where_the_key_goes_or_the_framing(
         assert server.received == []
 
 
-@pytest.mark.parametrize("variant", ["sync", "sync-urllib3", PYREQWEST_VARIANTS[0]], indirect=True)
+@pytest.mark.parametrize("variant", ["sync", URLLIB3_VARIANT, PYREQWEST_VARIANTS[0]], indirect=True)
 def test_two_threads_racing_into_call_next_send_once(
     make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

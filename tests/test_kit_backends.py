@@ -24,7 +24,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, needs_pyreqwest, on_httpx2
+from .conftest import API_KEY, URLLIB3_BACKEND, needs_pyreqwest, on_httpx2, urllib3_deprecated
 
 
 def _threads_settle(expected: int) -> int:
@@ -35,7 +35,7 @@ def _threads_settle(expected: int) -> int:
 
 
 @pytest.mark.parametrize(
-    "backend", [None, "httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+    "backend", [None, "httpx", URLLIB3_BACKEND, pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
 )
 def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
     """store.client(backend=...): two 503s are retried without sleeping, the delays recorded, on each library."""
@@ -69,6 +69,7 @@ def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> No
     assert store.retry_delays == [30.0]
 
 
+@urllib3_deprecated
 def test_the_store_serves_a_socket_client_until_it_is_closed() -> None:
     """The loopback server a urllib3 kit client needs stops when the client closes, or when it is collected."""
     store = FakeAnimalStore(api_keys=[API_KEY])
@@ -87,6 +88,7 @@ def test_the_store_serves_a_socket_client_until_it_is_closed() -> None:
     assert _threads_settle(before) == before
 
 
+@urllib3_deprecated
 def test_a_budget_test_runs_at_once_on_urllib3() -> None:
     """The kit's clock works for budgets over a socket too: Retry-After 0 keeps it still, advance() refills."""
     store = FakeAnimalStore(api_keys=[API_KEY])
@@ -115,6 +117,7 @@ def test_a_library_the_client_cannot_use_is_refused(method: str, backend: str) -
     assert caught.value.argument == "backend"
 
 
+@urllib3_deprecated
 def test_a_client_you_built_over_serve_can_be_adopted() -> None:
     """store.adopt(client): your own client on any library retries without sleeping, in the store's clock."""
     store = FakeAnimalStore(api_keys=[API_KEY])
@@ -152,6 +155,7 @@ def test_a_fault_can_be_kept_for_one_method() -> None:
     assert caught.value.argument == "method"
 
 
+@urllib3_deprecated
 def test_resets_kept_for_reads_never_cost_a_create() -> None:
     """Over a socket, resets on GETs only: the SDK retries the reads, and every create lands exactly once."""
     store = FakeAnimalStore(api_keys=[API_KEY])

@@ -21,7 +21,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY
+from .conftest import API_KEY, urllib3_deprecated
 from .servers import LoopbackServer, respond
 from .tls import ca_file
 
@@ -41,6 +41,7 @@ def _list_in_child(client: AnimalStoreClient) -> tuple[int, int]:
         return os.getpid(), len(client.list_pets())
 
 
+@urllib3_deprecated
 def test_a_loaded_client_has_the_same_settings() -> None:
     """Base URL, key, timeouts, retries, caps, headers, backend, verify, middleware and budget survive the trip."""
     budget = RetryBudget(percent=0.1, min_per_second=1, window=30)

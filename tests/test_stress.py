@@ -23,7 +23,7 @@ import pytest
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
 
-from .conftest import API_KEY, needs_pyreqwest, on_httpx2
+from .conftest import API_KEY, URLLIB3_BACKEND, needs_pyreqwest, on_httpx2
 
 pytestmark = [
     pytest.mark.slow,
@@ -126,7 +126,7 @@ def chaos(caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest) -> I
 
 
 @pytest.mark.parametrize(
-    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+    "backend", ["httpx", URLLIB3_BACKEND, pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
 )
 def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     """64 threads, 1,920 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""

@@ -36,7 +36,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, urllib3_deprecated
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
@@ -232,6 +232,7 @@ def test_a_callers_httpx_client_over_https(tls_url: str) -> None:
         assert http.get(f"{tls_url}/pets", headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200
 
 
+@urllib3_deprecated
 def test_a_callers_urllib3_pool_manager_over_https(tls_url: str) -> None:
     """A urllib3.PoolManager trusting the CA carries the SDK's calls; closing the SDK client leaves it usable."""
     import urllib3

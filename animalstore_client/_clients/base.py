@@ -18,6 +18,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,10 @@ from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unver
 from animalstore_client._clients.options import OPTION_NAMES, Settings
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
+from animalstore_client._core.deprecation import warn_at_callers_line
 from animalstore_client._core.environments import Environment
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
+from animalstore_client._core.libraries import by_name
 from animalstore_client._core.log import configure_from_env, logger
 from animalstore_client._core.middleware import AsyncMiddleware, Middleware
 from animalstore_client._core.operations import RequestConfig
@@ -221,6 +224,16 @@ class _BaseClient:
         # Frames: here, the subclass __init__, the caller.
         warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
         warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+
+    def _warn_if_deprecated(self) -> None:
+        """Warn at the caller's line once the client is made on a deprecated backend (``backend=``/``http_client``).
+
+        Once per construction the caller wrote: a `with_options` copy (which
+        cannot change the backend) or a client loaded from a pickle does not warn again.
+        """
+        message = by_name(self._settings.backend).deprecation
+        if message is not None and not _REMAKING.get():
+            warn_at_callers_line(message)
 
     def _request_config(self) -> RequestConfig:
         settings = self._settings
@@ -479,9 +492,17 @@ class _BaseClient:
         pool.loops = {}
 
 
+_REMAKING: ContextVar[bool] = ContextVar("_REMAKING", default=False)
+"""True while `_load_client` makes a client again: the caller's construction warned already, where it was written."""
+
+
 def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
     """A client pickled by `_BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
-    return cls(settings.pop("api_key"), **settings)
+    token = _REMAKING.set(True)
+    try:
+        return cls(settings.pop("api_key"), **settings)
+    finally:
+        _REMAKING.reset(token)
 
 
 def _global_telemetry() -> Telemetry:

@@ -132,6 +132,8 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
             transport = new_transport_async(self.backend, http_client, verify=self._transport_verify())
             self._pool = Pool(transport, owned=self._owns_pool)
             self._config = self._request_config()
+            # Last: the client is made, so a failed construction says only why it failed.
+            self._warn_if_deprecated()
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
             forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())

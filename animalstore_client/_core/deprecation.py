@@ -1,4 +1,4 @@
-"""The deprecation of ``get_pet``: its message, written once, and the run-time warning.
+"""What is deprecated: ``get_pet`` and the urllib3 backend, each message written once, and the run-time warnings.
 
 Type checkers read the message only from a string literal in the
 ``@deprecated(...)`` decorator, so each decorator holds a copy that
@@ -13,7 +13,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-__all__ = ["GET_PET_DEPRECATION", "warns_deprecated"]
+__all__ = [
+    "GET_PET_DEPRECATION",
+    "URLLIB3_DEPRECATION",
+    "warn_at_callers_line",
+    "warns_deprecated",
+]
 
 GET_PET_DEPRECATION = (
     "get_pet() is deprecated: GET /pets/{petId} will be removed from the animal store "
@@ -21,6 +26,13 @@ GET_PET_DEPRECATION = (
     "first 100 pets can be seen), or keep the Pet that create_pet returned; "
     "help(AnimalStoreClient.get_pet) lists the recipes."
 )
+
+URLLIB3_DEPRECATION = (
+    'The urllib3 backend (backend="urllib3", or a urllib3.PoolManager as http_client) is deprecated and will be '
+    "removed in animalstore-client 2.0. Use the default backend instead (leave backend out, or pass "
+    'backend="httpx"); its own connection pool is as fast with threads and has the same verify= and fork behaviour.'
+)
+"""No colon in it: pytest's ``filterwarnings`` mark (tests/conftest.py's ``urllib3_deprecated``) splits on colons."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,3 +61,23 @@ def warns_deprecated(message: str) -> Callable[[F], F]:
         return cast("F", wrapper)
 
     return decorate
+
+
+def warn_at_callers_line(message: str) -> None:
+    """Warn ``message`` as a `DeprecationWarning` at the first line outside this package: the caller's own.
+
+    A fixed ``stacklevel`` would be right for one path only: the same
+    construction is reached from ``AnimalStoreClient(...)`` (through the
+    shared base) and from the testing kit's ``store.client(...)``, which adds
+    frames of its own.
+    """
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None
+    if frame is None:  # an interpreter without frames: the nearest line is the best there is
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return
+    level = 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "animalstore_client":
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, DeprecationWarning, stacklevel=level)

@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import attrs
 
+from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
+
 __all__ = [
     "LIBRARIES",
     "OTHER_EXTRAS",
@@ -82,6 +84,8 @@ class Library:
     """Whether every caller's client of this library is refused (the adapter's ``refusal`` says why)."""
     client_auth: bool = False
     """Whether the library's client has an ``auth`` of its own, which the SDK refuses (it sends the Bearer key)."""
+    deprecation: str | None = None
+    """The warning a client made on it gives (``_core.deprecation``), naming its replacement and removal; ``None``."""
     stack: frozenset[str] = frozenset()
     """The top-level packages of its HTTP stack: their frames are the library's, not the caller's code."""
     extra_packages: tuple[str, ...] = ()
@@ -195,9 +199,14 @@ LIBRARIES: tuple[Library, ...] = (
         transports={"sync": ("animalstore_client._transports.urllib3", "Urllib3Transport")},
         client_classes={"sync": ("urllib3", "PoolManager")},
         client_types={"sync": "Urllib3PoolManager"},
+        deprecation=URLLIB3_DEPRECATION,
         stack=frozenset({"urllib3"}),
-        choose_for="fast threads on Python 3.10",
-        http_client_text="`urllib3.PoolManager` (sync only)",
+        choose_for=(
+            "**deprecated, to be removed in 2.0**: a client made on it (or on a `urllib3.PoolManager` of yours) "
+            'warns with a `DeprecationWarning`. Use the default, `"httpx"`, instead: as fast with threads, with '
+            "the same `verify=` and fork behaviour"
+        ),
+        http_client_text="`urllib3.PoolManager` (sync only; deprecated too)",
         verify_text="`True`, a CA bundle path, an `ssl.SSLContext`, `False`",
     ),
     Library(

@@ -307,8 +307,8 @@ class FakeAnimalStore:
 
         ``backend`` left out or ``"httpx"``: the client talks to the store
         in-process; it owns that transport (closing the client closes it, and
-        a forked child gets a fresh one). Any other backend (``"urllib3"``,
-        ``"pyreqwest"``, ``"httpx2"``): the library needs a real socket, so the store serves
+        a forked child gets a fresh one). Any other backend (``"httpx2"``,
+        ``"pyreqwest"``, the deprecated ``"urllib3"``): the library needs a real socket, so the store serves
         itself on 127.0.0.1 for this client and stops when the client is
         closed (or collected).
         """
@@ -337,7 +337,7 @@ class FakeAnimalStore:
         """An `AsyncAnimalStoreClient` wired to this store; options and ``backend`` as for `client`.
 
         ``backend="aiohttp"``, ``"pyreqwest"`` or ``"httpx2"`` serves the store on
-        127.0.0.1 for the client, as ``"urllib3"`` does for `client`. Like a client with an SDK-owned
+        127.0.0.1 for the client, as ``"httpx2"`` does for `client`. Like a client with an SDK-owned
         pool, it works from any event loop: the first call in a new loop
         starts a fresh transport there, so a client made once (a
         module-scoped fixture) serves tests that each run their own loop.
@@ -361,7 +361,7 @@ class FakeAnimalStore:
 
         store = FakeAnimalStore()
         with store.serve() as url:
-            client = store.adopt(AnimalStoreClient(store.api_key, base_url=url, backend="urllib3"))
+            client = store.adopt(AnimalStoreClient(store.api_key, base_url=url))
             store.fail_next(503)
             assert client.with_raw_response.list_pets().attempts == 2  # at once: the 0.5 s went to retry_delays
             client.close()
