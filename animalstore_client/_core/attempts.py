@@ -32,7 +32,12 @@ from animalstore_client._core.exceptions import APIConnectionError, APITimeoutEr
 from animalstore_client._core.httpx_private import copy_request
 from animalstore_client._core.libraries import LIBRARIES
 from animalstore_client._core.log import logger
-from animalstore_client._core.retry import delay_after_error, delay_after_response
+from animalstore_client._core.retry import (
+    delay_after_error,
+    delay_after_response,
+    error_may_have_been_processed,
+    status_may_have_been_processed,
+)
 from animalstore_client._core.secrets import redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
 
@@ -363,6 +368,7 @@ class Attempts:
         "_total_timeout",
         "budget_refused",
         "count",
+        "processed",
         "request",
         "retries",
     )
@@ -387,6 +393,9 @@ class Attempts:
         """Attempts made so far, the current one included."""
         self.budget_refused = False
         """Whether the retry budget refused a retry (the call then ended with the error it had)."""
+        self.processed = False
+        """Whether the service may have acted on the request in an attempt so far (`_core.retry`'s table):
+        what the call's exception says as ``may_have_been_processed``."""
         self._budget = budget
         self._budget_clock = budget_clock
         self._call_id: str | None = None
@@ -458,6 +467,8 @@ class Attempts:
 
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
+        if not self.processed:
+            self.processed = status_may_have_been_processed(stream.status_code)
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
             return Answer(stream, content, self.request, {})
@@ -468,8 +479,14 @@ class Attempts:
         request = self.request
         logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
 
+    def failed(self, failure: Exception) -> None:
+        """Note how an attempt's exchange failed: a network failure by its kind; anything else may have been sent."""
+        if not self.processed:
+            self.processed = error_may_have_been_processed(failure) if isinstance(failure, httpx.RequestError) else True
+
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
+        self.failed(exc)
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
             self._debug("failed after %.1f ms (attempt %d): %s", self._elapsed_ms(), self.count, redact_text(repr(exc)))

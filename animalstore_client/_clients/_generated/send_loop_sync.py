@@ -20,7 +20,7 @@ from animalstore_client._clients.base import IOSync
 from animalstore_client._clients._generated.middleware_runner_sync import run_middleware_sync
 from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response, unknown_failure
 from animalstore_client._core.deadline import Timeouts
-from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._transports._generated.seam_sync import ResponseStream, Transport
@@ -43,6 +43,7 @@ class SendLoop(IOSync):
         between the caller and the library is resumed again every time the library waits.
         """
         observer = self._observe(operation, request)
+        attempts: Attempts | None = None
         try:
             transport = self._transport()
             # No local holds the settings: this frame reaches a crash reporter, and they hold headers.
@@ -78,6 +79,8 @@ class SendLoop(IOSync):
                 (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
             result = parse(response, attempts.count)
         except BaseException as exc:
+            if isinstance(exc, (APIError, MiddlewareError)) and attempts is not None:
+                exc.may_have_been_processed = attempts.processed
             if observer is not None:
                 observer.finish(exc)
             # What a crash reporter reads of the frames below: the library's hold the key.
@@ -142,10 +145,13 @@ class SendLoop(IOSync):
             if content is None:
                 content = self._read(stream, attempts)
             return attempts.complete(stream, content)
-        except (httpx.RequestError, AnimalStoreError):
+        except (httpx.RequestError, AnimalStoreError) as exc:  # an SDK error here came with an answer: sent
+            attempts.failed(exc)
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
-            raise unknown_failure(exc, attempts, transport.callers_part) from exc
+            failure = unknown_failure(exc, attempts, transport.callers_part)
+            attempts.failed(failure)
+            raise failure from exc
 
     @staticmethod
     def _read(stream: ResponseStream, attempts: Attempts) -> bytes:
