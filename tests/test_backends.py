@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import httpx
@@ -224,7 +225,7 @@ def test_importing_the_package_loads_no_optional_library() -> None:
 # --- the urllib3 backend's deprecation ---------------------------------------------------------------
 
 
-def _warnings_of(make: Callable[[], object], *, close: bool = True) -> list[warnings.WarningMessage]:
+def _warnings_of(make: Callable[[], Any], *, close: bool = True) -> list[warnings.WarningMessage]:
     """Every warning ``make`` raises (none filtered out); the clients it returns closed unless ``close`` is false."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -39,6 +38,7 @@ DEPRECATED_BACKENDS = {"urllib3": URLLIB3_DEPRECATION}
 """The backends a client warns about when made on one (by ``backend=`` or a caller's ``http_client``), by name."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+_PACKAGE = "animalstore_client."  # the frames of its modules are the SDK's, not the caller's
 
 
 def warns_deprecated(message: str) -> Callable[[F], F]:
@@ -75,9 +75,11 @@ def warn_at_callers_line(message: str) -> None:
     shared base) and from the testing kit's ``store.client(...)``, which adds
     frames of its own.
     """
-    frame = sys._getframe(1)  # noqa: SLF001  # the only way to count the frames warnings.warn skips
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None  # stacklevel 2: where this was called from
     level = 2
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "animalstore_client":
+    while frame is not None and frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
         frame = frame.f_back
         level += 1
+    del here, frame  # frames hold their locals: a reference kept here would keep the caller's alive
     warnings.warn(message, DeprecationWarning, stacklevel=level)
