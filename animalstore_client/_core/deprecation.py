@@ -64,8 +64,8 @@ def warns_deprecated(message: str) -> Callable[[F], F]:
     return decorate
 
 
-def warn_at_callers_line(message: str) -> None:
-    """Warn ``message`` as a `DeprecationWarning` at the first line outside this package: the caller's own.
+def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarning) -> None:
+    """Warn ``message`` (a `DeprecationWarning` unless told) at the first line outside this package: the caller's.
 
     A fixed ``stacklevel`` would be right for one path only: the same
     construction is reached from ``AnimalStoreClient(...)`` (through the
@@ -79,4 +79,4 @@ def warn_at_callers_line(message: str) -> None:
         frame = frame.f_back
         level += 1
     del here, frame  # frames hold their locals: a reference kept here would keep the caller's alive
-    warnings.warn(message, DeprecationWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
