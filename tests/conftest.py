@@ -247,6 +247,12 @@ HTTPX_VARIANTS = ["sync", "async"]
 ALL_VARIANTS: list[Any] = [pair for library in LIBRARIES for pair in _pairs(library)]
 """Every client/library pair, from the declarations (``_core/libraries.py``): a library declared there runs
 the behaviour suite with no test edited."""
+SYNC_VARIANTS: list[Any] = [
+    on_library(library.name, "sync" if library is LIBRARIES[0] else f"sync-{library.name}")
+    for library in LIBRARIES
+    if "sync" in library.clients
+]
+"""The sync client's pairs, from the declarations: for behaviour only threads can show."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
