@@ -121,6 +121,16 @@ def _library_of(module: str) -> str | None:
     return library if library in HTTP_LIBRARIES | {"httpx"} else None
 
 
+def _its_stack(library: str | None) -> set[str]:
+    """The HTTP libraries a module of ``library`` may import: itself, and the declared ones its stack is built on
+    (a library on urllib3 may import urllib3); the SDK's pool modules are httpcore's, or httpx2's with httpcore2."""
+    if library is None:
+        return set()
+    declared = {"httpcore": "httpx", "httpcore2": "httpx2"}.get(library, library)
+    stack = next((set(item.stack) for item in LIBRARIES if item.name == declared), set())
+    return {library} | (stack & HTTP_LIBRARIES) | ({declared} - {"httpx"})
+
+
 SHARED_TRANSPORT_PARTS = {
     f"{TOP}._transports",
     f"{TOP}._transports.shared",
@@ -140,7 +150,7 @@ def test_a_library_module_imports_its_own_library_the_seam_and_the_core(module: 
     """
     library = _library_of(module)
     libraries = _imports(module) & HTTP_LIBRARIES
-    assert libraries <= ({library} if library else set()) | ({"httpx2"} if library == "httpcore2" else set())
+    assert libraries <= _its_stack(library)
     allowed_own = SHARED_TRANSPORT_PARTS | {name for name in MODULES if _layer(name) == LAYERS.index("_core")}
     if library in {"httpcore", "httpcore2"}:
         pool = f"{TOP}._transports.pool._generated.httpcore2" if library == "httpcore2" else f"{TOP}._transports.pool"

@@ -526,3 +526,18 @@ def test_reset_empties_the_fault_queue_that_faults_shows(store: FakeAnimalStore)
         fault.times = 1  # type: ignore[misc]
     store.reset()
     assert store.faults == []
+
+
+def test_concurrent_calls_on_the_in_process_store_interleave_attempt_by_attempt() -> None:
+    """Two async calls at once, each retried after a 503: their attempts alternate, as over a network,
+    rather than the first call running all its retries before the second starts."""
+    store = FakeAnimalStore()
+    store.fail_next(503, times=2)
+
+    async def main() -> None:
+        async with store.async_client() as client:
+            await asyncio.gather(client.list_pets(limit=1), client.list_pets(limit=2))
+
+    asyncio.run(main())
+    order = [request.query["limit"] for request in store.requests]
+    assert order == [["1"], ["2"], ["1"], ["2"]]

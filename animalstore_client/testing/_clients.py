@@ -138,7 +138,11 @@ def _async(slept: Callable[[float], None]) -> Callable[[float], Any]:
     """``slept`` as the coroutine function an async client awaits instead of sleeping."""
 
     async def sleep(seconds: float) -> None:
+        import anyio  # as the in-process transport does: asyncio and trio alike
+
         slept(seconds)
+        # Instead of the wait, a turn for the other tasks: concurrent calls interleave at each backoff.
+        await anyio.sleep(0)
 
     return sleep
 

@@ -71,14 +71,20 @@ class AsyncFakeTransport(httpx.AsyncBaseTransport):
         self.store = store
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Answer ``request`` from the store, after any injected delay."""
+        """Answer ``request`` from the store, after any injected delay.
+
+        Each request first lets the other tasks run, as a socket's wait would: concurrent calls on the
+        in-process store interleave attempt by attempt, as they would over a network, rather than each
+        running all its retries first.
+        """
+        import anyio
+
+        await anyio.sleep(0)
         await request.aread()
         response = _answer(self.store, request)
         delay = self.store.next_delay()
         limit = _read_timeout(request)
         if delay:
-            import anyio
-
             await anyio.sleep(min(delay, limit) if limit is not None else delay)
             if limit is not None and delay > limit:
                 raise httpx.ReadTimeout("FakeAnimalStore: answer delayed past the read timeout", request=request)
