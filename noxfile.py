@@ -11,7 +11,11 @@ rather than being skipped.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import nox
+import tomllib
 
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
@@ -19,21 +23,32 @@ nox.options.sessions = ["tests"]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 
-# The lowest versions pyproject.toml declares for the libraries the SDK calls.
-# The `minimum` session installs exactly these over the test requirements.
-MINIMUM = [
-    "httpx==0.27.0",
-    "httpcore==1.0.0",
-    "attrs==23.1.0",
-    "cattrs==24.1.0",
-    "aiohttp==3.12.4",
-    "urllib3==2.2.0",
-    "pyreqwest==0.15.0",
-    "sniffio==1.3.0",
-    "opentelemetry-api==1.30.0",
-    "opentelemetry-sdk==1.30.0",
-    "opentelemetry-instrumentation-httpx==0.51b0",
-]
+# The `minimum` session installs the lowest version pyproject.toml declares of each library the SDK
+# calls (its dependencies and every extra: a new library's extra is tested at its floor with no edit
+# here), over the test requirements; and the oldest OpenTelemetry SDK the tests' checks run on.
+NOT_AT_MINIMUM = {
+    # The test tools (pydantic, under FastAPI and schemathesis) need a newer one than the SDK does.
+    "typing_extensions",
+    # The httpx2 pairs run once, on 3.11 with the README's command (marker ``httpx2``), not in this session.
+    "httpx2",
+    "httpcore2",
+}
+TEST_MINIMUM = ["opentelemetry-sdk==1.30.0", "opentelemetry-instrumentation-httpx==0.51b0"]
+
+
+def _minimum() -> list[str]:
+    """``name==lowest`` for every declared requirement with a lower bound, but those in NOT_AT_MINIMUM."""
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    pins: list[str] = []
+    for requirement in declared:
+        match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[[^]]*])?\s*[^;]*?>=\s*([0-9][^,;\s]*)", requirement)
+        if match and match[1] not in NOT_AT_MINIMUM:
+            pins.append(f"{match[1]}=={match[2]}")
+    return [*pins, *TEST_MINIMUM]
+
+
+MINIMUM = _minimum()
 # The httpx2 pairs (marker ``httpx2``) are new library pairs: the README's command runs them once, on 3.11.
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow and not httpx2"]
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "animalstore_client"
 
 _REGION = re.compile(
-    r"^(?P<indent>[ \t]*)# <(?P<kind>options|operations): (?P<name>[\w ]+)>.*\n"
+    r"^(?P<indent>[ \t]*)# <(?P<kind>options|operations|libraries): (?P<name>[\w ]+)>.*\n"
     r"(?P<body>(?:.*\n)*?)(?P=indent)# </(?P=kind)>\n",
     re.MULTILINE,
 )
@@ -288,6 +288,8 @@ def operations_region(which: str) -> str:
 
 
 def _region(kind: str, name: str, indent: str) -> str:
+    if kind == "libraries":
+        return textwrap.indent(libraries_region(name), indent, lambda line: bool(line.strip()))
     if kind == "options":
         return _parameters(option_parameters(name), indent)
     return textwrap.indent(operations_region(name), indent, lambda line: bool(line.strip()))
@@ -303,6 +305,105 @@ def regenerate(text: str) -> str:
 
     text = _REGION.sub(replace, text)
     return _with_args(text)
+
+
+def _libraries() -> Any:
+    """``_core/libraries.py``, loaded alone (it imports nothing of the package): the declared libraries."""
+    spec = importlib.util.spec_from_file_location("libraries_declaration", PACKAGE / "_core" / "libraries.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # attrs resolves the class's annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def libraries_region(name: str) -> str:
+    """A region that follows from ``LIBRARIES``: the ``backend=`` types."""
+    libraries = _libraries().LIBRARIES
+    if name == "backend names":
+        lines: list[str] = []
+        for client, alias, cls in (
+            ("sync", "BackendName", "AnimalStoreClient"),
+            ("async", "AsyncBackendName", "AsyncAnimalStoreClient"),
+        ):
+            names = ", ".join(f'"{library.name}"' for library in libraries if client in library.clients)
+            lines += [
+                f"{alias} = Literal[{names}]",
+                f'"""The libraries `{cls}` can send through: its ``backend=`` argument\'s type."""',
+            ]
+        return "\n".join(lines) + "\n"
+    if name == "http client types":
+        return _http_client_types(libraries)
+    raise SystemExit(f"scripts/codegen.py: no libraries region is called {name!r}")
+
+
+def _http_client_types(libraries: Any) -> str:
+    """``AsyncHTTPClient`` and ``HTTPClient``: the classes each client takes as ``http_client``, with their docs."""
+    out: list[str] = []
+    for client, alias, cls, other in (
+        ("async", "AsyncHTTPClient", "AsyncAnimalStoreClient", "a sync client"),
+        ("sync", "HTTPClient", "AnimalStoreClient", "an async client"),
+    ):
+        taken = [library for library in libraries if client in library.client_types]
+        refused = [library for library in libraries if client in library.clients and library.callers_clients_refused]
+        names = [f"``{'.'.join(library.client_classes[client])}``" for library in taken]
+        listed = ", ".join(names[:-1]) + f"\nor {names[-1]}"
+        refusals = "".join(
+            f' (a {library.name} client is refused: ``backend="{library.name}"`` builds the SDK\'s own)'
+            for library in refused
+        )
+        out += [
+            f"{alias}: TypeAlias = {' | '.join(library.client_types[client] for library in taken)}",
+            f'"""What `{cls}` takes as ``http_client``: {listed}{refusals}.',
+            "",
+            "httpx's class by name; each optional library's by a Protocol of a few of",
+            "its members, so that this type is complete whether that library is",
+            "installed or not. With the library installed, a type checker accepts its",
+            f"client and refuses other objects ({other} among them); the client",
+            "itself checks the class when it is made.",
+            '"""',
+            "",
+        ]
+    return "\n".join(out[:-1]) + "\n"
+
+
+BACKENDS_TABLE = ROOT / "docs" / "_backends-table.md"
+TABLE_NOTES = """
+Install an extra with the package: `pip install "/path/to/animalstore-client[pyreqwest]"`, several as
+`[aiohttp,otel]`. `verify=True` (the default) means the same on every backend: certifi's CA bundle, or
+`SSL_CERT_FILE`/`SSL_CERT_DIR` when set. A client of your own given as `http_client=` is used as it is,
+keeps its own trust settings (`verify=` is then refused) and is never closed, but is held to the SDK's rules
+on every send (no redirect, no credentials of its own, one sending per attempt); `backend=` can be left out
+with it, since its type says which library it is.
+"""
+
+
+def backends_table() -> str:
+    """docs/_backends-table.md: a row per library of ``LIBRARIES``, then one per other extra."""
+    declared = _libraries()
+    header = (
+        "| `backend=` | clients | install | Python | what it is; choose it for "
+        "| `http_client=` it takes (sync / async) | `verify=` it takes |\n"
+        "|---|---|---|---|---|---|---|\n"
+    )
+    rows: list[str] = []
+    for index, library in enumerate(declared.LIBRARIES):
+        clients = "both" if len(library.clients) == 2 else library.clients[0]
+        name = f'`"{library.name}"`' + (" (the default)" if index == 0 else "")
+        if library.deprecation is not None:
+            name += " (deprecated)"
+        install = "nothing more: a dependency" if library.extra is None else f"the `[{library.extra}]` extra"
+        python = f"{library.python[0]}.{library.python[1]}+"
+        cells = [name, clients, install, python, library.choose_for, library.http_client_text, library.verify_text]
+        rows.append("| " + " | ".join(cells) + " |\n")
+    floor = declared.PACKAGE_FLOOR
+    for extra in declared.OTHER_EXTRAS:
+        distributions = ", ".join(f"`{declared.distribution_of(r)}`" for r in extra.requirements)
+        install = f"the `[{extra.name}]` extra ({distributions})"
+        rows.append(f"| no backend | both | {install} | {floor[0]}.{floor[1]}+ | {extra.purpose} | | |\n")
+    notice = "<!-- Written by scripts/codegen.py from animalstore_client/_core/libraries.py: do not edit. -->\n"
+    return notice + header + "".join(rows) + TABLE_NOTES
 
 
 _ARGS = re.compile(r"^(?P<indent>    )Args:\n(?:(?P=indent)    .*\n|\n)*?(?=(?P=indent)\"\"\")", re.MULTILINE)
@@ -326,7 +427,7 @@ def _targets() -> list[Path]:
     found: list[Path] = []
     for path in sorted(PACKAGE.rglob("*.py")):
         text = path.read_text()
-        if not text.startswith("# Generated from") and re.search(r"# <(options|operations): ", text):
+        if not text.startswith("# Generated from") and re.search(r"# <(options|operations|libraries): ", text):
             found.append(path)
     return found
 
@@ -348,6 +449,18 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), name, name))
         else:
             path.write_text(wanted)
+            print(f"wrote {name}")
+    table = backends_table()
+    current_table = BACKENDS_TABLE.read_text() if BACKENDS_TABLE.exists() else ""
+    if current_table != table:
+        name = str(BACKENDS_TABLE.relative_to(ROOT))
+        stale.append(name)
+        if check:
+            sys.stdout.writelines(
+                difflib.unified_diff(current_table.splitlines(True), table.splitlines(True), name, name)
+            )
+        else:
+            BACKENDS_TABLE.write_text(table)
             print(f"wrote {name}")
     if check:
         if stale:

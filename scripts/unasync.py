@@ -32,20 +32,21 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "animalstore_client"
 
 POOL = PACKAGE / "_transports" / "pool"
-FILES = {
-    PACKAGE / "_clients" / "client_async.py": PACKAGE / "_clients" / "_generated" / "client_sync.py",
-    PACKAGE / "_clients" / "middleware_runner_async.py": PACKAGE
-    / "_clients"
-    / "_generated"
-    / "middleware_runner_sync.py",
-    PACKAGE / "_transports" / "seam_async.py": PACKAGE / "_transports" / "_generated" / "seam_sync.py",
-    PACKAGE / "_transports" / "httpx_async.py": PACKAGE / "_transports" / "_generated" / "httpx_sync.py",
-    PACKAGE / "_transports" / "pyreqwest_async.py": PACKAGE / "_transports" / "_generated" / "pyreqwest_sync.py",
-    PACKAGE / "_transports" / "httpx2_async.py": PACKAGE / "_transports" / "_generated" / "httpx2_sync.py",
-    POOL / "httpcore_async.py": POOL / "_generated" / "httpcore_sync.py",
-    POOL / "pool_async.py": POOL / "_generated" / "pool_sync.py",
-    POOL / "deadline_network_async.py": POOL / "_generated" / "deadline_network_sync.py",
-}
+
+
+def _sources() -> dict[Path, Path]:
+    """Every hand-written ``*_async.py`` module, each to its sync twin in the ``_generated`` folder beside it.
+
+    By convention, not a list: a new async module of a library is generated with no edit here.
+    """
+    return {
+        source: source.parent / "_generated" / source.name.replace("_async.py", "_sync.py")
+        for source in sorted(PACKAGE.rglob("*_async.py"))
+        if "_generated" not in source.relative_to(PACKAGE).parts
+    }
+
+
+FILES = _sources()
 
 # The httpx2 backend's own pool is the default backend's, over httpcore2 instead of httpcore: the
 # same text with the library's name changed, each module (hand-written or generated above) to its

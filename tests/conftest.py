@@ -23,16 +23,44 @@ import respx
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
 from animalstore_client._clients.base import _BaseClient
 from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
-from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
+from animalstore_client._core.libraries import LIBRARIES, Library, by_name
 
 API_KEY = "test-key-0123456789"
 PRODUCTION = "https://api.animalstore.example/v1"
 STAGING = "https://staging.api.animalstore.example/v1"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the Prism contract tests last, after the unit and end-to-end tests."""
-    items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the Prism contract tests last, after the unit and end-to-end tests; on pytest-xdist's workers, first.
+
+    The workers (pyproject's ``-n``) are handed tests in this order, so there the longest ones start first and no
+    worker is left running one alone at the end: the Prism group (_PrismOnOneWorker), then the stress tier.
+    """
+    if hasattr(config, "workerinput"):
+        items.sort(
+            key=lambda item: (item.get_closest_marker("contract") is None, item.get_closest_marker("slow") is None)
+        )
+    else:
+        items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist hands out the tests one at a time, but all the Prism contract tests to one worker."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _PrismOnOneWorker(LoadScopeScheduling):
+        """One test per work unit, except test_contract.py's tests, which form one unit.
+
+        Each Prism fixture starts a Node.js server (seconds of CPU), and the first run installs Prism under
+        .tools/, which two workers must not do at once (npm fails). xdist's own ``xdist_group`` marker is
+        not honoured with pytest 9 (it renames items through an attribute pytest 9 no longer reads).
+        """
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "prism" if nodeid.startswith("tests/test_contract.py::") else nodeid
+
+    return _PrismOnOneWorker(config, log)
 
 
 @pytest.fixture
@@ -147,48 +175,84 @@ def _importable(module: str) -> bool:
 
 
 def _needs(library: str, installed: bool) -> pytest.MarkDecorator:
-    """A mark skipping a test where ``library`` (Python 3.11+ only) is not installed, saying why."""
+    """A mark skipping a test where ``library`` is not installed, saying why (the Python it needs, or the pin)."""
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    needed = by_name(library).python
     return pytest.mark.skipif(
         not installed,
-        reason=f"{library} is not installed: it needs Python 3.11+ (this is {here})"
-        if sys.version_info < (3, 11)
+        reason=f"{library} is not installed: it needs Python {needed[0]}.{needed[1]}+ (this is {here})"
+        if sys.version_info < needed
         else f"{library} is not installed (pip install -r tests/requirements.txt)",
     )
 
 
-HAS_PYREQWEST = _importable("pyreqwest")
-needs_pyreqwest = _needs("pyreqwest", HAS_PYREQWEST)
-"""Marks a test that needs pyreqwest: skipped, with the reason printed, where it cannot be installed."""
-PYREQWEST_VARIANTS = [pytest.param(name, marks=needs_pyreqwest) for name in ("sync-pyreqwest", "async-pyreqwest")]
+NEEDS = {library.name: _needs(library.name, _importable(library.name)) for library in LIBRARIES if library.extra}
+"""A mark per optional library skipping a test where it is not installed, saying why."""
+RUN_ONCE = frozenset({"httpx2"})
+"""Libraries whose pairs carry a mark of their name, which the sessions on the other Pythons leave out
+(noxfile.py): new pairs run once, from the README's command, to keep CI under 20 minutes."""
 
+
+def deprecated(library: str) -> pytest.MarkDecorator:
+    """Marks a test (or a parameter) that uses a deprecated library on purpose: its DeprecationWarning, that
+    message exactly, is expected there (``filterwarnings = error`` raises it anywhere else)."""
+    message = by_name(library).deprecation
+    assert message is not None, f"{library} is not deprecated"
+    return pytest.mark.filterwarnings(f"ignore:{re.escape(message)}:DeprecationWarning")
+
+
+def on_library(library: str, value: str) -> Any:
+    """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once,
+    its deprecation warning expected if it is deprecated."""
+    marks = [NEEDS[library]] if library in NEEDS else []
+    if library in RUN_ONCE:
+        marks.append(getattr(pytest.mark, library))
+    if by_name(library).deprecation is not None:
+        marks.append(deprecated(library))
+    return pytest.param(value, marks=marks) if marks else value
+
+
+def _pairs(library: Library) -> list[Any]:
+    """The client/library pairs of one library: ``"sync"``/``"async"`` for the default, ``"sync-x"`` for others."""
+    default = library is LIBRARIES[0]
+    return [on_library(library.name, client if default else f"{client}-{library.name}") for client in library.clients]
+
+
+HAS_PYREQWEST = _importable("pyreqwest")
+needs_pyreqwest = NEEDS["pyreqwest"]
+"""Marks a test that needs pyreqwest: skipped, with the reason printed, where it cannot be installed."""
+PYREQWEST_VARIANTS = _pairs(by_name("pyreqwest"))
 
 HAS_HTTPX2 = _importable("httpx2")
-needs_httpx2 = _needs("httpx2", HAS_HTTPX2)
+needs_httpx2 = NEEDS["httpx2"]
 """Marks a test that needs httpx2: skipped, with the reason printed, where it cannot be installed."""
 
 
 def on_httpx2(value: str) -> Any:
     """``value`` as a parameter of a test that needs httpx2, marked so (``needs_httpx2`` and ``httpx2``)."""
-    return pytest.param(value, marks=[needs_httpx2, pytest.mark.httpx2])
+    return on_library("httpx2", value)
 
 
-HTTPX2_VARIANTS = [on_httpx2("sync-httpx2"), on_httpx2("async-httpx2")]
-"""The httpx2 backend's pairs. Marked ``httpx2``: the sessions on the other Pythons leave them out (noxfile.py),
-as the new pairs run once, from the README's command, to keep CI under 20 minutes."""
+HTTPX2_VARIANTS = _pairs(by_name("httpx2"))
+"""The httpx2 backend's pairs, marked ``httpx2`` (RUN_ONCE)."""
 
-urllib3_deprecated = pytest.mark.filterwarnings(f"ignore:{re.escape(URLLIB3_DEPRECATION)}:DeprecationWarning")
-"""Marks a test (or a parameter) that uses the deprecated urllib3 backend on purpose: its DeprecationWarning, that
-message exactly, is expected there (``filterwarnings = error`` raises it anywhere else)."""
-URLLIB3_VARIANT = pytest.param("sync-urllib3", marks=urllib3_deprecated)
+urllib3_deprecated = deprecated("urllib3")
+"""Marks a test (or a parameter) that uses the deprecated urllib3 backend on purpose."""
+URLLIB3_VARIANT = on_library("urllib3", "sync-urllib3")
 """The sync client on urllib3, whose construction warns (deprecated until 2.0 removes it)."""
-URLLIB3_BACKEND = pytest.param("urllib3", marks=urllib3_deprecated)
+URLLIB3_BACKEND = on_library("urllib3", "urllib3")
 """``backend="urllib3"`` as a parameter: its construction warns (deprecated until 2.0 removes it)."""
 
 HTTPX_VARIANTS = ["sync", "async"]
-ALL_VARIANTS: list[Any] = [*HTTPX_VARIANTS, URLLIB3_VARIANT, "async-aiohttp", *PYREQWEST_VARIANTS, *HTTPX2_VARIANTS]
-"""Every client/library pair: sync and async on httpx, urllib3 (sync), aiohttp (async), pyreqwest (both) and
-httpx2 (both)."""
+ALL_VARIANTS: list[Any] = [pair for library in LIBRARIES for pair in _pairs(library)]
+"""Every client/library pair, from the declarations (``_core/libraries.py``): a library declared there runs
+the behaviour suite with no test edited."""
+SYNC_VARIANTS: list[Any] = [
+    on_library(library.name, "sync" if library is LIBRARIES[0] else f"sync-{library.name}")
+    for library in LIBRARIES
+    if "sync" in library.clients
+]
+"""The sync client's pairs, from the declarations: for behaviour only threads can show."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

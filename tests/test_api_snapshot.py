@@ -270,10 +270,10 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     """
     api = tmp_path / "api"
     assert _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(api))[0] == 0
-    path = tree / "animalstore_client" / "_clients/backends.py"
+    path = tree / "animalstore_client" / "_core" / "libraries.py"
     source = path.read_text()
     match = re.search(r"^BackendName = Literal\[(.*)\]$", source, re.MULTILINE)
-    assert match is not None, "BackendName = Literal[...] is not in _backends.py: update this test"
+    assert match is not None, "BackendName = Literal[...] is not in _core/libraries.py: update this test"
     members = [ast.literal_eval(member) for member in match[1].split(",")]
 
     def backends(*names: str) -> tuple[int, str]:
@@ -287,7 +287,7 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     code, output = backends(*members[1:], "httpx2")
     assert code == 1, output
     assert f"animalstore_client.BackendName: Literal member was removed: {members[0]!r}" in output
-    assert "_clients/backends.py:" in output
+    assert "_core/libraries.py:" in output
 
     path.write_text(source.replace(match[0], "BackendName = str"))
     code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))

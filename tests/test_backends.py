@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
+import hashlib
+import importlib
 import importlib.metadata
+import os
 import pickle
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import aiohttp
 import httpx
@@ -24,8 +29,9 @@ from animalstore_client import (
     AsyncAnimalStoreClient,
     ClientValidationError,
 )
-from animalstore_client._clients.backends import REQUIREMENTS
+from animalstore_client._clients.backends import REQUIREMENTS, _stand_in
 from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
+from animalstore_client._core.libraries import LIBRARIES, by_name
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import API_KEY, HAS_HTTPX2, HAS_PYREQWEST, needs_pyreqwest, on_httpx2, urllib3_deprecated
@@ -222,6 +228,56 @@ def test_importing_the_package_loads_no_optional_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("library", [library.name for library in LIBRARIES if library.requirement is not None])
+def test_each_installed_library_is_the_distribution_declared(library: str) -> None:
+    """Each optional library installed for the tests is the distribution its declaration names: nothing refused."""
+    declared = by_name(library)
+    try:
+        module = importlib.import_module(library)
+    except ImportError:
+        pytest.skip(f"{library} is not installed here (it needs Python {declared.python[0]}.{declared.python[1]}+)")
+    assert _stand_in(library, module.__file__, declared.distribution) is None
+
+
+def _record_line(path: str, content: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(content)}\n"
+
+
+def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Path) -> None:
+    """urllib3-future writing over urllib3's files (as installing niquests does) is refused, naming both, before a send.
+
+    A site directory holds urllib3's record of its ``__init__.py`` and urllib3-future's of the file now there,
+    with another hash: the shape pip leaves when the second writes over the first.
+    """
+    site = tmp_path / "site"
+    (site / "urllib3").mkdir(parents=True)
+    theirs = b"__version__ = '2.99.900'  # urllib3-future's file, written over urllib3's\n"
+    (site / "urllib3" / "__init__.py").write_bytes(theirs)
+    for name, version, content in (
+        ("urllib3", "2.8.0", b"# urllib3's own file\n"),
+        ("urllib3_future", "2.99.900", theirs),
+    ):
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
+        (info / "RECORD").write_text(_record_line("urllib3/__init__.py", content))
+    code = (
+        "import animalstore_client as a\n"
+        "try:\n"
+        "    a.AnimalStoreClient('k', backend='urllib3')\n"
+        "except a.AnimalStoreError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, env=env)
+    assert out.stdout.startswith(
+        'AnimalStoreError backend="urllib3" needs the urllib3 distribution, but the urllib3 package here was '
+        "installed by urllib3-future, another library under the same name that the SDK is not tested with: "
+        'choose backend="httpx"'
+    ), out.stdout + out.stderr
+
+
 # --- the urllib3 backend's deprecation ---------------------------------------------------------------
 
 
@@ -231,7 +287,7 @@ def _warnings_of(make: Callable[[], Any], *, close: bool = True) -> list[warning
         warnings.simplefilter("always")
         made = make()
     for client in (made if isinstance(made, tuple) else (made,)) if close else ():
-        client.close()
+        cast("Any", client).close()
     return caught
 
 

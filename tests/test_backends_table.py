@@ -1,23 +1,19 @@
-"""One table of backends and extras (docs/_backends-table.md), complete and the same wherever it is shown.
+"""One table of backends and extras (docs/_backends-table.md), written from the declarations and shown once.
 
-The docs pages include the file (``--8<--``); README.md, which GitHub renders
-without includes, holds a copy. The backend names come from the clients'
-``backend=`` types in ``_clients/backends.py`` and the extras from pyproject.toml, so
-a backend or extra added there without a row here fails, naming it.
+``scripts/codegen.py`` writes the table from ``_core/libraries.py`` (its
+``--check`` fails on a stale one); the docs pages include the file
+(``--8<--``) and README.md links to it. What cannot be derived is held to the
+declarations here: pyproject.toml's extras and requires-python.
 """
 
 from __future__ import annotations
 
 import re
-import typing
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 
-from animalstore_client._clients import backends as _backends
-from animalstore_client._core.deprecation import DEPRECATED_BACKENDS
+from animalstore_client._core.libraries import LIBRARIES, OTHER_EXTRAS, PACKAGE_FLOOR, distribution_of
 
 tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+; this runs once, on 3.11 (noxfile.py's ONCE)")
 
@@ -26,8 +22,6 @@ TABLE = ROOT / "docs" / "_backends-table.md"
 INCLUDE = '--8<-- "docs/_backends-table.md"'
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
-ASYNC = set(typing.get_args(_backends.AsyncBackendName))
-SYNC = set(typing.get_args(_backends.BackendName))
 
 
 def _rows() -> list[dict[str, str]]:
@@ -40,80 +34,73 @@ def _rows() -> list[dict[str, str]]:
     return [dict(zip(headings, row, strict=True)) for row in body]
 
 
-ROWS = _rows()
+def _declared_extras() -> dict[str, list[str]]:
+    """Every extra the declarations name, with its requirements as pyproject.toml should list them."""
+    extras = {
+        library.extra: [r for r in (library.requirement, *library.also_installs) if r]
+        for library in LIBRARIES
+        if library.extra
+    }
+    extras.update({extra.name: list(extra.requirements) for extra in OTHER_EXTRAS})
+    return extras
 
 
-def _row(backend: str) -> dict[str, str]:
-    found = [row for row in ROWS if re.match(rf'`"{re.escape(backend)}"`', row["`backend=`"])]
-    assert len(found) == 1, f'backend "{backend}" (from _backends.py) has {len(found)} rows in {TABLE.name}'
-    return found[0]
+def _without_markers(requirement: str) -> str:
+    return requirement.split(";", maxsplit=1)[0].replace(" ", "")
 
 
-def _oldest_python(extra: str) -> str:
-    """The oldest Python an extra installs something on: its requirements' marker, else the package's floor."""
-    floor = SpecifierSet(PYPROJECT["project"]["requires-python"])
-    versions = {"3.10", "3.11", "3.12", "3.13", "3.14"}
-    supported = sorted((v for v in versions if v in floor), key=lambda v: tuple(map(int, v.split("."))))
-    for version in supported:
-        requirements = [Requirement(line) for line in EXTRAS[extra]]
-        if all(r.marker is None or r.marker.evaluate({"python_version": version}) for r in requirements):
-            return version
-    raise AssertionError(f"the [{extra}] extra installs nothing on any supported Python")
+def test_pyprojects_extras_are_the_declared_ones() -> None:
+    """Each extra of pyproject.toml is a declared library's or OTHER_EXTRAS', installing what they declare."""
+    assert {name: [_without_markers(r) for r in reqs] for name, reqs in EXTRAS.items()} == _declared_extras()
 
 
-@pytest.mark.parametrize("backend", sorted(ASYNC | SYNC))
-def test_every_backend_has_a_row_saying_which_clients_have_it(backend: str) -> None:
-    """Each name the clients' ``backend=`` takes has one row, whose clients cell says sync, async or both."""
-    expected = "both" if backend in ASYNC and backend in SYNC else "async" if backend in ASYNC else "sync"
-    assert _row(backend)["clients"] == expected
+def test_an_extra_of_a_newer_python_says_so_in_its_markers() -> None:
+    """A library that needs a newer Python than the package's floor has that marker on its extra's requirements."""
+    assert PYPROJECT["project"]["requires-python"] == f">={PACKAGE_FLOOR[0]}.{PACKAGE_FLOOR[1]}"
+    for library in LIBRARIES:
+        if library.extra is None:
+            continue
+        for requirement in EXTRAS[library.extra]:
+            marker = f'python_version >= "{library.python[0]}.{library.python[1]}"'
+            assert (marker in requirement) == (library.python > PACKAGE_FLOOR), (library.name, requirement)
 
 
-@pytest.mark.parametrize("extra", sorted(EXTRAS))
-def test_every_extra_has_a_row_with_its_python(extra: str) -> None:
-    """Each extra of pyproject.toml is named in the install cell of one row, with the oldest Python it serves."""
-    found = [row for row in ROWS if f"`[{extra}]`" in row["install"]]
-    assert len(found) == 1, f"the [{extra}] extra (pyproject.toml) has {len(found)} rows in {TABLE.name}"
-    assert found[0]["Python"] == f"{_oldest_python(extra)}+"
-
-
-def test_a_backend_with_an_extra_names_it_and_the_default_needs_none() -> None:
-    """A backend whose library is an extra of the same name says to install it; httpx, a dependency, says none."""
-    for backend in ASYNC | SYNC:
-        install = _row(backend)["install"]
-        if backend in EXTRAS:
-            assert f"`[{backend}]`" in install, (backend, install)
-        else:
-            assert "[" not in install, (backend, install)
+def test_every_library_and_extra_has_one_row() -> None:
+    """The written table has a row per declared library, in order, and one per other extra, naming its extra."""
+    rows = _rows()
+    names = [re.match(r'`"([^"]+)"`', row["`backend=`"]) for row in rows]
+    assert [m[1] for m in names if m] == [library.name for library in LIBRARIES]
+    for extra in _declared_extras():
+        assert sum(f"`[{extra}]`" in row["install"] for row in rows) == 1, extra
+    for distribution in (distribution_of(r) for reqs in _declared_extras().values() for r in reqs):
+        assert distribution in TABLE.read_text(encoding="utf-8"), distribution
 
 
 def test_a_deprecated_backend_says_so_with_its_replacement_and_removal() -> None:
-    """The rows of the backends that warn when chosen (and only those) say deprecated, the default as the
+    """The rows of the libraries that warn when chosen (and only those) say deprecated, the default as the
     replacement and the release that removes them, as the warning does."""
-    for backend in ASYNC | SYNC:
-        row = _row(backend)
-        message = DEPRECATED_BACKENDS.get(backend)
-        if message is None:
-            assert "deprecated" not in " ".join(row.values()).lower(), backend
+    rows = {m[1]: row for row in _rows() if (m := re.match(r'`"([^"]+)"`', row["`backend=`"]))}
+    for library in LIBRARIES:
+        row = rows[library.name]
+        if library.deprecation is None:
+            assert "deprecated" not in " ".join(row.values()).lower(), library.name
             continue
-        removal = re.search(r"removed in animalstore-client (\d+\.\d+)", message)
-        assert removal is not None, message
+        removal = re.search(r"removed in animalstore-client (\d+\.\d+)", library.deprecation)
+        assert removal is not None, library.deprecation
         said = row["what it is; choose it for"]
-        assert row["`backend=`"] == f'`"{backend}"` (deprecated)'
+        assert row["`backend=`"] == f'`"{library.name}"` (deprecated)'
         assert f"deprecated, to be removed in {removal[1]}" in said, said
-        assert 'Use the default, `"httpx"`, instead' in said, said
+        assert f'Use the default, `"{LIBRARIES[0].name}"`, instead' in said, said
         assert "DeprecationWarning" in said, said
 
 
-def test_every_library_the_install_advice_names_is_in_the_table() -> None:
-    """Each distribution a missing library's error tells to install (``REQUIREMENTS``) is named in the table."""
-    text = TABLE.read_text(encoding="utf-8")
-    for distribution in _backends.REQUIREMENTS:
-        assert distribution in text, f"{distribution} (_backends.REQUIREMENTS) is not named in {TABLE.name}"
-
-
-def test_the_readme_holds_the_table_as_it_is() -> None:
-    """GitHub renders README.md without includes: its copy is the file, word for word."""
-    assert TABLE.read_text(encoding="utf-8").strip() in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_readme_links_to_the_table_and_names_every_extra() -> None:
+    """README.md links to the docs' table (it holds no copy to drift) and names each extra."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/index.md#backends-and-extras" in readme
+    assert "|---|" not in readme.split("## Documentation")[0].split("### Backends and extras")[-1]
+    for extra in _declared_extras():
+        assert f"`[{extra}]`" in readme, extra
 
 
 def test_the_docs_include_the_table_rather_than_a_list_of_their_own() -> None:
@@ -121,5 +108,5 @@ def test_the_docs_include_the_table_rather_than_a_list_of_their_own() -> None:
     pages = {page.name: page.read_text(encoding="utf-8") for page in (ROOT / "docs").glob("*.md") if page != TABLE}
     assert {name for name, text in pages.items() if INCLUDE in text} >= {"index.md", "usage.md"}
     for name, text in pages.items():
-        for backend in ASYNC | SYNC:
-            assert not re.search(rf'^\s*\| `"{re.escape(backend)}"`', text, re.MULTILINE), (name, backend)
+        for library in LIBRARIES:
+            assert not re.search(rf'^\s*\| `"{re.escape(library.name)}"`', text, re.MULTILINE), (name, library.name)

@@ -48,9 +48,10 @@ from animalstore_client import (
     InternalServerError,
     MiddlewareError,
 )
+from animalstore_client._core.libraries import LIBRARIES
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, URLLIB3_VARIANT, ClientFactory
+from .conftest import ALL_VARIANTS, SYNC_VARIANTS, ClientFactory
 from .servers import LoopbackServer, refused_url, respond
 from .tls import ca_file, server_context, stranger
 
@@ -219,7 +220,7 @@ def test_no_frame_of_a_raised_traceback_holds_the_key(
     if kind in ("timeout", "refused", "reset"):
         assert exc.__cause__ is not None
         text = "".join(traceback.format_exception(exc))
-        assert any(place in text for place in ("site-packages", "_transport_", "_httpcore_", "_deadline_")), text
+        assert any(place in text for place in ("site-packages", "/_transports/")), text
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
@@ -344,7 +345,7 @@ def test_a_middleware_cannot_change_where_the_key_goes_or_the_framing(
         assert server.received == []
 
 
-@pytest.mark.parametrize("variant", ["sync", URLLIB3_VARIANT, PYREQWEST_VARIANTS[0]], indirect=True)
+@pytest.mark.parametrize("variant", SYNC_VARIANTS, indirect=True)
 def test_two_threads_racing_into_call_next_send_once(
     make_client: ClientFactory, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -604,7 +605,7 @@ def test_the_user_agent_names_the_library_that_sends(make_client: ClientFactory,
         agent = server.received[0].headers["user-agent"]
     assert agent.startswith("animalstore-client-python/")
     assert f" {library}/" in agent
-    others = {"httpx", "aiohttp", "urllib3", "pyreqwest"} - {library}
+    others = {declared.name for declared in LIBRARIES} - {library}
     assert not any(f" {other}/" in agent for other in others), agent
 
 

@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from animalstore_client._core.libraries import LIBRARIES
+
 PACKAGE = Path(__file__).resolve().parent.parent / "animalstore_client"
 TOP = "animalstore_client"
 
 LAYERS = ("_core", "_transports", "_clients", "testing")
 """From the bottom up: a module imports only from its own layer and those below it."""
-# Every HTTP library a module may drive; httpx is also the core's request and response model, so
-# every layer may import it.
-HTTP_LIBRARIES = frozenset({"httpcore", "httpcore2", "httpx2", "aiohttp", "urllib3", "pyreqwest"})
+# Every HTTP library a module may drive: the declared ones and the two the SDK's own pool is built on.
+# httpx is also the core's request and response model, so every layer may import it.
+HTTP_LIBRARIES = frozenset({library.name for library in LIBRARIES} | {"httpcore", "httpcore2"}) - {"httpx"}
 
 
 def _modules() -> dict[str, Path]:

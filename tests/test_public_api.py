@@ -182,12 +182,14 @@ def test_sync_and_async_have_the_same_public_surface(sync: type, asynchronous: t
 
 
 def test_public_classes_report_the_public_module() -> None:
-    """Every public class says it lives in animalstore_client (or .testing), as tracebacks and reprs show."""
+    """Every public class and function says it lives in animalstore_client (or .testing), as tracebacks, reprs
+    and pickles show, wherever in the private folders it is defined."""
     for module in (animalstore_client, animalstore_client.testing):
         for name in module.__all__:
             value = getattr(module, name)
-            if isinstance(value, type):
+            if isinstance(value, type) or inspect.isfunction(value):
                 assert value.__module__ == module.__name__, name
+                assert pickle.loads(pickle.dumps(value)) is value, name
     assert repr(NotFoundError) == "<class 'animalstore_client.NotFoundError'>"
     assert "animalstore_client.AsyncAnimalStoreClient" in repr(AsyncAnimalStoreClient)
 

@@ -10,123 +10,83 @@ pool (over httpcore or httpcore2: the same code, generated).
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 import importlib
+import importlib.metadata
+import re
 import ssl
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
 
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
+from animalstore_client._core.libraries import (
+    LIBRARIES,
+    OTHER_EXTRAS,
+    PACKAGE_FLOOR,
+    AsyncBackendName,
+    BackendName,
+    by_name,
+    distribution_of,
+    for_client,
+)
 from animalstore_client._core.show import show
 from animalstore_client._core.tls import ssl_context
 
 if TYPE_CHECKING:
-    from animalstore_client._transports._generated.httpx2_sync import Httpx2Transport
-    from animalstore_client._transports._generated.httpx_sync import HttpxTransport
-    from animalstore_client._transports._generated.pyreqwest_sync import PyreqwestTransport
     from animalstore_client._transports._generated.seam_sync import Transport
-    from animalstore_client._transports.aiohttp import AiohttpTransport
-    from animalstore_client._transports.httpx2_async import AsyncHttpx2Transport
-    from animalstore_client._transports.httpx_async import AsyncHttpxTransport
-    from animalstore_client._transports.pool._generated.httpcore2.httpcore2_async import AsyncHttpcore2Transport
-    from animalstore_client._transports.pool._generated.httpcore2.httpcore2_sync import Httpcore2Transport
-    from animalstore_client._transports.pool._generated.httpcore_sync import HttpcoreTransport
-    from animalstore_client._transports.pool.httpcore_async import AsyncHttpcoreTransport
-    from animalstore_client._transports.pyreqwest_async import AsyncPyreqwestTransport
     from animalstore_client._transports.seam_async import AsyncTransport
-    from animalstore_client._transports.urllib3 import Urllib3Transport
-
-    # The classes `_ASYNC_TRANSPORTS` and `_SYNC_TRANSPORTS` name, held to the seam by the type checkers.
-    _ASYNC_SEAM: tuple[type[AsyncTransport], ...] = (
-        AsyncHttpxTransport,
-        AsyncHttpcoreTransport,
-        AsyncHttpx2Transport,
-        AsyncHttpcore2Transport,
-        AiohttpTransport,
-        AsyncPyreqwestTransport,
-    )
-    _SYNC_SEAM: tuple[type[Transport], ...] = (
-        HttpxTransport,
-        HttpcoreTransport,
-        Httpx2Transport,
-        Httpcore2Transport,
-        Urllib3Transport,
-        PyreqwestTransport,
-    )
 
 __all__ = [
     "REFUSED_CLIENTS",
     "AsyncBackendName",
     "BackendName",
+    "callers_base_url",
     "choose_backend_async",
     "choose_backend_sync",
     "new_transport_async",
     "new_transport_sync",
 ]
 
-AsyncBackendName = Literal["httpx", "httpx2", "aiohttp", "pyreqwest"]
-"""The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type."""
-BackendName = Literal["httpx", "httpx2", "urllib3", "pyreqwest"]
-"""The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type."""
 
-# The one class of each library a caller may pass as http_client, by client: (module, class).
-_ASYNC_CLASSES = {
-    "httpx2": ("httpx2", "AsyncClient"),
-    "aiohttp": ("aiohttp", "ClientSession"),
-    "pyreqwest": ("pyreqwest.client", "Client"),
-}
-_SYNC_CLASSES = {
-    "httpx2": ("httpx2", "Client"),
-    "urllib3": ("urllib3", "PoolManager"),
-    "pyreqwest": ("pyreqwest.client", "SyncClient"),
-}
-REFUSED_CLIENTS = frozenset({"pyreqwest"})
+def _classes(client: Literal["sync", "async"]) -> dict[str, tuple[str, str]]:
+    """The library client class each backend of ``client`` tells apart as ``http_client``, by backend."""
+    return {library.name: library.client_classes[client] for library in for_client(client)}
+
+
+_ASYNC_CLASSES = _classes("async")
+_SYNC_CLASSES = _classes("sync")
+REFUSED_CLIENTS = frozenset(library.name for library in LIBRARIES if library.callers_clients_refused)
 """The libraries whose client is told apart as ``http_client`` only to be refused, whatever its settings.
 
 A built pyreqwest client may follow redirects, and can neither be asked nor
 told otherwise per request (`_transports.pyreqwest.refusal` says so to the
 caller); ``backend="pyreqwest"`` builds the SDK's own. ``http_client``'s type
-(`AsyncHTTPClient`, `HTTPClient`) leaves them out.
+no longer names such a library's classes, but one may still be passed.
 """
 # The libraries whose client may carry credentials it adds to every request, in its public `auth` property.
-_CLIENT_AUTH = frozenset({"httpx", "httpx2", "aiohttp"})
-# Each client's transport for each backend, by client: (module of this package, class), imported
-# only when chosen: over a caller's http_client, or over a library client the SDK makes and owns.
-_ASYNC_TRANSPORTS = {
-    "httpx": ("animalstore_client._transports.httpx_async", "AsyncHttpxTransport"),
-    "httpx2": ("animalstore_client._transports.httpx2_async", "AsyncHttpx2Transport"),
-    "aiohttp": ("animalstore_client._transports.aiohttp", "AiohttpTransport"),
-    "pyreqwest": ("animalstore_client._transports.pyreqwest_async", "AsyncPyreqwestTransport"),
-}
-_SYNC_TRANSPORTS = {
-    "httpx": ("animalstore_client._transports._generated.httpx_sync", "HttpxTransport"),
-    "httpx2": ("animalstore_client._transports._generated.httpx2_sync", "Httpx2Transport"),
-    "urllib3": ("animalstore_client._transports.urllib3", "Urllib3Transport"),
-    "pyreqwest": ("animalstore_client._transports._generated.pyreqwest_sync", "PyreqwestTransport"),
-}
-# The backends whose client given no http_client sends through the SDK's own pool instead.
-_ASYNC_OWN_POOLS = {
-    "httpx": ("animalstore_client._transports.pool.httpcore_async", "AsyncHttpcoreTransport"),
-    "httpx2": ("animalstore_client._transports.pool._generated.httpcore2.httpcore2_async", "AsyncHttpcore2Transport"),
-}
-_SYNC_OWN_POOLS = {
-    "httpx": ("animalstore_client._transports.pool._generated.httpcore_sync", "HttpcoreTransport"),
-    "httpx2": ("animalstore_client._transports.pool._generated.httpcore2.httpcore2_sync", "Httpcore2Transport"),
-}
-NEEDS_PYTHON = {"httpx2": (3, 11), "pyreqwest": (3, 11)}
+_CLIENT_AUTH = frozenset(library.name for library in LIBRARIES if library.client_auth)
+# Each client's transport for each backend: over a caller's http_client, or over a library client the SDK
+# makes and owns; and over the SDK's own pool, where the backend has one (used when no http_client is given).
+_ASYNC_TRANSPORTS = {library.name: library.transports["async"] for library in for_client("async")}
+_SYNC_TRANSPORTS = {library.name: library.transports["sync"] for library in for_client("sync")}
+_ASYNC_OWN_POOLS = {library.name: library.own_pools["async"] for library in LIBRARIES if "async" in library.own_pools}
+_SYNC_OWN_POOLS = {library.name: library.own_pools["sync"] for library in LIBRARIES if "sync" in library.own_pools}
+NEEDS_PYTHON = {library.name: library.python for library in LIBRARIES if library.python > PACKAGE_FLOOR}
 """The oldest Python each optional library runs on, where it is newer than the package's own floor."""
-# What each extra installs (pyproject.toml's optional-dependencies; a test keeps them equal). The
-# error names the library's own requirement: "animalstore-client[x]" works only from an index
-# that has this package, and reinstalls it.
+# The error names the library's own requirement: "animalstore-client[x]" works only from an index that
+# has this package, and reinstalls it.
 REQUIREMENTS = {
-    "aiohttp": "aiohttp>=3.12.4",
-    "urllib3": "urllib3>=2.2",
-    "pyreqwest": "pyreqwest>=0.15",
-    "httpx2": "httpx2>=2.0",
-    "httpcore2": "httpcore2>=2.0",
-    "opentelemetry-api": "opentelemetry-api>=1.30",
+    distribution_of(requirement): requirement
+    for requirement in (
+        *(r for library in LIBRARIES if library.requirement for r in (library.requirement, *library.also_installs)),
+        *(r for extra in OTHER_EXTRAS for r in extra.requirements),
+    )
 }
 """What each extra installs, by distribution: the install advice of a missing library quotes it."""
 
@@ -139,7 +99,7 @@ def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
     """
     names = [
         f'"{name}"'
-        for name in ("httpx", *classes)
+        for name in classes
         if name != library and sys.version_info >= NEEDS_PYTHON.get(name, sys.version_info)
     ]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
@@ -156,13 +116,60 @@ def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
             f'backend="{library}" needs Python {needed[0]}.{needed[1]} or later ({library} supports no older one); '
             f"this is Python {sys.version_info[0]}.{sys.version_info[1]}: use backend={_instead(library, classes)} here"
         )
+    declared = by_name(library)
     try:
-        return importlib.import_module(library)
+        module = importlib.import_module(library)
     except ImportError:
         raise AnimalStoreError(
             f'backend="{library}" needs the {library} library, which is not installed: '
-            f'pip install "{REQUIREMENTS[library]}" (what the [{library}] extra installs)'
+            f'pip install "{declared.requirement}" (what the [{library}] extra installs)'
         ) from None
+    others = _stand_in(library, module.__file__, declared.distribution)
+    if others is not None:
+        # Another distribution installs a package of the same import name (urllib3-future's urllib3, which
+        # niquests brings, writes over urllib3's files): its behaviour is not what the SDK is tested against.
+        raise AnimalStoreError(
+            f'backend="{library}" needs the {declared.distribution} distribution, but the {library} package here '
+            f"was installed by {others}, another library under the same name that the SDK is not tested with: "
+            f"choose backend={_instead(library, classes)}, or install {declared.requirement!r} in an environment "
+            f"without {others}"
+        )
+    return module
+
+
+def _normalized(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+@functools.cache
+def _stand_in(package: str, init: str | None, distribution: str | None) -> str | None:
+    """The distribution that installed the imported ``package`` in place of ``distribution``; ``None`` if its own.
+
+    The imported ``__init__.py`` must be the file ``distribution`` recorded, with the hash it recorded:
+    a stand-in that wrote over the same path leaves the original's record behind. A package no
+    installed distribution records (a checkout on ``sys.path``) is taken as it is. Read once per process.
+    """
+    if distribution is None or init is None:
+        return None
+    path = Path(init).resolve()
+    try:
+        files = importlib.metadata.distribution(distribution).files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.parts != (package, path.name) or Path(str(file.locate())).resolve() != path:
+            continue
+        if file.hash is None or file.hash.mode != "sha256":
+            return None
+        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+        if digest == file.hash.value:
+            return None
+        break
+    providers = importlib.metadata.packages_distributions().get(package, [])
+    others = sorted({name for name in providers if _normalized(name) != _normalized(distribution)})
+    if not others and not files:
+        return None  # recorded by nothing: not a distribution's install
+    return " or ".join(others) if others else "another distribution"
 
 
 def _imported(place: tuple[str, str]) -> Any:
@@ -191,6 +198,16 @@ def caller_timeout(http_client: object) -> httpx.Timeout | None:
     return None
 
 
+def callers_base_url(http_client: object) -> str | None:
+    """The ``base_url`` a caller's httpx or httpx2 client was made with; ``None`` for none, or another library's."""
+    if not isinstance(http_client, (httpx.Client, httpx.AsyncClient)) and not (
+        _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient")
+    ):
+        return None
+    url = str(cast("Any", http_client).base_url)
+    return url or None
+
+
 def _full_name(cls: type) -> str:
     """``module.Class`` for a class of a library (``httpx2._client.Client``), plain ``str`` for a builtin.
 
@@ -208,8 +225,7 @@ def _article(library: str) -> str:
 def _choose(
     backend: object,
     http_client: object,
-    others: dict[str, tuple[str, str]],
-    httpx_class: type,
+    classes: dict[str, tuple[str, str]],
     transports: dict[str, tuple[str, str]],
 ) -> str:
     """The library of ``http_client`` (or ``backend``), once the client is one the SDK can hold to its rules.
@@ -223,7 +239,7 @@ def _choose(
     adapter's ``refusal(client)`` names (an aiohttp session's auth middleware, any
     pyreqwest client).
     """
-    names = ("httpx", *others)
+    names = tuple(classes)
     # isinstance first: `in` would call a foreign object's __eq__, which may raise.
     if backend is not None and (not isinstance(backend, str) or backend not in names):
         allowed = ", ".join(repr(name) for name in names[:-1]) + f" or {names[-1]!r}"
@@ -231,15 +247,14 @@ def _choose(
             f"backend must be {allowed}, got {show(backend)}", argument="backend", rule=allowed, value=backend
         )
     if http_client is None:
-        return str(backend or "httpx")
-    detected = "httpx" if isinstance(http_client, httpx_class) else None
-    for library, (module_name, class_name) in others.items():
-        if detected is None and _is_instance_of(http_client, module_name, class_name):
-            detected = library
+        return str(backend or LIBRARIES[0].name)
+    detected = next(
+        (name for name, (module, cls) in classes.items() if _is_instance_of(http_client, module, cls)), None
+    )
     if detected is None:
-        kinds = [f"an httpx.{httpx_class.__name__}"] + [
+        kinds = [
             f"{_article(module_name)} {module_name}.{class_name}"
-            for library, (module_name, class_name) in others.items()
+            for library, (module_name, class_name) in classes.items()
             if library not in REFUSED_CLIENTS
         ]
         accepted = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
@@ -281,12 +296,12 @@ def _choose(
 
 def choose_backend_async(backend: object, http_client: object) -> AsyncBackendName:
     """The async client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _ASYNC_CLASSES, httpx.AsyncClient, _ASYNC_TRANSPORTS)  # type: ignore[return-value]
+    return _choose(backend, http_client, _ASYNC_CLASSES, _ASYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
 def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     """The sync client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _SYNC_CLASSES, httpx.Client, _SYNC_TRANSPORTS)  # type: ignore[return-value]
+    return _choose(backend, http_client, _SYNC_CLASSES, _SYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
 def _rustls_verify(verify: bool | str | ssl.SSLContext, classes: dict[str, tuple[str, str]]) -> bool | str:
@@ -315,7 +330,7 @@ def _new_transport(
 
     ``classes``, ``transports`` and ``own_pools`` are the client's own tables (`_ASYNC_CLASSES`...).
     """
-    if backend != "httpx":
+    if by_name(backend).requirement is not None:
         require(backend, classes)
     if backend in own_pools:
         if http_client is None:

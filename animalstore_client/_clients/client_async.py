@@ -1,15 +1,10 @@
-"""The client and its raw-response view: each operation, and the loop that sends it.
+"""The client and its raw-response view: each operation, a build (``_core.operations``), a send and a parse.
 
-Each operation is a build (``_core.operations``), a send and a parse. The send loop
-performs only the I/O: every decision between its steps (timeouts, retries,
-backoff, logging, the attempt count, decoding the body) is made by
-``_core.attempts.Attempts`` and ``_core.body.BodyReader``, and the HTTP library sits
-behind the transport seam.
+The send is the loop the client inherits from ``send_loop_async``.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
@@ -20,25 +15,22 @@ import httpx
 from typing_extensions import Self
 
 from animalstore_client._clients.backends import AsyncBackendName, choose_backend_async, new_transport_async
-from animalstore_client._clients.base import IOAsync, Pool
-from animalstore_client._clients.middleware_runner_async import run_middleware_async
+from animalstore_client._clients.base import Pool
 from animalstore_client._clients.options import OPTION_NAMES
 from animalstore_client._clients.response import APIResponse
-from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response, unknown_failure
+from animalstore_client._clients.send_loop_async import AsyncSendLoop
+from animalstore_client._core.attempts import Finished
 from animalstore_client._core.budget import RetryBudget
-from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from animalstore_client._core.environments import Environment
-from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.middleware import AsyncMiddleware
 from animalstore_client._core.operations import RequestConfig, build_request, parse_raw
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._core.validation import NOT_GIVEN, NotGiven, QueryParams
-from animalstore_client._transports.seam_async import AsyncResponseStream, AsyncTransport
+from animalstore_client._transports.seam_async import AsyncTransport
 
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import AsyncHTTPClient, MeterProvider, TracerProvider
-    from animalstore_client._clients.telemetry import CallObserver
 
 # <operations: imports> written by scripts/codegen.py from _core.operations.OPERATIONS
 from typing_extensions import deprecated
@@ -61,7 +53,7 @@ __all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
 T = TypeVar("T")
 
 
-class AsyncAnimalStoreClient(IOAsync):
+class AsyncAnimalStoreClient(AsyncSendLoop):
     """An asyncio client for the animal store; the same API as `AnimalStoreClient`.
 
     Safe to share across the tasks of one event loop. Used from a new event
@@ -141,7 +133,7 @@ class AsyncAnimalStoreClient(IOAsync):
             self._pool = Pool(transport, owned=self._owns_pool)
             self._config = self._request_config()
             # Last: the client is made, so a failed construction says only why it failed.
-            self._warn_if_deprecated()
+            self._warn_once_made(http_client)
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
             forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())
@@ -164,152 +156,6 @@ class AsyncAnimalStoreClient(IOAsync):
     def middleware(self) -> tuple[AsyncMiddleware, ...]:
         """The middleware run around each attempt, outermost first."""
         return cast("tuple[AsyncMiddleware, ...]", self._settings.middleware)  # checked by the constructor
-
-    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
-        """Send ``request`` with retries and parse the final response: one call, one span when tracing.
-
-        The retry loop is written here rather than in a coroutine of its own: each coroutine
-        between the caller and the library is resumed again every time the library waits.
-        """
-        observer = self._observe(operation, request)
-        try:
-            transport = self._transport()
-            # No local holds the settings: this frame reaches a crash reporter, and they hold headers.
-            attempts = Attempts(
-                request,
-                max_retries=self._settings.max_retries,
-                jitter=self._jitter_source(),
-                total_timeout=self._settings.total_timeout,
-                max_response_bytes=self._settings.max_response_bytes,
-                budget=self._settings.retry_budget,
-                budget_clock=self._clock,
-                observer=observer,
-            )
-            middleware = self._settings.middleware
-            plain = not middleware and observer is None
-            if observer is not None:
-                observer.attempts = attempts
-            while True:
-                timeouts = attempts.start()
-                response: Finished
-                try:
-                    if plain:
-                        response = await self._attempt(transport, attempts, timeouts, request)
-                    else:
-                        response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
-                except httpx.RequestError as exc:
-                    delay = attempts.after_error(exc)
-                else:
-                    retry_delay = attempts.after_response(response)
-                    if retry_delay is None:
-                        break
-                    delay = retry_delay
-                await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
-            result = parse(response, attempts.count)
-        except BaseException as exc:
-            if observer is not None:
-                observer.finish(exc)
-            # What a crash reporter reads of the frames below: the library's hold the key.
-            forget_locals(exc, (self._settings.api_key,))
-            raise
-        if observer is not None:
-            observer.finish(None)
-        return result
-
-    async def _observed(
-        self,
-        transport: AsyncTransport,
-        attempts: Attempts,
-        timeouts: Timeouts,
-        operation: str,
-        middleware: tuple[AsyncMiddleware, ...],
-        observer: CallObserver | None,
-    ) -> Finished:
-        """One attempt through the middleware and in its span.
-
-        Each attempt starts from the request the SDK built: what a middleware
-        changed, or the trace context of the attempt before, is not carried over.
-        """
-        traced = observer is not None and observer.tracer is not None
-        # A copy only when something writes to it: the middleware, or the trace context.
-        sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
-        span = None if observer is None else observer.attempt(sent, attempts.count)
-        response: Finished
-        try:
-            if middleware:
-                send = functools.partial(self._attempt_shown, transport, attempts, timeouts)
-                response = await run_middleware_async(middleware, sent, send, attempts)
-            else:
-                response = await self._attempt(transport, attempts, timeouts, sent)
-        except BaseException as exc:
-            if span is not None:
-                span.end(None, exc)
-            raise
-        if span is not None:
-            span.end(full_response(response), None)
-        return response
-
-    async def _attempt_shown(
-        self, transport: AsyncTransport, attempts: Attempts, timeouts: Timeouts, request: httpx.Request
-    ) -> httpx.Response:
-        """`_attempt` as an `httpx.Response`, for middleware, which is handed one."""
-        answer = await self._attempt(transport, attempts, timeouts, request)
-        return answer.http_response()
-
-    async def _attempt(
-        self,
-        transport: AsyncTransport,
-        attempts: Attempts,
-        timeouts: Timeouts,
-        request: httpx.Request,
-    ) -> Answer:
-        """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
-        try:
-            # Checked here, after any middleware: a request never leaves past the call's deadline.
-            stream = await transport.send(request, attempts.before_send(timeouts), attempts.deadline)
-            content = stream.content  # set when served from memory: nothing to read
-            if content is None:
-                content = await self._read(stream, attempts)
-            return attempts.complete(stream, content)
-        except (httpx.RequestError, AnimalStoreError):
-            raise
-        except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
-            raise unknown_failure(exc, attempts, transport.callers_part) from exc
-
-    @staticmethod
-    async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:
-        """The body, decoded, until it ends or the reader wants no more; the connection is released either way.
-
-        Everything that can fail once the stream is open (a refused coding,
-        the cap, a deadline, a cancellation) happens inside the ``try``, so
-        every exit gives the connection back or closes it.
-        """
-        chunks: object = None
-        try:
-            codings = stream.content_codings()
-            # A small body the library has read ahead already comes in one piece, without a chunk loop;
-            # with no coding to undo, it is the body itself (`Attempts.complete` applies the cap).
-            whole = await stream.whole_body()
-            if whole is not None and not codings:
-                return attempts.body_in_time(whole)
-            reader = attempts.body_reader(codings)
-            if whole is not None:
-                reader.feed(whole)
-            else:
-                chunks = stream.aiter_raw()
-                async for chunk in chunks:
-                    if not reader.feed(chunk):
-                        break  # past max_response_bytes: closing unread drops the connection
-        finally:
-            try:
-                # Left early (the cap, a decoding error), a generator is otherwise closed
-                # whenever it is collected: on Python 3.13 that may be after its loop closed.
-                close = getattr(chunks, "aclose", None)
-                if close is not None:
-                    await close()
-            finally:
-                await stream.aclose()
-        return reader.finish()
 
     async def _send_raw(
         self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]

@@ -30,8 +30,9 @@ pyright; CI checks that ``--verifytypes`` reads 100 % with and without the
 optional libraries, and that no public type is ``Unknown`` even where
 ``--ignoreexternal`` would forgive it (.ci/verify_types.py).
 
-Adding a library: a Protocol here, and its name in `AsyncHTTPClient` or
-`HTTPClient` (or both). Only members typed with builtins, ``typing`` and
+Adding a library: a Protocol here, named as its ``client_types`` in
+``_core/libraries.py``; ``scripts/codegen.py`` writes `AsyncHTTPClient` and
+`HTTPClient` from the declarations. Only members typed with builtins, ``typing`` and
 httpx: a type of the library's own would be unknown without it.
 """
 
@@ -123,8 +124,9 @@ class Urllib3PoolManager(Protocol):
         ...
 
 
+# <libraries: http client types> written by scripts/codegen.py from _core.libraries.LIBRARIES
 AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClientSession
-"""What `AsyncAnimalStoreClient` takes as ``http_client``: an ``httpx.AsyncClient``, ``httpx2.AsyncClient``
+"""What `AsyncAnimalStoreClient` takes as ``http_client``: ``httpx.AsyncClient``, ``httpx2.AsyncClient``
 or ``aiohttp.ClientSession`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
@@ -135,7 +137,7 @@ itself checks the class when it is made.
 """
 
 HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager
-"""What `AnimalStoreClient` takes as ``http_client``: an ``httpx.Client``, ``httpx2.Client``
+"""What `AnimalStoreClient` takes as ``http_client``: ``httpx.Client``, ``httpx2.Client``
 or ``urllib3.PoolManager`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
@@ -144,6 +146,7 @@ installed or not. With the library installed, a type checker accepts its
 client and refuses other objects (an async client among them); the client
 itself checks the class when it is made.
 """
+# </libraries>
 
 
 class TracerProvider(Protocol):

@@ -30,8 +30,14 @@ from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.environments import placeholder_failure
 from animalstore_client._core.exceptions import APIConnectionError, APITimeoutError, MiddlewareError
 from animalstore_client._core.httpx_private import copy_request
+from animalstore_client._core.libraries import LIBRARIES
 from animalstore_client._core.log import logger
-from animalstore_client._core.retry import delay_after_error, delay_after_response
+from animalstore_client._core.retry import (
+    delay_after_error,
+    delay_after_response,
+    error_may_have_been_processed,
+    status_may_have_been_processed,
+)
 from animalstore_client._core.secrets import redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
 
@@ -124,38 +130,16 @@ def error_type(exc: BaseException) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
-# The packages of the libraries behind the seam and of what they send through (and the SDK's own): an
-# exception raised in one of them is the exchange's. tests/test_declarations.py holds every library that
-# `_clients.backends` can choose to this list.
+# The packages of the libraries behind the seam and of what they send through (each library's declared
+# stack), what runs them (the event loops, the operating system's trust store) and the SDK's own: an
+# exception raised in one of them is the exchange's.
 HTTP_STACK_PACKAGES = frozenset(
     {
         "animalstore_client",
-        "httpx",
-        "httpcore",
-        "httpx2",
-        "httpcore2",
-        "h11",
-        "h2",
-        "hpack",
-        "hyperframe",
-        "anyio",
-        "sniffio",
         "trio",
-        "certifi",
-        "idna",
-        "truststore",
-        "socksio",
-        "aiohttp",
-        "aiohappyeyeballs",
-        "aiosignal",
-        "async_timeout",
-        "frozenlist",
-        "multidict",
-        "propcache",
-        "yarl",
-        "urllib3",
-        "pyreqwest",
         "uvloop",
+        "truststore",
+        *(package for library in LIBRARIES for package in library.stack),
     }
 )
 
@@ -384,6 +368,7 @@ class Attempts:
         "_total_timeout",
         "budget_refused",
         "count",
+        "processed",
         "request",
         "retries",
     )
@@ -408,6 +393,9 @@ class Attempts:
         """Attempts made so far, the current one included."""
         self.budget_refused = False
         """Whether the retry budget refused a retry (the call then ended with the error it had)."""
+        self.processed = False
+        """Whether the service may have acted on the request in an attempt so far (`_core.retry`'s table):
+        what the call's exception says as ``may_have_been_processed``."""
         self._budget = budget
         self._budget_clock = budget_clock
         self._call_id: str | None = None
@@ -479,6 +467,8 @@ class Attempts:
 
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
+        if not self.processed:
+            self.processed = status_may_have_been_processed(stream.status_code)
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
             return Answer(stream, content, self.request, {})
@@ -489,8 +479,14 @@ class Attempts:
         request = self.request
         logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
 
+    def failed(self, failure: Exception) -> None:
+        """Note how an attempt's exchange failed: a network failure by its kind; anything else may have been sent."""
+        if not self.processed:
+            self.processed = error_may_have_been_processed(failure) if isinstance(failure, httpx.RequestError) else True
+
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
+        self.failed(exc)
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
             self._debug("failed after %.1f ms (attempt %d): %s", self._elapsed_ms(), self.count, redact_text(repr(exc)))

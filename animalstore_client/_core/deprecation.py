@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 __all__ = [
-    "DEPRECATED_BACKENDS",
     "GET_PET_DEPRECATION",
     "URLLIB3_DEPRECATION",
     "warn_at_callers_line",
@@ -34,8 +33,6 @@ URLLIB3_DEPRECATION = (
     'backend="httpx"); its own connection pool is as fast with threads and has the same verify= and fork behaviour.'
 )
 """No colon in it: pytest's ``filterwarnings`` mark (tests/conftest.py's ``urllib3_deprecated``) splits on colons."""
-DEPRECATED_BACKENDS = {"urllib3": URLLIB3_DEPRECATION}
-"""The backends a client warns about when made on one (by ``backend=`` or a caller's ``http_client``), by name."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 _PACKAGE = "animalstore_client."  # the frames of its modules are the SDK's, not the caller's
@@ -67,8 +64,8 @@ def warns_deprecated(message: str) -> Callable[[F], F]:
     return decorate
 
 
-def warn_at_callers_line(message: str) -> None:
-    """Warn ``message`` as a `DeprecationWarning` at the first line outside this package: the caller's own.
+def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarning) -> None:
+    """Warn ``message`` (a `DeprecationWarning` unless told) at the first line outside this package: the caller's.
 
     A fixed ``stacklevel`` would be right for one path only: the same
     construction is reached from ``AnimalStoreClient(...)`` (through the
@@ -82,4 +79,4 @@ def warn_at_callers_line(message: str) -> None:
         frame = frame.f_back
         level += 1
     del here, frame  # frames hold their locals: a reference kept here would keep the caller's alive
-    warnings.warn(message, DeprecationWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)

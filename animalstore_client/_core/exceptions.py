@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from animalstore_client._core.retry import status_may_have_been_processed
 from animalstore_client._core.secrets import is_secret_name, redact_url
 from animalstore_client._core.show import show
 
@@ -184,20 +185,60 @@ class MiddlewareError(AnimalStoreError):
     """The request the SDK built for the call."""
     attempts: int
     """The attempt the middleware failed in (1 for the first)."""
+    may_have_been_processed: bool
+    """Whether the service may have acted on the request in any attempt of the call, as for `APIError`.
+
+    ``False`` when no attempt reached the service or each was turned away
+    (a middleware that raised before sending, after a 404 or a 503, say);
+    ``True`` once any attempt may have been acted on (your code raised after
+    a 500 or a 201, a hook of your ``http_client`` raised while it sent).
+    """
 
     def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
         super().__init__(message)
         self.request = request
         self.attempts = attempts
+        self.may_have_been_processed = True  # the send loop says what it knows
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
 
 
 class APIError(AnimalStoreError):
-    """A request was sent (or attempted) and the exchange failed."""
+    """A request was sent (or attempted) and the exchange failed.
+
+    `may_have_been_processed` answers "was it stored?": ``False`` means the
+    service certainly did not act on the request, so sending it again cannot
+    make a duplicate.
+
+    ```python
+    try:
+        client.create_pet(name="Rex", category_id=1)
+    except APIError as exc:
+        if exc.may_have_been_processed:
+            log.warning("Rex may have been stored: check before sending again")
+        else:
+            queue_again("Rex")  # certainly not stored
+    ```
+    """
 
     request: httpx.Request
     """The last request sent."""
     attempts: int
     """How many times the request was sent, retries included."""
+    may_have_been_processed: bool
+    """Whether the service may have acted on the request, in any attempt of the call.
+
+    ``False`` when it certainly did not: nothing was sent (the connection was
+    refused, not made in time, or no pooled connection came free), or each
+    answer turned the request away (400, 401, 403, 404, 409, 422, 429, any
+    other 4xx but 408, and 503). ``True`` when it may have: a request sent
+    with no complete answer (a read timeout, a reset or a close after
+    sending), a 408, 500, 502, 504 or other 5xx, or a 2xx whose body failed
+    validation. It comes from the table that decides retries: a
+    `create_pet` is retried exactly when its failure is transient and this
+    would be ``False`` (``docs/errors.md``).
+    """
     retry_budget_exhausted: bool = False
     """Whether the retry policy would have tried again but the client's `RetryBudget` refused.
 
@@ -209,6 +250,10 @@ class APIError(AnimalStoreError):
         super().__init__(message)
         self.request = request
         self.attempts = attempts
+        self.may_have_been_processed = True  # the send loop says what it knows
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
 
 
 class APIConnectionError(APIError):
@@ -283,6 +328,7 @@ class APIStatusError(APIError):
         self.status_code = response.status_code
         self.body = body
         self.error = error
+        self.may_have_been_processed = status_may_have_been_processed(response.status_code)
 
     @property
     def code(self) -> str | None:

@@ -4,12 +4,17 @@ Both clients call `delay_after_response` and `delay_after_error` and do the
 sleeping themselves, so the policy is written (and tested) once.
 
 The central rule: a request that may have changed state on the service is
-never repeated. Reads (GET, HEAD, OPTIONS) are retried on any transport
-failure and on 408, 429, 500, 502, 503 and 504. Anything else, `create_pet`
-included, is retried only where the service cannot have acted on it: a
-failure to connect (nothing was sent), a 429 and a 503. A read timeout, a
-500, a 502 or a 504 on a POST may follow a stored pet, so retrying could
-create a duplicate.
+never repeated. One table says, for each way an attempt can end, whether it
+is worth another try (`TRANSIENT_STATUSES`, any transport failure) and
+whether the service may have acted on the request
+(`status_may_have_been_processed`, `error_may_have_been_processed`). Reads
+(GET, HEAD, OPTIONS) are retried on any transient outcome: a transport
+failure, or 408, 429, 500, 502, 503 and 504. Anything else, `create_pet`
+included, is retried exactly when the outcome is transient and the service
+cannot have acted on it: a failure to connect (nothing was sent), a 429 and
+a 503. A read timeout, a 500, a 502 or a 504 on a POST may follow a stored
+pet, so retrying could create a duplicate. The same two functions give every
+`APIError` its ``may_have_been_processed``.
 """
 
 from __future__ import annotations
@@ -30,13 +35,43 @@ MAX_RETRY_AFTER = 60.0
 """The longest ``Retry-After`` honoured; a longer one ends the retries."""
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-READ_RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-# 429 and 503 say the request was refused before being acted on.
-WRITE_RETRY_STATUSES = frozenset({429, 503})
+TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Answers that another attempt may turn into a success: the service was slow, busy or failing."""
 
 # Failures that happen before any byte of the request leaves: a retry cannot
 # repeat an action the service already took.
 _NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def status_may_have_been_processed(status_code: int) -> bool:
+    """Whether the service may have acted on a request it answered with ``status_code``.
+
+    No for an answer that turns the request away before acting on it: every
+    4xx (malformed, unauthorised, forbidden, not found, in conflict,
+    unprocessable, rate-limited) but 408, and 503 (unavailable). Yes for a
+    2xx (acted on, though the SDK may have refused its body), a 3xx, a 408 (a
+    proxy's, after it may have passed the request on) and every other 5xx (the
+    service failed, maybe after acting).
+    """
+    if 400 <= status_code <= 499:
+        return status_code == 408
+    return status_code != 503
+
+
+def error_may_have_been_processed(error: Exception) -> bool:
+    """Whether the service may have acted on a request whose attempt failed with ``error``.
+
+    No only when nothing was sent: the connection was never made (refused,
+    not resolved, timed out connecting) or no pooled connection came free.
+    Any failure after sending began (a read timeout, a reset, a close before
+    the whole answer) may follow the service's action.
+    """
+    return not isinstance(error, _NOTHING_SENT)
+
+
+READ_RETRY_STATUSES = TRANSIENT_STATUSES
+WRITE_RETRY_STATUSES = frozenset(s for s in TRANSIENT_STATUSES if not status_may_have_been_processed(s))
+"""429 and 503: transient, and said before the request was acted on."""
 
 
 def is_idempotent(method: str) -> bool:
@@ -142,6 +177,6 @@ def delay_after_error(
         return None
     if not isinstance(error, httpx.TransportError):
         return None  # DecodingError, TooManyRedirects: a retry cannot help
-    if not is_idempotent(method) and not isinstance(error, _NOTHING_SENT):
+    if not is_idempotent(method) and error_may_have_been_processed(error):
         return None
     return backoff_delay(retries_done + 1, jitter)

@@ -15,6 +15,7 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import aiohttp
 import httpx
@@ -404,3 +405,10 @@ class AiohttpTransport:
         self._closed = True
         if self._owned and self._session is not None:
             await self._session.close()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AiohttpTransport

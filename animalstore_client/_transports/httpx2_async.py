@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpx
 import httpx2
@@ -133,3 +134,10 @@ class AsyncHttpx2Transport:
     async def aclose(self) -> None:
         """Close the httpx2 client."""
         await self._client.aclose()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AsyncHttpx2Transport

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -88,3 +89,10 @@ class AsyncHttpxTransport:
     async def aclose(self) -> None:
         """Close the httpx client."""
         await self._client.aclose()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AsyncHttpxTransport

@@ -124,3 +124,10 @@ class AsyncPyreqwestTransport:
         for client in clients:
             await client.close()
         released(clients)
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AsyncPyreqwestTransport

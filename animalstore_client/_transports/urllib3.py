@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import urllib3
@@ -427,3 +427,10 @@ class Urllib3Transport:
         """Close the pool managers' connections, if the SDK made them (a caller's is left open)."""
         for manager in self._managers.close():
             manager.clear()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = Urllib3Transport

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 import httpx2
@@ -134,3 +135,10 @@ class Httpx2Transport:
     def close(self) -> None:
         """Close the httpx2 client."""
         self._client.close()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = Httpx2Transport

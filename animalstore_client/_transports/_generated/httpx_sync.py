@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -89,3 +90,10 @@ class HttpxTransport:
     def close(self) -> None:
         """Close the httpx client."""
         self._client.close()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = HttpxTransport

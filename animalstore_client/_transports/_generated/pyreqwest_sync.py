@@ -125,3 +125,10 @@ class PyreqwestTransport:
         for client in clients:
             client.close()
         released(clients)
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = PyreqwestTransport

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpcore
 import httpx
@@ -213,3 +213,10 @@ def _direct_backend() -> httpcore.AsyncNetworkBackend:
 def _library_backend() -> httpcore.AsyncNetworkBackend:
     """httpcore's own backend for asyncio and trio alike (anyio)."""
     return cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())  # typed apart from its base
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AsyncHttpcoreTransport

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpcore
 import httpx
@@ -212,3 +212,10 @@ def _direct_backend() -> httpcore.NetworkBackend:
 def _library_backend() -> httpcore.NetworkBackend:
     """httpcore's own backend for blocking sockets."""
     return httpcore.SyncBackend()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = HttpcoreTransport

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpcore2
 import httpx
@@ -216,3 +216,10 @@ def _direct_backend() -> httpcore2.AsyncNetworkBackend:
 def _library_backend() -> httpcore2.AsyncNetworkBackend:
     """httpcore2's own backend for asyncio and trio alike (anyio)."""
     return cast("httpcore2.AsyncNetworkBackend", httpcore2.AnyIOBackend())  # typed apart from its base
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports.seam_async import AsyncTransport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[AsyncTransport] = AsyncHttpcore2Transport

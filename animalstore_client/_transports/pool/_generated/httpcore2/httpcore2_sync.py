@@ -12,7 +12,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpcore2
 import httpx
@@ -214,3 +214,10 @@ def _direct_backend() -> httpcore2.NetworkBackend:
 def _library_backend() -> httpcore2.NetworkBackend:
     """httpcore2's own backend for blocking sockets."""
     return httpcore2.SyncBackend()
+
+
+if TYPE_CHECKING:
+    from animalstore_client._transports._generated.seam_sync import Transport
+
+    # The type checkers hold the class to the seam: a method missing or of another type fails them.
+    _SEAM: type[Transport] = Httpcore2Transport
