@@ -22,8 +22,6 @@ from typing import NamedTuple
 
 import pytest
 
-from animalstore_client import DEFAULT_MAX_RESPONSE_BYTES
-
 pytest.importorskip(
     "griffe", reason="griffelib is not installed here (pip install -r .ci/requirements.txt); CI runs this"
 )
@@ -49,35 +47,60 @@ def snapshot() -> ModuleType:
 def head_api(snapshot: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``api/`` as the tests of the check start from: the committed snapshots, with HEAD's own breaks accepted.
 
-    There are none, unless HEAD changed a public value on purpose (a default, say), which
+    There are none, unless HEAD changed a public value on purpose (`RetryBudget`'s defaults, say), which
     `test_head_keeps_the_api_of_the_latest_snapshot` alone reports: each other test sees only its own edit.
     """
-    own = _head_changes(snapshot)
+    own = _head_changes(snapshot, _copy(tmp_path_factory.mktemp("head")))
     if not own:
         return API
     api_dir = tmp_path_factory.mktemp("head-api") / "api"
     shutil.copytree(API, api_dir)
-    version, _ = snapshot.latest_snapshot(API)
     path = api_dir / "accepted-breaks.json"
     entries = json.loads(path.read_text()) if path.is_file() else {}
-    entries.setdefault(version, {}).update(dict.fromkeys(own, "HEAD's own change, not this test's"))
+    entries.setdefault(RELEASED_VERSION, {}).update(dict.fromkeys(own, "HEAD's own change, not this test's"))
     path.write_text(json.dumps(entries))
     return api_dir
 
 
-def _head_changes(snapshot: ModuleType) -> list[str]:
-    """The first lines of HEAD's breaking changes against the latest committed snapshot that api/ does not accept."""
-    version, path = snapshot.latest_snapshot(API)
-    _, old = snapshot.decode(path.read_text(encoding="utf-8"), str(path))
-    accepted = snapshot.accepted_breaks(API, version)
-    findings = snapshot.find_breaking_changes(old, snapshot.build(ROOT))
+def _head_changes(snapshot: ModuleType, package_dir: Path) -> list[str]:
+    """The first lines of the breaking changes of ``package_dir`` against the latest snapshot that api/ does not
+    accept."""
+    _, old = snapshot.decode(LATEST.read_text(encoding="utf-8"), str(LATEST))
+    accepted = snapshot.accepted_breaks(API, RELEASED_VERSION)
+    findings = snapshot.find_breaking_changes(old, snapshot.build(package_dir))
     return [str(finding).split("\n", 1)[0] for finding in findings if snapshot.accepted_key(finding, accepted) is None]
 
 
+LATEST = max(
+    (path for path in API.glob("*.json") if path.stem[:1].isdigit()),
+    key=lambda path: [int(number) for number in re.findall(r"\d+", path.stem)],
+)
+RELEASED_VERSION = LATEST.stem
+RELEASED: dict[str, dict[str, object]] = json.loads(LATEST.read_text(encoding="utf-8"))["api"]["members"]
+
+
+def _released(name: str) -> str:
+    """The source text of a public default's value in the latest snapshot (what griffe compares HEAD's with)."""
+    return str(RELEASED[name]["value"])
+
+
 def _copy(tree: Path) -> Path:
+    """A copy of HEAD's package under ``tree``, its public defaults set back to the released values.
+
+    A default HEAD changed on purpose is `test_head_keeps_the_api_of_the_latest_snapshot`'s business; the
+    other tests edit a copy and must see only their own edit.
+    """
     shutil.copytree(
         ROOT / "animalstore_client", tree / "animalstore_client", ignore=shutil.ignore_patterns("__pycache__")
     )
+    defaults = tree / "animalstore_client" / "_core" / "defaults.py"
+    text = defaults.read_text(encoding="utf-8")
+    for name in (name for name in RELEASED if name.startswith("DEFAULT_")):
+        text, count = re.subn(
+            rf"^{name} = .+$", lambda _match, name=name: f"{name} = {_released(name)}", text, flags=re.M
+        )
+        assert count == 1, f"{name} is not declared on one line of _core/defaults.py: update this test"
+    defaults.write_text(text, encoding="utf-8")
     return tree
 
 
@@ -159,7 +182,7 @@ def test_against_1_1_0_only_the_annotations_1_2_0_changed_are_reported(snapshot:
         timeout=120,
     )
     assert result.returncode == 1, result.stdout + result.stderr
-    own = _head_changes(snapshot)
+    own = _head_changes(snapshot, ROOT)
     findings = [line for line in result.stdout.splitlines() if line.startswith("animalstore_client.")]
     assert sorted(set(findings) - set(own)) == ANNOTATIONS_CHANGED_IN_1_2_0, result.stdout
     assert f"against 1.1.0.json: {len(findings)} breaking change(s)" in result.stdout
@@ -261,7 +284,7 @@ def test_a_literal_alias_may_gain_members_but_not_lose_one(
     latest snapshot is compared with even when it is the same release.
     """
     api = tmp_path / "api"
-    assert _run(snapshot, capsys, "dump", "--api-dir", str(api))[0] == 0
+    assert _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(api))[0] == 0
     path = tree / "animalstore_client" / "_core" / "libraries.py"
     source = path.read_text()
     match = re.search(r"^BackendName = Literal\[(.*)\]$", source, re.MULTILINE)
@@ -309,7 +332,8 @@ def test_a_snapshot_is_deterministic_and_holds_no_line_or_path(
 ) -> None:
     """Made twice, from two places, the file is the same; no line number or absolute path churns it."""
     first, second = tmp_path / "first", tmp_path / "second"
-    assert _run(snapshot, capsys, "dump", "--api-dir", str(first))[0] == 0
+    other = _copy(tmp_path / "other")
+    assert _run(snapshot, capsys, "dump", "--package-dir", str(other), "--api-dir", str(first))[0] == 0
     assert _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(second))[0] == 0
     (made,) = first.iterdir()
     text = made.read_text()
@@ -369,19 +393,11 @@ class Mutation(NamedTuple):
 
 
 SYNC_CLIENT = "class AnimalStoreClient("
-DEFAULTS = (ROOT / "animalstore_client" / "_core" / "defaults.py").read_text(encoding="utf-8")
-
-
-def _declared(name: str) -> str:
-    """The source text of a default's value as _core/defaults.py declares it today (griffe shows that text)."""
-    match = re.search(rf"^{name} = (.+)$", DEFAULTS, re.MULTILINE)
-    assert match is not None, f"{name} is not declared in _core/defaults.py: update this test"
-    return match[1]
 
 
 def _changed_default(label: str, name: str, new: str) -> Mutation:
-    """A declared default given another value (``new``, none the package would choose), and the finding for it."""
-    old = _declared(name)
+    """A public default given another value (``new``, none the package would choose), and the finding for it."""
+    old = _released(name)
     assert old != new
     return Mutation(
         label,
@@ -519,8 +535,8 @@ COMPATIBLE = [
     Mutation(
         "the same value written otherwise",
         "_core/defaults.py",
-        f"DEFAULT_MAX_RESPONSE_BYTES = {_declared('DEFAULT_MAX_RESPONSE_BYTES')}\n",
-        f"DEFAULT_MAX_RESPONSE_BYTES = {DEFAULT_MAX_RESPONSE_BYTES:#x}\n",  # the same number, in hex
+        f"DEFAULT_MAX_RESPONSE_BYTES = {_released('DEFAULT_MAX_RESPONSE_BYTES')}\n",
+        f"DEFAULT_MAX_RESPONSE_BYTES = ({_released('DEFAULT_MAX_RESPONSE_BYTES')})\n",
         "",
         "",
     ),
@@ -576,7 +592,7 @@ def test_each_breaking_mutation_is_one_finding(breaking_run: tuple[int, str]) ->
 def test_compatible_changes_pass(snapshot: ModuleType, head_api: Path, tmp_path: Path) -> None:
     """A new keyword parameter with a default, a new exported exception, a widened parameter pass the check.
 
-    So do the same annotation or value written another way (``Optional[X]``, a number in hex).
+    So do the same annotation or value written another way (``Optional[X]``, a value in parentheses).
     """
     code, output = _checked(snapshot, head_api, tmp_path / "tree", COMPATIBLE)
     assert code == 0, output
