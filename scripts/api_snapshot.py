@@ -720,8 +720,8 @@ def _attribute_findings(
     if str(old.annotation) == "TypeAlias" and str(new.annotation) == "TypeAlias" and new_value is not None:
         # A type alias, like a Literal alias, says what callers pass: it may gain members, not lose one.
         removed = sorted(annotation_members(old_value) - annotation_members(new_value))
-        if removed:
-            yield old.path, "Type alias lost a member", f"{', '.join(removed)} ({old_value} -> {new_value})"
+        for member in removed:  # one finding each, so that each can be accepted on its own
+            yield old.path, "Type alias lost a member", f"{member} ({old_value} -> {new_value})"
         return
     if new_value is None or _value(old_value) != _value(new_value):
         yield old.path, "Attribute value was changed", f"{old_value} -> {new_value}"
