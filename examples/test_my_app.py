@@ -16,7 +16,14 @@ import sys
 
 import pytest
 
-from animalstore_client import AnimalStoreClient, APIConnectionError, APIStatusError, AsyncAnimalStoreClient, PetStatus
+from animalstore_client import (
+    DEFAULT_MAX_RETRIES,
+    AnimalStoreClient,
+    APIConnectionError,
+    APIStatusError,
+    AsyncAnimalStoreClient,
+    PetStatus,
+)
 from animalstore_client.testing import FakeAnimalStore
 
 
@@ -76,7 +83,7 @@ def test_available_names_survives_a_dead_service(
     store: FakeAnimalStore, animalstore_fake_client: AnimalStoreClient
 ) -> None:
     """A service that refuses every connection gives an empty list rather than an exception."""
-    store.fail_next_connection("refused", times=3)  # the first attempt and both retries
+    store.fail_next_connection("refused", times=1 + DEFAULT_MAX_RETRIES)  # the first attempt and every retry
     assert available_names(animalstore_fake_client) == []
     assert store.requests == []  # refused: nothing reached the store
 

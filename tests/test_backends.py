@@ -281,7 +281,7 @@ def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Pa
 # --- the urllib3 backend's deprecation ---------------------------------------------------------------
 
 
-def _warnings_of(make: Callable[[], object], *, close: bool = True) -> list[warnings.WarningMessage]:
+def _warnings_of(make: Callable[[], Any], *, close: bool = True) -> list[warnings.WarningMessage]:
     """Every warning ``make`` raises (none filtered out); the clients it returns closed unless ``close`` is false."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from animalstore_client import (
+    DEFAULT_MAX_RETRIES,
     AnimalStoreClient,
     APIConnectionError,
     ClientValidationError,
@@ -152,7 +153,7 @@ def test_each_client_gets_its_own_budget_shared_by_its_copies() -> None:
     client = AnimalStoreClient(API_KEY)
     other = AnimalStoreClient(API_KEY)
     assert isinstance(client.retry_budget, RetryBudget)
-    assert repr(client.retry_budget) == "RetryBudget(percent=0.2, min_per_second=10, window=10)"
+    assert repr(client.retry_budget) == repr(RetryBudget())  # the defaults, as declared
     assert client.retry_budget is not other.retry_budget
     assert client.with_options(max_retries=5).retry_budget is client.retry_budget
     assert client.with_options(retry_budget=None).retry_budget is None
@@ -163,15 +164,18 @@ def test_each_client_gets_its_own_budget_shared_by_its_copies() -> None:
     assert caught.value.argument == "retry_budget"
 
 
-def test_an_outage_costs_at_most_a_fifth_more_attempts() -> None:
-    """1,000 calls within a second against a store answering 503: at most 1,000 x 1.2 + the floor's 100 attempts.
+def test_an_outage_costs_at_most_the_default_budgets_share_more_attempts() -> None:
+    """1,000 calls within a second against a store answering 503: at most 1,000 x (1 + percent) + the floor's
+    min_per_second x window attempts, with the default budget (a fifth more, plus 100).
 
     ``Retry-After: 0`` keeps the store's clock still, as 1,000 calls from
-    many threads within one second would; without the budget they make 3,000.
+    many threads within one second would; without the budget they make 1,000 x (1 + max_retries).
     """
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(503, times=10_000, retry_after=0)
     client = store.client()
+    budget = RetryBudget()  # the default, as declared
+    assert client.max_retries * 1000 > 1000 * budget.percent + budget.min_per_second * budget.window  # it bites
     errors = []
     for _ in range(1000):
         with pytest.raises(InternalServerError) as caught:
@@ -179,7 +183,7 @@ def test_an_outage_costs_at_most_a_fifth_more_attempts() -> None:
         errors.append(caught.value)
     attempts = sum(error.attempts for error in errors)
     assert attempts == len(store.requests)
-    assert attempts <= 1000 * 1.2 + 100
+    assert attempts <= 1000 * (1 + budget.percent) + budget.min_per_second * budget.window
     assert "retry budget is exhausted" in str(errors[-1])
 
 
@@ -191,7 +195,7 @@ def test_without_a_budget_every_call_retries_in_full() -> None:
     for _ in range(200):
         with pytest.raises(InternalServerError):
             client.list_pets()
-    assert len(store.requests) == 600
+    assert len(store.requests) == 200 * (1 + DEFAULT_MAX_RETRIES)
 
 
 def test_a_refused_retry_never_waits_for_retry_after(caplog: pytest.LogCaptureFixture) -> None:
@@ -259,8 +263,9 @@ def test_async_tasks_share_one_budget() -> None:
             return sum(await asyncio.gather(*(call() for _ in range(500))))
 
     attempts = asyncio.run(main())
+    budget = RetryBudget()  # the default, as declared
     assert attempts == len(store.requests)
-    assert attempts <= 500 * 1.2 + 100
+    assert attempts <= 500 * (1 + budget.percent) + budget.min_per_second * budget.window
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
@@ -284,8 +289,8 @@ def test_an_error_says_in_an_attribute_that_the_budget_refused() -> None:
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(503, times=10, retry_after=0)
     store.fail_next_connection("refused", times=10)
-    client = store.client(retry_budget=RetryBudget(percent=0, min_per_second=0.2, window=10))  # two retries
-    with pytest.raises(InternalServerError) as spent:
+    client = store.client(max_retries=2, retry_budget=RetryBudget(percent=0, min_per_second=0.2, window=10))
+    with pytest.raises(InternalServerError) as spent:  # the budget's two retries, all max_retries allows
         client.list_pets()
     assert spent.value.attempts == 3
     assert spent.value.retry_budget_exhausted is False

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -685,3 +686,48 @@ def test_an_aiohttp_session_its_owner_closed_is_named_so() -> None:
             await client.list_pets()
 
     asyncio.run(main())
+
+
+def _callers_clients_with_base_url(url: str) -> list[Any]:
+    """A caller's client of each library that has a base_url, made with ``url``."""
+    made: list[Any] = [
+        lambda: AnimalStoreClient(API_KEY, base_url=SDK_URL, http_client=httpx.Client(base_url=url)),
+        lambda: AsyncAnimalStoreClient(API_KEY, base_url=SDK_URL, http_client=httpx.AsyncClient(base_url=url)),
+    ]
+    try:
+        import httpx2
+    except ImportError:
+        return made
+    made += [
+        lambda: AnimalStoreClient(API_KEY, base_url=SDK_URL, http_client=httpx2.Client(base_url=url)),
+        lambda: AsyncAnimalStoreClient(API_KEY, base_url=SDK_URL, http_client=httpx2.AsyncClient(base_url=url)),
+    ]
+    return made
+
+
+SDK_URL = "https://api.animalstore.example/v1"
+
+
+@pytest.mark.parametrize("which", range(4), ids=["httpx", "httpx-async", "httpx2", "httpx2-async"])
+def test_a_callers_client_with_another_base_url_warns_that_it_is_not_used(which: int) -> None:
+    """A caller's httpx or httpx2 client made for another base_url draws one UserWarning at the caller's line,
+    naming both URLs with their credentials masked: the SDK sends to its own base_url, never the client's."""
+    makers = _callers_clients_with_base_url("https://user:hunter2@staging.example/v1")
+    if which >= len(makers):
+        pytest.skip("httpx2 is not installed here: it needs Python 3.11+")
+    with pytest.warns(UserWarning, match=r"http_client's base_url .* is not used") as caught:
+        makers[which]()
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "staging.example" in text
+    assert SDK_URL in text
+    assert "hunter2" not in text
+    assert caught[0].filename == __file__
+
+
+def test_a_callers_client_with_the_sdks_base_url_or_none_does_not_warn() -> None:
+    """The same base_url (a trailing slash aside) or none at all: nothing to warn about."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for make in [*_callers_clients_with_base_url(SDK_URL), *_callers_clients_with_base_url("")]:
+            make()

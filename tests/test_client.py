@@ -15,6 +15,8 @@ import pytest
 import respx
 
 from animalstore_client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
     AnimalStoreClient,
     AnimalStoreError,
     APIConnectionError,
@@ -566,13 +568,13 @@ def test_bad_options_are_refused(make_client: ClientFactory, kwargs: dict[str, A
 
 
 def test_options_are_stored(make_client: ClientFactory) -> None:
-    """timeout and max_retries read back as given; the default timeout is 30 s with 5 s to connect."""
+    """timeout and max_retries read back as given, and as declared (DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES) if not."""
     client = make_client(timeout=12.5, max_retries=4)
     assert client.timeout == httpx.Timeout(12.5)
     assert client.max_retries == 4
     default = make_client()
-    assert default.timeout == httpx.Timeout(30.0, connect=5.0)
-    assert default.max_retries == 2
+    assert default.timeout == DEFAULT_TIMEOUT
+    assert default.max_retries == DEFAULT_MAX_RETRIES
     assert make_client(timeout=None).timeout == httpx.Timeout(None)
 
 
@@ -675,7 +677,7 @@ def test_http_client_timeout_is_kept_when_not_overridden(make_client: ClientFact
     """A supplied client's non-default timeout is used unless timeout= is passed."""
     cls: Any = httpx.Client if variant == "sync" else httpx.AsyncClient
     assert make_client(http_client=cls(timeout=3.0)).timeout == httpx.Timeout(3.0)
-    assert make_client(http_client=cls()).timeout == httpx.Timeout(30.0, connect=5.0)
+    assert make_client(http_client=cls()).timeout == DEFAULT_TIMEOUT  # httpx's stock 5 s is too short here
     assert make_client(http_client=cls(timeout=3.0), timeout=9.0).timeout == httpx.Timeout(9.0)
 
 

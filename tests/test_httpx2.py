@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from animalstore_client import (
+    DEFAULT_TIMEOUT,
     AnimalStoreClient,
     AnimalStoreError,
     APIConnectionError,
@@ -239,7 +240,7 @@ def test_the_callers_timeout_is_kept_unless_it_is_the_stock_one(kind: str) -> No
     cls: Any = AnimalStoreClient if kind == "sync" else AsyncAnimalStoreClient
     library: Any = httpx2.Client if kind == "sync" else httpx2.AsyncClient
     assert cls(API_KEY, http_client=library(timeout=3.0)).timeout == httpx.Timeout(3.0)
-    assert cls(API_KEY, http_client=library()).timeout == httpx.Timeout(30.0, connect=5.0)
+    assert cls(API_KEY, http_client=library()).timeout == DEFAULT_TIMEOUT
     assert cls(API_KEY, http_client=library(timeout=3.0), timeout=9.0).timeout == httpx.Timeout(9.0)
 
 

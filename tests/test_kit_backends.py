@@ -93,7 +93,7 @@ def test_a_budget_test_runs_at_once_on_urllib3() -> None:
     """The kit's clock works for budgets over a socket too: Retry-After 0 keeps it still, advance() refills."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(503, times=50, retry_after=0)
-    with store.client(backend="urllib3", retry_budget=RetryBudget(percent=0, min_per_second=0.1)) as client:
+    with store.client(backend="urllib3", retry_budget=RetryBudget(percent=0, min_per_second=0.1, window=10)) as client:
         counts = []
         for _ in range(3):
             with pytest.raises(InternalServerError) as caught:

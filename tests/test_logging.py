@@ -27,7 +27,7 @@ def test_logs_describe_attempts_and_retries_without_secrets(
     secret = "sk-log-secret-777"
     caplog.set_level(logging.DEBUG)  # every logger, httpx and httpcore included
     with LoopbackServer([respond(503, ERROR_503), respond(200, [PET])]) as server:
-        make_client(api_key=secret, base_url=server.base_url).list_pets()
+        make_client(api_key=secret, base_url=server.base_url, max_retries=2).list_pets()
     ours = [r.getMessage() for r in caplog.records if r.name == "animalstore_client"]
     assert any(re.search(r"GET http://127\.0\.0\.1:\d+/v1/pets -> 503 .* in [\d.]+ ms \(attempt 1\)", m) for m in ours)
     assert any(re.search(r"Retrying GET .*/v1/pets in 0\.50 s \(retry 1 of 2\) after 503", m) for m in ours)

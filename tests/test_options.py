@@ -16,6 +16,7 @@ import respx
 
 import animalstore_client
 from animalstore_client import (
+    DEFAULT_MAX_RETRIES,
     AnimalStoreError,
     APITimeoutError,
     ClientValidationError,
@@ -109,7 +110,7 @@ def test_with_options_changes_options_and_shares_the_pool(make_client: ClientFac
     assert derived.timeout == httpx.Timeout(3.0)
     assert derived.max_retries == 5
     assert client.base_url == PRODUCTION
-    assert client.max_retries == 2
+    assert client.max_retries == DEFAULT_MAX_RETRIES
     derived.list_pets()
     headers = route.calls.last.request.headers
     assert headers["Authorization"] == "Bearer other-key"

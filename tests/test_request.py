@@ -44,7 +44,7 @@ def test_request_maps_errors_and_follows_method_retry_rules(
     """GET is retried like a read, POST like create_pet; errors raise their status class."""
     get_route = router.get(f"{PRODUCTION}/store/orders").respond(500)
     post_route = router.post(f"{PRODUCTION}/messages").respond(500)
-    client = make_client()
+    client = make_client(max_retries=2)
     with pytest.raises(InternalServerError):
         client.request("GET", "/store/orders", params={"page": 1})
     with pytest.raises(InternalServerError):

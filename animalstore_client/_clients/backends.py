@@ -46,6 +46,7 @@ __all__ = [
     "REFUSED_CLIENTS",
     "AsyncBackendName",
     "BackendName",
+    "callers_base_url",
     "choose_backend_async",
     "choose_backend_sync",
     "new_transport_async",
@@ -195,6 +196,16 @@ def caller_timeout(http_client: object) -> httpx.Timeout | None:
         theirs: Any = cast("Any", http_client).timeout
         return httpx.Timeout(connect=theirs.connect, read=theirs.read, write=theirs.write, pool=theirs.pool)
     return None
+
+
+def callers_base_url(http_client: object) -> str | None:
+    """The ``base_url`` a caller's httpx or httpx2 client was made with; ``None`` for none, or another library's."""
+    if not isinstance(http_client, (httpx.Client, httpx.AsyncClient)) and not (
+        _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient")
+    ):
+        return None
+    url = str(cast("Any", http_client).base_url)
+    return url or None
 
 
 def _full_name(cls: type) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from typing_extensions import Self
 
+from animalstore_client._clients.backends import callers_base_url
 from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
 from animalstore_client._clients.options import OPTION_NAMES, Settings
 from animalstore_client._core.body import ACCEPT_ENCODING
@@ -36,7 +37,7 @@ from animalstore_client._core.libraries import by_name
 from animalstore_client._core.log import configure_from_env, logger
 from animalstore_client._core.middleware import AsyncMiddleware, Middleware
 from animalstore_client._core.operations import RequestConfig
-from animalstore_client._core.secrets import forget_locals
+from animalstore_client._core.secrets import forget_locals, redact_url
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.validation import (
     NOT_GIVEN,
@@ -225,15 +226,29 @@ class _BaseClient:
         warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
         warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
 
-    def _warn_if_deprecated(self) -> None:
-        """Warn at the caller's line once the client is made on a deprecated backend (``backend=``/``http_client``).
+    def _warn_once_made(self, http_client: object) -> None:
+        """Warn at the caller's line about how the client was made, once per construction the caller wrote.
 
-        Once per construction the caller wrote: a `with_options` copy (which
-        cannot change the backend) or a client loaded from a pickle does not warn again.
+        A deprecated backend (by ``backend=`` or the library of ``http_client``),
+        and a ``base_url`` of the caller's own client that the SDK does not use:
+        it sends every request to its own ``base_url``, so a client made for
+        another URL would otherwise be silently redirected there. A
+        `with_options` copy or a client loaded from a pickle does not warn again.
         """
+        if _REMAKING.get():
+            return
         message = by_name(self._settings.backend).deprecation
-        if message is not None and not _REMAKING.get():
+        if message is not None:
             warn_at_callers_line(message)
+        theirs = callers_base_url(http_client)
+        ours = self._settings.base_url
+        if theirs is not None and theirs.rstrip("/") != ours.rstrip("/"):
+            warn_at_callers_line(
+                f"http_client's base_url ({redact_url(theirs)}) is not used: the SDK sends every request to its own "
+                f"base_url ({redact_url(ours)}). Pass base_url= (or environment=) to the SDK's client instead, or "
+                "make http_client without a base_url",
+                UserWarning,
+            )
 
     def _request_config(self) -> RequestConfig:
         settings = self._settings

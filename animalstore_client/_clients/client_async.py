@@ -133,7 +133,7 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
             self._pool = Pool(transport, owned=self._owns_pool)
             self._config = self._request_config()
             # Last: the client is made, so a failed construction says only why it failed.
-            self._warn_if_deprecated()
+            self._warn_once_made(http_client)
         except BaseException as exc:
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
             forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())

@@ -35,6 +35,7 @@ URLLIB3_DEPRECATION = (
 """No colon in it: pytest's ``filterwarnings`` mark (tests/conftest.py's ``urllib3_deprecated``) splits on colons."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+_PACKAGE = "animalstore_client."  # the frames of its modules are the SDK's, not the caller's
 
 
 def warns_deprecated(message: str) -> Callable[[F], F]:
@@ -63,8 +64,8 @@ def warns_deprecated(message: str) -> Callable[[F], F]:
     return decorate
 
 
-def warn_at_callers_line(message: str) -> None:
-    """Warn ``message`` as a `DeprecationWarning` at the first line outside this package: the caller's own.
+def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarning) -> None:
+    """Warn ``message`` (a `DeprecationWarning` unless told) at the first line outside this package: the caller's.
 
     A fixed ``stacklevel`` would be right for one path only: the same
     construction is reached from ``AnimalStoreClient(...)`` (through the
@@ -72,12 +73,10 @@ def warn_at_callers_line(message: str) -> None:
     frames of its own.
     """
     here = inspect.currentframe()
-    frame = here.f_back if here is not None else None
-    if frame is None:  # an interpreter without frames: the nearest line is the best there is
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return
+    frame = here.f_back if here is not None else None  # stacklevel 2: where this was called from
     level = 2
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "animalstore_client":
+    while frame is not None and frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, DeprecationWarning, stacklevel=level)
+    del here, frame  # frames hold their locals: a reference kept here would keep the caller's alive
+    warnings.warn(message, category, stacklevel=level)
