@@ -863,9 +863,6 @@ def check(package_dir: Path, api_dir: Path) -> int:
     findings = find_breaking_changes(old, build(package_dir))
     tree = "HEAD" if package_dir.resolve() == ROOT else str(package_dir)
     against = f"{PACKAGE} {head_version} ({tree}) against {snapshot_path.name}"
-    if not findings:
-        print(f"API check: {against}: no breaking change")
-        return 0
     accepted = accepted_breaks(api_dir, snapshot_version)
     unused = set(accepted)
     remaining: list[Finding] = []
@@ -881,6 +878,9 @@ def check(package_dir: Path, api_dir: Path) -> int:
         for headline in sorted(unused):
             print(f"accepted-breaks.json names a break no longer found: {headline}", file=sys.stderr)
         return 1
+    if not findings:  # an entry with nothing to excuse failed above: the list cannot go stale
+        print(f"API check: {against}: no breaking change")
+        return 0
     findings = remaining
     if not findings:
         print(f"API check: {against}: no breaking change but those accepted in {ACCEPTED}")
