@@ -24,6 +24,7 @@ source nor its configuration is what it reads.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -34,9 +35,39 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE = "animalstore_client"
-OPTIONAL = ("aiohttp", "urllib3", "pyreqwest", "httpx2", "opentelemetry")
-"""The optional libraries' top-level modules: none in the bare environment, all in the full one."""
+ROOT = Path(__file__).resolve().parent.parent
+# The module each extra that adds no HTTP library installs, which its requirement does not name
+# (opentelemetry-api installs ``opentelemetry``). An extra declared without an entry here stops the check.
+_OTHER_EXTRAS_MODULES = {"otel": "opentelemetry"}
 _UNKNOWN = re.compile(r"\bUnknown\b")
+
+
+def _declarations() -> Any:
+    """``_core/libraries.py`` of this checkout, loaded alone as ``scripts/codegen.py`` loads it: this script runs
+    in the development environment, not in the environments it checks."""
+    spec = importlib.util.spec_from_file_location("libraries_declaration", ROOT / PACKAGE / "_core" / "libraries.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # attrs resolves the class's annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def optional_modules() -> tuple[str, ...]:
+    """The optional libraries' top-level modules, from the declarations: none in the bare environment, all in the
+    full one (each library an extra installs, and what the other extras install)."""
+    declarations = _declarations()
+    unknown = [extra.name for extra in declarations.OTHER_EXTRAS if extra.name not in _OTHER_EXTRAS_MODULES]
+    if unknown:
+        raise SystemExit(
+            f".ci/verify_types.py: which module does the extra {', '.join(unknown)} install? Add it to "
+            "_OTHER_EXTRAS_MODULES"
+        )
+    return (
+        *(library.name for library in declarations.LIBRARIES if library.extra is not None),
+        *(_OTHER_EXTRAS_MODULES[extra.name] for extra in declarations.OTHER_EXTRAS),
+    )
 
 
 def _python(venv: Path) -> Path:
@@ -72,12 +103,15 @@ def _verifytypes(venv: Path, *, ignore_external: bool) -> dict[str, Any]:
     return completeness
 
 
-def check(venv: Path, kind: str) -> list[str]:
-    """The problems of one environment's installed package; none when its types are complete."""
+def check(venv: Path, kind: str, optional: tuple[str, ...]) -> list[str]:
+    """The problems of one environment's installed package; none when its types are complete.
+
+    ``optional`` are the optional libraries' modules (`optional_modules`).
+    """
     problems: list[str] = []
-    missing = _missing(venv, OPTIONAL)
-    if kind == "bare" and len(missing) != len(OPTIONAL):
-        present = sorted(set(OPTIONAL) - set(missing))
+    missing = _missing(venv, optional)
+    if kind == "bare" and len(missing) != len(optional):
+        present = sorted(set(optional) - set(missing))
         return [f"{venv}: optional libraries installed in the bare environment: {', '.join(present)}"]
     if kind == "full" and missing:
         return [f"{venv}: optional libraries missing from the full environment: {', '.join(missing)}"]
@@ -116,7 +150,8 @@ def main() -> int:
         "--full", type=Path, required=True, help="an environment with the wheel and every optional library"
     )
     arguments = parser.parse_args()
-    problems = check(arguments.bare, "bare") + check(arguments.full, "full")
+    optional = optional_modules()
+    problems = check(arguments.bare, "bare", optional) + check(arguments.full, "full", optional)
     for problem in problems:
         print(problem.replace("\xa0", " "), file=sys.stderr)
     return 1 if problems else 0

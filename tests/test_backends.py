@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import functools
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import pickle
+import re
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import aiohttp
 import httpx
@@ -31,10 +34,10 @@ from animalstore_client import (
 )
 from animalstore_client._clients.backends import REQUIREMENTS, _stand_in
 from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
-from animalstore_client._core.libraries import LIBRARIES, by_name
+from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, HAS_HTTPX2, HAS_PYREQWEST, needs_pyreqwest, on_httpx2, urllib3_deprecated
+from .conftest import API_KEY, needs_pyreqwest, on_library, urllib3_deprecated
 from .servers import LoopbackServer, refused_url, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -49,21 +52,48 @@ def test_httpx_is_the_default_and_backend_is_visible() -> None:
     assert AsyncAnimalStoreClient(API_KEY, backend="aiohttp").backend == "aiohttp"
 
 
+def _backends_of(client: Literal["sync", "async"]) -> str:
+    """A client's backends as its error lists them, from the declarations: ``'httpx', 'httpx2' or 'pyreqwest'``."""
+    names = [repr(library.name) for library in for_client(client)]
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def _callers_clients_of(client: Literal["sync", "async"]) -> str:
+    """The library clients a client takes as ``http_client``, as its error lists them, from the declarations:
+    ``an httpx.Client, an httpx2.Client or a urllib3.PoolManager`` (a library whose clients are refused left out)."""
+    kinds = [
+        f"{'an' if module[0] in 'aehio' else 'a'} {module}.{cls}"
+        for library in for_client(client)
+        if not library.callers_clients_refused
+        for module, cls in [library.client_classes[client]]
+    ]
+    return ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
+
+
+NO_LIBRARY = "no-such-library"
+"""A backend name no library can be declared under (a library's name is its import name)."""
+
+
+def _not_its_backends(cls: type[AnimalStoreClient | AsyncAnimalStoreClient]) -> list[Any]:
+    """``cls`` made on each library only the other client has (aiohttp for the sync client), and on a name that is
+    no library: each with the message listing the client's own backends, from the declarations."""
+    client: Literal["sync", "async"] = "sync" if cls is AnimalStoreClient else "async"
+    names = [*(library.name for library in LIBRARIES if client not in library.clients), NO_LIBRARY]
+    return [
+        pytest.param(
+            functools.partial(cls, API_KEY, backend=name),  # type: ignore[arg-type]  # the point
+            re.escape(f"backend must be {_backends_of(client)}, got {name!r}"),
+            id=f"{client}-{name}",
+        )
+        for name in names
+    ]
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (
-            lambda: AnimalStoreClient(API_KEY, backend="aiohttp"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'httpx2', 'urllib3' or 'pyreqwest', got 'aiohttp'",
-        ),
-        (
-            lambda: AsyncAnimalStoreClient(API_KEY, backend="urllib3"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'httpx2', 'aiohttp' or 'pyreqwest', got 'urllib3'",
-        ),
-        (
-            lambda: AnimalStoreClient(API_KEY, backend="requests"),  # type: ignore[arg-type]  # the point
-            r"backend must be 'httpx', 'httpx2', 'urllib3' or 'pyreqwest', got 'requests'",
-        ),
+        *_not_its_backends(AnimalStoreClient),
+        *_not_its_backends(AsyncAnimalStoreClient),
         (
             lambda: AnimalStoreClient(API_KEY, http_client=urllib3.PoolManager(), backend="httpx"),
             r"backend='httpx' contradicts http_client, which is a urllib3 client",
@@ -75,7 +105,8 @@ def test_httpx_is_the_default_and_backend_is_visible() -> None:
     ],
 )
 def test_bad_or_contradicting_backends_are_refused(make: object, message: str) -> None:
-    """An unknown backend, or one that contradicts http_client's library, is a ClientValidationError."""
+    """A backend the client does not have, or one that contradicts http_client's library, is a ClientValidationError
+    (the first naming the client's own backends)."""
     assert callable(make)
     with pytest.raises(ClientValidationError, match=message) as info:
         make()
@@ -104,11 +135,12 @@ def test_pyreqwest_serves_both_clients_and_its_client_is_refused_as_http_client(
     assert AnimalStoreClient(API_KEY, backend="pyreqwest").backend == "pyreqwest"
     assert AsyncAnimalStoreClient(API_KEY, backend="pyreqwest").backend == "pyreqwest"
     library_client = SyncClientBuilder().build()
-    for backend in (None, "pyreqwest", "urllib3"):
+    for backend in (None, *(library.name for library in for_client("sync"))):
         with pytest.raises(ClientValidationError, match="http_client cannot be a pyreqwest client"):
             AnimalStoreClient(API_KEY, http_client=library_client, backend=backend)  # type: ignore[arg-type]
-    with pytest.raises(ClientValidationError, match=r"an httpx2\.Client or a urllib3\.PoolManager, got"):
+    with pytest.raises(ClientValidationError) as info:
         AnimalStoreClient(API_KEY, http_client=object())  # type: ignore[arg-type]  # the point
+    assert str(info.value) == f"http_client must be {_callers_clients_of('sync')}, got object"
     library_client.close()
 
 
@@ -192,12 +224,14 @@ def test_urllib3s_connect_timeout_is_shown_without_a_repr() -> None:
     assert str(translated) == "10.0.0.1:8080: Connection to 10.0.0.1 timed out. (connect timeout=0.1)"
 
 
-@pytest.mark.parametrize(
-    "library", ["aiohttp", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+OPTIONAL = [library.name for library in LIBRARIES if library.requirement is not None]
+"""Every library an extra installs, from the declarations."""
+
+
+@pytest.mark.parametrize("library", [on_library(name, name) for name in OPTIONAL])
 def test_a_missing_library_says_how_to_install_it(library: str) -> None:
     """Without the library installed, asking for it raises AnimalStoreError with the exact pip command."""
-    client = "AsyncAnimalStoreClient" if library == "aiohttp" else "AnimalStoreClient"
+    client = "AnimalStoreClient" if "sync" in by_name(library).clients else "AsyncAnimalStoreClient"
     code = (
         "import sys\n"
         f"sys.modules[{library!r}] = None  # as if not installed\n"
@@ -210,7 +244,7 @@ def test_a_missing_library_says_how_to_install_it(library: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == (
         f'AnimalStoreError backend="{library}" needs the {library} library, which is not installed: '
-        f'pip install "{REQUIREMENTS[library]}" (what the [{library}] extra installs)'
+        f'pip install "{REQUIREMENTS[str(by_name(library).distribution)]}" (what the [{library}] extra installs)'
     )
 
 
@@ -222,13 +256,13 @@ def test_the_install_advice_matches_the_extras() -> None:
 
 
 def test_importing_the_package_loads_no_optional_library() -> None:
-    """import animalstore_client leaves aiohttp, urllib3 and pyreqwest unimported."""
-    code = "import sys, animalstore_client\nprint([m for m in ('aiohttp', 'urllib3', 'pyreqwest') if m in sys.modules])"
+    """import animalstore_client leaves every library an extra installs (aiohttp, urllib3...) unimported."""
+    code = f"import sys, animalstore_client\nprint([m for m in {OPTIONAL!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("library", [library.name for library in LIBRARIES if library.requirement is not None])
+@pytest.mark.parametrize("library", OPTIONAL)
 def test_each_installed_library_is_the_distribution_declared(library: str) -> None:
     """Each optional library installed for the tests is the distribution its declaration names: nothing refused."""
     declared = by_name(library)
@@ -339,13 +373,22 @@ def test_copies_of_a_urllib3_client_do_not_warn_again() -> None:
 
 def test_no_other_backend_warns() -> None:
     """Every other backend, by name or by a caller's client, of either client, makes a client without a warning."""
-    sync_backends = ["httpx", *(["httpx2"] if HAS_HTTPX2 else []), *(["pyreqwest"] if HAS_PYREQWEST else [])]
+
+    def undeprecated(client: Literal["sync", "async"]) -> list[str]:
+        """The client's libraries that are not deprecated and are installed here, from the declarations."""
+        return [
+            library.name
+            for library in for_client(client)
+            if library.deprecation is None and importlib.util.find_spec(library.name) is not None
+        ]
+
+    sync_backends = undeprecated("sync")
     assert _warnings_of(lambda: tuple(AnimalStoreClient(API_KEY, backend=b) for b in sync_backends)) == []  # type: ignore[arg-type]
     with httpx.Client() as http:
         assert _warnings_of(lambda: AnimalStoreClient(API_KEY, http_client=http)) == []
 
     async def main() -> list[warnings.WarningMessage]:
-        backends = ["httpx", "aiohttp", *(["httpx2"] if HAS_HTTPX2 else []), *(["pyreqwest"] if HAS_PYREQWEST else [])]
+        backends = undeprecated("async")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for backend in backends:

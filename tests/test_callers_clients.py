@@ -18,17 +18,18 @@ library's own sending matters.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import socket
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import aiohttp
 import httpx
 import pytest
 import respx
-import urllib3
 
 from animalstore_client import (
     AnimalStoreClient,
@@ -42,8 +43,9 @@ from animalstore_client import (
     NotFoundError,
 )
 from animalstore_client._core.attempts import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
+from animalstore_client._core.libraries import LIBRARIES, Library, by_name
 
-from .conftest import API_KEY, ClientFactory, SyncView, needs_httpx2, needs_pyreqwest, urllib3_deprecated
+from .conftest import API_KEY, ClientFactory, SyncView, needs_pyreqwest, on_library
 from .servers import LoopbackServer, respond
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -54,23 +56,34 @@ UNAUTHORIZED = {"code": "unauthorized", "message": "no"}
 Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
 """aiohttp's sending of a request, as a session's middleware is handed it."""
 
-# The libraries of httpx's kind, whose clients run the caller's hooks, auth flows and transports.
-HTTPX_KINDS = [
-    "httpx-sync",
-    "httpx-async",
-    pytest.param("httpx2-sync", marks=[needs_httpx2, pytest.mark.httpx2]),
-    pytest.param("httpx2-async", marks=[needs_httpx2, pytest.mark.httpx2]),
-]
-# Every library whose client a caller may pass: httpx's kind, aiohttp (async), urllib3 (sync).
-CALLER_KINDS = [*HTTPX_KINDS, "aiohttp", pytest.param("urllib3", marks=urllib3_deprecated)]
+
+def _kinds(library: Library) -> list[Any]:
+    """A caller's client of ``library`` for each SDK client that takes one: ``"httpx-sync"``, ``"aiohttp-async"``."""
+    return [
+        on_library(library.name, f"{library.name}-{client}")
+        for client in library.clients
+        if client in library.client_classes
+    ]
+
+
+# The libraries of httpx's kind, whose clients run the caller's hooks, auth flows and transports (httpx's API:
+# a judgement about a library's interface, which no declaration says).
+HTTPX_KINDS = [*_kinds(by_name("httpx")), *_kinds(by_name("httpx2"))]
+CALLER_KINDS = [kind for library in LIBRARIES if not library.callers_clients_refused for kind in _kinds(library)]
+"""A caller's client of every library and client that takes one, from the declarations (``client_classes``):
+a library declared there is held to these rules with no test edited."""
 
 
 def _library(kind: str) -> Any:
-    if kind.startswith("httpx2"):
-        import httpx2
+    """The module of ``kind``'s library (``httpx`` or ``httpx2`` for `HTTPX_KINDS`)."""
+    return importlib.import_module(kind.rsplit("-", 1)[0])
 
-        return httpx2
-    return httpx
+
+def _client_class(kind: str) -> Any:
+    """The class of ``kind``'s client, as its library's declaration names it (``client_classes``)."""
+    name, client = kind.rsplit("-", 1)
+    module, cls = by_name(name).client_classes[cast("Literal['sync', 'async']", client)]
+    return getattr(importlib.import_module(module), cls)
 
 
 @pytest.fixture
@@ -83,14 +96,13 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 def _sdk_client(kind: str, http: Any, loop: asyncio.AbstractEventLoop, **options: Any) -> Any:
     """The SDK client of ``kind`` over ``http``; an async one behind a `SyncView` on ``loop``."""
-    if kind.endswith("sync") or kind == "urllib3":
+    if kind.endswith("-sync"):
         return AnimalStoreClient(API_KEY, http_client=http, **options)
     return SyncView(AsyncAnimalStoreClient(API_KEY, http_client=http, **options), loop)
 
 
 def _library_client(kind: str, **settings: Any) -> Any:
-    library = _library(kind)
-    return library.Client(**settings) if kind.endswith("sync") else library.AsyncClient(**settings)
+    return _client_class(kind)(**settings)
 
 
 class Callers:
@@ -98,38 +110,27 @@ class Callers:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self._made: list[tuple[str, Any]] = []
+        self._sync = contextlib.ExitStack()
+        self._async = contextlib.AsyncExitStack()
 
     def library_client(self, kind: str, **settings: Any) -> Any:
-        """A client of ``kind``'s library, made with ``settings``."""
-        if kind == "aiohttp":
+        """A client of ``kind``'s library, made with ``settings`` (an async one inside the loop, as aiohttp needs)."""
+        if kind.endswith("-sync"):
+            return self._sync.enter_context(_library_client(kind, **settings))
 
-            async def make() -> aiohttp.ClientSession:
-                return aiohttp.ClientSession(**settings)
+        async def make() -> Any:
+            return await self._async.enter_async_context(_library_client(kind, **settings))
 
-            http: Any = self.loop.run_until_complete(make())
-        elif kind == "urllib3":
-            http = urllib3.PoolManager(**settings)
-        else:
-            http = _library_client(kind, **settings)
-        self._made.append((kind, http))
-        return http
+        return self.loop.run_until_complete(make())
 
     def sdk_client(self, kind: str, http: Any, **options: Any) -> Any:
         """The SDK client over ``http``: sync for a sync library client, else async behind a `SyncView`."""
         return _sdk_client(kind, http, self.loop, **options)
 
     def close(self) -> None:
-        """Close every client made here."""
-        for kind, http in self._made:
-            if kind == "urllib3":
-                http.clear()
-            elif kind == "aiohttp":
-                self.loop.run_until_complete(http.close())
-            elif kind.endswith("sync"):
-                http.close()
-            else:
-                self.loop.run_until_complete(http.aclose())
+        """Close every client made here, as its own context manager does."""
+        self._sync.close()
+        self.loop.run_until_complete(self._async.aclose())
 
 
 @pytest.fixture
@@ -142,7 +143,7 @@ def callers(loop: asyncio.AbstractEventLoop) -> Iterator[Callers]:
 
 def _hook(kind: str, action: Callable[[Any], None]) -> Any:
     """An event hook of the kind's client (a coroutine function for an async client) running ``action``."""
-    if kind.endswith("sync"):
+    if kind.endswith("-sync"):
         return action
 
     async def hook(subject: Any) -> None:
@@ -310,8 +311,8 @@ def _sneak_in(session: aiohttp.ClientSession, *middlewares: Any) -> None:
 def test_an_auth_middleware_added_after_the_sdk_client_was_made_never_sends_twice(callers: Callers) -> None:
     """A DigestAuthMiddleware slipped into a session later: on a Digest challenge one POST goes, a MiddlewareError."""
     with LoopbackServer([respond(401, UNAUTHORIZED, DIGEST_CHALLENGE), respond(201, PET)]) as server:
-        session = callers.library_client("aiohttp")
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async")
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         _sneak_in(session, aiohttp.DigestAuthMiddleware("user", "the-other-services-password"))
         with pytest.raises(MiddlewareError, match="sent the request a second time in one attempt") as info:
             _create(client)
@@ -332,8 +333,8 @@ def test_an_aiohttp_middleware_that_sends_again_is_stopped_at_the_second_sending
         return response
 
     with LoopbackServer([respond(503, {"code": "busy", "message": "later"}), respond(200, [PET])]) as server:
-        session = callers.library_client("aiohttp", middlewares=(retrying,))
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async", middlewares=(retrying,))
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         with pytest.raises(MiddlewareError, match="second time"):
             client.list_pets() if method == "GET" else _create(client)
         assert [r.method for r in server.received] == [method]
@@ -348,8 +349,8 @@ def test_an_aiohttp_middleware_that_replaces_the_key_sends_nothing(callers: Call
         return await handler(request)
 
     with LoopbackServer([respond(201, PET)]) as server:
-        session = callers.library_client("aiohttp", middlewares=(other_credentials,))
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url)
+        session = callers.library_client("aiohttp-async", middlewares=(other_credentials,))
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url)
         with pytest.raises(MiddlewareError, match="changed the request's Authorization header"):
             _create(client)
         assert server.received == []
@@ -364,8 +365,8 @@ def test_an_aiohttp_session_adding_netrc_credentials_is_named_and_sends_nothing(
     netrc.chmod(0o600)
     monkeypatch.setenv("NETRC", str(netrc))
     with LoopbackServer([respond(200, [PET])]) as server:
-        session = callers.library_client("aiohttp", trust_env=True)
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async", trust_env=True)
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         # aiohttp before 3.13 adds netrc's credentials as a header before any middleware runs: the SDK sees
         # the Authorization header changed, and says that instead; nothing is sent either way.
         said = r"netrc .* nothing was sent|changed the request's Authorization header.*not sent"
@@ -384,8 +385,8 @@ def test_aiohttps_own_second_try_after_a_dropped_connection_is_an_attempt_the_sd
         return False  # the request was read; the connection closes unanswered
 
     with LoopbackServer([respond(200, [PET]), drop, respond(200, [PET])]) as server:
-        session = callers.library_client("aiohttp")
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async")
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         assert client.list_pets()[0].id == 7  # leaves a kept-alive connection for the next call
         assert client.list_pets()[0].id == 7
         assert len(server.received) == 3
@@ -475,8 +476,8 @@ def test_an_aiohttp_middleware_raising_for_status_is_the_callers_and_sent_once(
         return response
 
     with LoopbackServer([respond(404, {"code": "not_found", "message": "none"})]) as server:
-        session = callers.library_client("aiohttp", middlewares=(strict,))
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async", middlewares=(strict,))
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         with pytest.raises(MiddlewareError, match=r"^a middleware of http_client \(tests\.\S+strict\) raised") as info:
             client.list_pets()
         assert len(server.received) == 1
@@ -493,8 +494,8 @@ def test_an_aiohttp_middleware_raising_is_a_middleware_error_with_nothing_sent(c
         raise ValueError("a bug of the caller's")
 
     with LoopbackServer([respond(200, [PET])] * 3) as server:
-        session = callers.library_client("aiohttp", middlewares=(bad,))
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url)
+        session = callers.library_client("aiohttp-async", middlewares=(bad,))
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url)
         with pytest.raises(MiddlewareError) as info:
             client.list_pets()
         assert server.received == []
@@ -518,8 +519,8 @@ def test_a_malformed_answer_through_an_aiohttp_middleware_stays_a_connection_err
         return False
 
     with LoopbackServer([garbage]) as server:
-        session = callers.library_client("aiohttp", middlewares=(logging_middleware,))
-        client = callers.sdk_client("aiohttp", session, base_url=server.base_url, max_retries=2)
+        session = callers.library_client("aiohttp-async", middlewares=(logging_middleware,))
+        client = callers.sdk_client("aiohttp-async", session, base_url=server.base_url, max_retries=2)
         with pytest.raises(APIConnectionError, match="after 3 attempts"):
             client.list_pets()
         assert len(server.received) == 3
@@ -667,7 +668,7 @@ def test_a_client_its_owner_closed_is_named_so(kind: str, loop: asyncio.Abstract
     """A call through a caller's client that its owner closed says the http_client was closed, not the SDK client."""
     http = _library_client(kind, transport=_answering(kind, []))
     client = _sdk_client(kind, http, loop)
-    if kind.endswith("sync"):
+    if kind.endswith("-sync"):
         http.close()
     else:
         loop.run_until_complete(http.aclose())

@@ -20,8 +20,9 @@ import time
 import pytest
 
 from animalstore_client import AnimalStoreError, AsyncAnimalStoreClient, AsyncBackendName
+from animalstore_client._core.libraries import for_client
 
-from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, needs_pyreqwest
+from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, on_library
 from .servers import Action, LoopbackServer, respond
 
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
@@ -83,14 +84,15 @@ def test_a_deadline_in_the_body_closes_the_connection(make_client: ClientFactory
         assert server.wait_for_open_connections(1) <= 1
 
 
-ASYNC_BACKENDS = ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest)]
+ASYNC_BACKENDS = [on_library(library.name, library.name) for library in for_client("async")]
+"""Every library of the async client, as ``backend=``, from the declarations."""
 
 
 @pytest.mark.parametrize("backend", ASYNC_BACKENDS)
 def test_a_cancelled_call_closes_its_connection(backend: AsyncBackendName) -> None:
     """An asyncio task cancelled while the body arrives leaves no connection held, on every async library.
 
-    httpx and aiohttp close it at once; pyreqwest, which had the body's start but not its end, keeps
+    httpx, httpx2 and aiohttp close it at once; pyreqwest, which had the body's start but not its end, keeps
     reading in its own runtime until the call's deadline (1 s here), and the connection goes then.
     """
 
@@ -120,7 +122,7 @@ def test_a_cancelled_call_closes_its_connection(backend: AsyncBackendName) -> No
 def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadline(backend: AsyncBackendName) -> None:
     """Tasks cancelled while the server has not answered leave no connection held past the call's deadline.
 
-    httpx and aiohttp close it at once. pyreqwest keeps a request it already sent running in its own
+    httpx, httpx2 and aiohttp close it at once. pyreqwest keeps a request it already sent running in its own
     runtime until the answer or the request's timeout, which the SDK always sets to the call's deadline
     (docs/usage.md): the connection goes then, never later.
     """

@@ -18,13 +18,14 @@ the reason printed.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -36,6 +37,7 @@ from animalstore_client import (
     InternalServerError,
     PetStatus,
 )
+from animalstore_client._core.libraries import LIBRARIES, by_name
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import SyncView
@@ -173,9 +175,27 @@ async def _aiohttp_session(violations: Violations) -> Any:
     return aiohttp.ClientSession(trace_configs=[trace])
 
 
+def _hooked_client(
+    library: str, side: Literal["sync", "async"], violations: Violations, loop: asyncio.AbstractEventLoop
+) -> Any:
+    """A caller's client of ``library`` for the ``side`` client that records Prism's reports with a hook of the
+    library's own; ``None`` for a library with no such hook here (pyreqwest, whose clients are refused, or one
+    newly declared), whose reports the SDK's own middleware reads instead."""
+    if library in ("httpx", "httpx2"):  # httpx's kind: response event hooks
+        module, cls = by_name(library).client_classes[side]
+        hook = violations.sync_hook if side == "sync" else violations.async_hook
+        return getattr(importlib.import_module(module), cls)(event_hooks={"response": [hook]})
+    if library == "urllib3":
+        return _urllib3_manager(violations)
+    if library == "aiohttp":
+        return loop.run_until_complete(_aiohttp_session(violations))
+    return None
+
+
 def _reporting_middleware(violations: Violations, *, sync: bool) -> Any:
     """The SDK's own middleware collecting Prism's reports: a caller's pyreqwest client is refused, so the
-    pyreqwest variants send through the SDK's own, and the reports are read above the seam."""
+    pyreqwest variants (and those of a library with no hooked client in `_hooked_client`) send through the SDK's
+    own, and the reports are read above the seam."""
 
     def sync_middleware(request: httpx.Request, call_next: Any) -> httpx.Response:
         response: httpx.Response = call_next(request)
@@ -198,37 +218,21 @@ def make(variant: str, violations: Violations) -> Iterator[Callable[..., Any]]:
     owned: list[Any] = []  # SDK clients over a library client of the SDK's own, which they close
 
     def factory(base_url: str, *, api_key: str = "test-key") -> Any:
-        http: Any
-        if variant == "sync":
-            http = httpx.Client(event_hooks={"response": [violations.sync_hook]})
-        elif variant == "sync-urllib3":
-            http = _urllib3_manager(violations)
-        elif variant == "async":
-            http = httpx.AsyncClient(event_hooks={"response": [violations.async_hook]})
-        elif variant == "sync-httpx2":
-            import httpx2
-
-            http = httpx2.Client(event_hooks={"response": [violations.sync_hook]})
-        elif variant == "async-httpx2":
-            import httpx2
-
-            http = httpx2.AsyncClient(event_hooks={"response": [violations.async_hook]})
-        elif variant.endswith("pyreqwest"):
-            reporting = _reporting_middleware(violations, sync=variant.startswith("sync"))
-            options: dict[str, Any] = {"backend": "pyreqwest", "middleware": [reporting], "max_retries": 0}
+        side: Literal["sync", "async"] = "sync" if variant.startswith("sync") else "async"
+        library = variant.split("-")[1] if "-" in variant else LIBRARIES[0].name
+        http = _hooked_client(library, side, violations, loop)
+        if http is None:
+            reporting = _reporting_middleware(violations, sync=side == "sync")
+            options: dict[str, Any] = {"backend": library, "middleware": [reporting], "max_retries": 0}
             own: Any = (
                 AnimalStoreClient(api_key, base_url=base_url, **options)
-                if variant.startswith("sync")
+                if side == "sync"
                 else SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, **options), loop)
             )
             owned.append(own)
             return own
-        elif variant == "async-aiohttp":
-            http = loop.run_until_complete(_aiohttp_session(violations))
-        else:  # a library joining the variant list needs its caller's client here, with Prism's reports hooked
-            raise AssertionError(f"no caller's client for the variant {variant!r}")
         made.append(http)
-        if variant.startswith("sync"):
+        if side == "sync":
             return AnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0)
         return SyncView(AsyncAnimalStoreClient(api_key, base_url=base_url, http_client=http, max_retries=0), loop)
 

@@ -21,7 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .conftest import PYREQWEST_VARIANTS, needs_pyreqwest, on_httpx2
+from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
+
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, SYNC_VARIANTS, needs_pyreqwest, on_library
 from .tls import ca_file, server_context
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
@@ -96,11 +98,13 @@ print("child exit:", os.waitstatus_to_exitcode(status) if status != -1 else "kil
 # within 30 s (killing it if need be) and prints both counts.
 SCRIPT = (
     """
-import asyncio, os, signal, sys, time
-import httpx, animalstore_client as a
+import asyncio, importlib, os, signal, sys, time
+import animalstore_client as a
 
 url, variant, own = sys.argv[1], sys.argv[2], sys.argv[3] == "own"
 backend = variant.split("-")[1] if "-" in variant else None
+# The caller's client's class, as its library's declaration names it: "module:Class".
+callers_class = None if own else sys.argv[3].split(":")
 
 def sync_calls(client, offset):
     return sum(client.list_pets(limit=offset + i % 50)[0].id != offset + i % 50 for i in range(100))
@@ -113,13 +117,8 @@ async def async_calls(client, offset):
     return wrong
 
 def callers_client():
-    if backend == "urllib3":
-        import urllib3
-        return urllib3.PoolManager()
-    if backend == "httpx2":
-        import httpx2
-        return httpx2.Client()
-    return httpx.Client()
+    module, name = callers_class
+    return getattr(importlib.import_module(module), name)()
 
 if variant.startswith("sync"):
     http = None if own else callers_client()
@@ -151,6 +150,7 @@ wrong = run(51)
 
 
 def _run(echo_url: str, variant: str, own: str) -> list[str]:
+    """Run SCRIPT on ``variant``: its client's own pool (``own="own"``), or a caller's client (``"module:Class"``)."""
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, echo_url, variant, own],
         capture_output=True,
@@ -162,26 +162,37 @@ def _run(echo_url: str, variant: str, own: str) -> list[str]:
     return result.stdout.splitlines()
 
 
-# pyreqwest is not among these: a child forked after its parent called through pyreqwest cannot use it at
-# all (test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs); one made but not called
-# before the fork works on both sides (test_a_pyreqwest_client_made_before_the_fork_works_on_both_sides).
+REFUSED_AFTER_USE = frozenset({"pyreqwest"})
+"""The libraries a child forked after its parent called through them cannot use at all (pyreqwest's runtime:
+test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs); one made but not called before the
+fork works on both sides (test_a_pyreqwest_client_made_before_the_fork_works_on_both_sides). Every other
+declared library is expected to serve both processes."""
+
+
+def _library_of(variant: Any) -> str:
+    """The library of a client/library pair of conftest's (``"sync"``, ``"async-aiohttp"``), marked or not."""
+    value = str(getattr(variant, "values", (variant,))[0])
+    return value.split("-")[1] if "-" in value else LIBRARIES[0].name
+
+
 @pytest.mark.parametrize(
-    "variant", ["sync", "async", "sync-urllib3", "async-aiohttp", on_httpx2("sync-httpx2"), on_httpx2("async-httpx2")]
+    "variant", [variant for variant in ALL_VARIANTS if _library_of(variant) not in REFUSED_AFTER_USE]
 )
 def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str) -> None:
     """After a fork both processes call the warmed client 100 times and every answer is their own, on every
-    library but pyreqwest."""
+    declared library but those a child cannot use after the parent did (pyreqwest)."""
     assert _run(echo_url, variant, "own") == ["parent wrong: 0", "child exit: 0"]
 
 
 @pytest.mark.parametrize(
     "variant",
-    ["sync", "sync-urllib3", on_httpx2("sync-httpx2")],
+    [variant for variant in SYNC_VARIANTS if not by_name(_library_of(variant)).callers_clients_refused],
 )
 def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, variant: str) -> None:
-    """With the caller's own client (httpx.Client, urllib3.PoolManager, httpx2.Client; a pyreqwest one is refused
-    outright) the child's first call raises AnimalStoreError at once; the parent goes on."""
-    lines = _run(echo_url, variant, "caller")
+    """With the caller's own client of each library that takes one (httpx.Client, urllib3.PoolManager...; a
+    pyreqwest one is refused outright) the child's first call raises AnimalStoreError at once; the parent goes on."""
+    module, cls = by_name(_library_of(variant)).client_classes["sync"]
+    lines = _run(echo_url, variant, f"{module}:{cls}")
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]
     assert lines[1:] == ["child refused: within 5 s", "parent wrong: 0", "child exit: 100"]
@@ -243,15 +254,17 @@ print("refused:", refused)
 """
 
 
+SYNC_LIBRARIES = [on_library(library.name, library.name) for library in for_client("sync")]
+"""Every library of the sync client, as ``backend=``, from the declarations."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+@pytest.mark.parametrize("backend", SYNC_LIBRARIES)
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
     """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs.
 
-    On pyreqwest a child forked once the parent's threads had started its runtime is refused instead
-    (AnimalStoreError, at once): none hangs, and none gets a wrong answer.
+    On pyreqwest (REFUSED_AFTER_USE) a child forked once the parent's threads had started its runtime is refused
+    instead (AnimalStoreError, at once): none hangs, and none gets a wrong answer.
     """
     result = subprocess.run(
         [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend],
@@ -263,7 +276,7 @@ def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str
     assert result.returncode == 0, result.stderr
     outcome, refusals = result.stdout.strip().splitlines()
     assert outcome == "hung: 0 failed: 0 errors: 0 []"
-    if backend == "pyreqwest":
+    if backend in REFUSED_AFTER_USE:
         # The threads start pyreqwest within milliseconds: the later children at least are refused.
         assert refusals != "refused: 0"
     else:
@@ -274,16 +287,12 @@ HELD = """
 import os, sys, time
 import animalstore_client as a
 
-url, backend = sys.argv[1], sys.argv[2]
+url, backend, table, called = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "called"
 client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=10)
 transport = client._pool.transport
-if backend == "pyreqwest":
-    # Not called before the fork (the child would be refused): the lock is the one guarding the
-    # library clients, taken on each call.
-    tables = transport._settings
-else:
+if called:
     client.list_pets(limit=1)
-    tables = transport._pools if backend in ("httpx", "httpx2") else transport._managers
+tables = getattr(transport, table)
 # As if another thread were inside the pool table at the fork: its lock is held, for ever in the child.
 tables._lock.acquire()
 pid = os.fork()
@@ -307,17 +316,35 @@ else:
 """
 
 
+# The attribute of each library's sync transport whose ``_lock`` guards its pool table, where the SDK's own pool
+# (``own_pools``) does not hold it as ``_pools``: a private detail of each transport, which no declaration says.
+_POOL_TABLES = {"urllib3": "_managers", "pyreqwest": "_settings"}
+
+
 @pytest.mark.parametrize("echo_url", ["http"], indirect=True)
-@pytest.mark.parametrize(
-    "backend", ["httpx", "urllib3", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+@pytest.mark.parametrize("backend", SYNC_LIBRARIES)
 def test_a_pool_lock_held_at_the_fork_does_not_hang_the_child(echo_url: str, backend: str) -> None:
     """The child never waits on its parent's pool table (its lock may be held for ever there): it makes its own.
 
-    On pyreqwest the client is made but not called before the fork, the only way a child can use it.
+    On pyreqwest (REFUSED_AFTER_USE) the client is made but not called before the fork, the only way a child can
+    use it: the lock is then the one guarding the library clients, taken on each call.
     """
+    declared = by_name(backend)
+    if "sync" in declared.own_pools:
+        table = "_pools"
+    else:
+        assert backend in _POOL_TABLES, (
+            f"{backend} is declared in _core/libraries.py but test_fork.py's _POOL_TABLES does not say which "
+            "attribute of its sync transport holds its pool table's lock: add it"
+        )
+        table = _POOL_TABLES[backend]
+    called = "not-called" if backend in REFUSED_AFTER_USE else "called"
     result = subprocess.run(
-        [sys.executable, "-c", HELD, echo_url, backend], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", HELD, echo_url, backend, table, called],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "exit 0"

@@ -22,9 +22,10 @@ from animalstore_client import (
     InternalServerError,
     RetryBudget,
 )
+from animalstore_client._core.libraries import LIBRARIES, for_client
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, URLLIB3_BACKEND, needs_pyreqwest, on_httpx2, urllib3_deprecated
+from .conftest import API_KEY, on_library, urllib3_deprecated
 
 
 def _threads_settle(expected: int) -> int:
@@ -34,16 +35,14 @@ def _threads_settle(expected: int) -> int:
     return threading.active_count()
 
 
-@pytest.mark.parametrize(
-    "backend", [None, "httpx", URLLIB3_BACKEND, pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+@pytest.mark.parametrize("backend", [None, *(on_library(library.name, library.name) for library in for_client("sync"))])
 def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
     """store.client(backend=...): two 503s are retried without sleeping, the delays recorded, on each library."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(503, times=2)
     started = time.monotonic()
     with store.client(backend=backend) as client:
-        assert client.backend == (backend or "httpx")
+        assert client.backend == (backend or LIBRARIES[0].name)
         response = client.with_raw_response.create_pet(name="Rex", category_id=1)
     assert time.monotonic() - started < 1.0  # 1.5 s of backoff, not slept
     assert response.attempts == 3
@@ -53,7 +52,7 @@ def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any) -> None
 
 
 @pytest.mark.parametrize(
-    "backend", [None, "httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
+    "backend", [None, *(on_library(library.name, library.name) for library in for_client("async"))]
 )
 def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> None:
     """store.async_client(backend=...): the same, for the async client and its libraries."""
@@ -62,7 +61,7 @@ def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> No
 
     async def main() -> int:
         async with store.async_client(backend=backend) as client:
-            assert client.backend == (backend or "httpx")
+            assert client.backend == (backend or LIBRARIES[0].name)
             return (await client.with_raw_response.list_pets()).attempts
 
     assert asyncio.run(main()) == 2
@@ -106,14 +105,29 @@ def test_a_budget_test_runs_at_once_on_urllib3() -> None:
     assert counts == [2, 1, 1, 2]
 
 
-@pytest.mark.parametrize(("method", "backend"), [("client", "aiohttp"), ("async_client", "urllib3"), ("client", "x")])
+# Each kit method given a library only the other client has (aiohttp to store.client), and a name that is no library.
+_NOT_ITS_LIBRARY = [
+    *(("client", library.name) for library in LIBRARIES if "sync" not in library.clients),
+    *(("async_client", library.name) for library in LIBRARIES if "async" not in library.clients),
+    ("client", "no-such-library"),
+    ("async_client", "no-such-library"),
+]
+
+
+@pytest.mark.parametrize(("method", "backend"), _NOT_ITS_LIBRARY)
 def test_a_library_the_client_cannot_use_is_refused(method: str, backend: str) -> None:
-    """store.client takes httpx, httpx2, urllib3 or pyreqwest, store.async_client httpx, httpx2, aiohttp or
-    pyreqwest: the error names them."""
+    """store.client and store.async_client take the libraries their client has: the error names them, the default
+    (in-process) first, as the declarations list them."""
     store = FakeAnimalStore(api_keys=[API_KEY])
-    others = "'httpx2', 'aiohttp' or 'pyreqwest'" if method == "async_client" else "'httpx2', 'urllib3' or 'pyreqwest'"
-    with pytest.raises(ClientValidationError, match=f"must be 'httpx' .in-process, the default. or {others}") as caught:
+    libraries = [repr(library.name) for library in for_client("async" if method == "async_client" else "sync")]
+    default, over_socket = libraries[0], libraries[1:]
+    others = over_socket[0] if len(over_socket) == 1 else ", ".join(over_socket[:-1]) + f" or {over_socket[-1]}"
+    with pytest.raises(ClientValidationError) as caught:
         getattr(store, method)(backend=backend)
+    assert str(caught.value) == (
+        f"backend for store.{method}() must be {default} (in-process, the default) or {others} "
+        f"(over a loopback server the store starts), got {backend!r}"
+    )
     assert caught.value.argument == "backend"
 
 

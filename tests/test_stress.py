@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient
+from animalstore_client._core.libraries import for_client
 
-from .conftest import API_KEY, URLLIB3_BACKEND, needs_pyreqwest, on_httpx2
+from .conftest import API_KEY, on_library
 
 pytestmark = [
     pytest.mark.slow,
@@ -125,9 +126,7 @@ def chaos(caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest) -> I
     assert _descriptors() <= descriptors
 
 
-@pytest.mark.parametrize(
-    "backend", ["httpx", URLLIB3_BACKEND, pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+@pytest.mark.parametrize("backend", [on_library(library.name, library.name) for library in for_client("sync")])
 def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     """64 threads, 1,920 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
     mismatched: list[str] = []
@@ -155,9 +154,7 @@ def test_64_threads_on_one_sync_client(chaos: str, backend: str) -> None:
     assert len(answered) >= 1920 // 2  # retries get most calls through: the checks above had answers to check
 
 
-@pytest.mark.parametrize(
-    "backend", ["httpx", "aiohttp", pytest.param("pyreqwest", marks=needs_pyreqwest), on_httpx2("httpx2")]
-)
+@pytest.mark.parametrize("backend", [on_library(library.name, library.name) for library in for_client("async")])
 def test_500_tasks_on_one_async_client(chaos: str, backend: str) -> None:
     """500 tasks, 2,000 calls: 0 answers meant for another call, only SDK exceptions, nothing left open."""
 
