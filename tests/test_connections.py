@@ -96,17 +96,23 @@ def test_a_cancelled_call_closes_its_connection(backend: AsyncBackendName) -> No
     reading in its own runtime until the call's deadline (1 s here), and the connection goes then.
     """
 
-    async def main(backend: AsyncBackendName, url: str) -> int:
+    async def main(backend: AsyncBackendName, server: LoopbackServer) -> int:
         deadline = 1.0 if backend == "pyreqwest" else None
         async with AsyncAnimalStoreClient(
             API_KEY,
-            base_url=url,
+            base_url=server.base_url,
             backend=backend,
             max_retries=0,
             total_timeout=deadline,
         ) as client:
-            for _ in range(20):
+            for sent in range(1, 21):
                 task = asyncio.create_task(client.list_pets())
+                # Cancelled once the server has the request and began the body (a busy machine may take
+                # longer than any fixed pause to get it there): each call takes its own line of the script.
+                for _ in range(500):  # bounded: 5 s
+                    if len(server.received) >= sent:
+                        break
+                    await asyncio.sleep(0.01)
                 await asyncio.sleep(0.02)
                 task.cancel()
                 with pytest.raises(asyncio.CancelledError):
@@ -114,7 +120,7 @@ def test_a_cancelled_call_closes_its_connection(backend: AsyncBackendName) -> No
             return len(await client.list_pets())
 
     with LoopbackServer([_stalled] * 20 + [respond(200, PETS)]) as server:
-        assert asyncio.run(main(backend, server.base_url)) == 1
+        assert asyncio.run(main(backend, server)) == 1
         assert server.wait_for_open_connections(0) == 0
 
 
