@@ -50,7 +50,19 @@ def _minimum() -> list[str]:
 
 MINIMUM = _minimum()
 # The httpx2 pairs (marker ``httpx2``) are new library pairs: the README's command runs them once, on 3.11.
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not contract and not slow and not httpx2"]
+# Two pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores.
+PYTEST = [
+    "python",
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-n",
+    "2",
+    "-m",
+    "not contract and not slow and not httpx2",
+]
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples
 # (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy and
 # pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the

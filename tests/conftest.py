@@ -46,21 +46,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist hands out the tests one at a time, but all the Prism contract tests to one worker."""
-    from xdist.scheduler import LoadScopeScheduling
+    """pytest-xdist hands out the tests one at a time, except test_contract.py's, which all go to one worker.
 
-    class _PrismOnOneWorker(LoadScopeScheduling):
-        """One test per work unit, except test_contract.py's tests, which form one unit.
+    Each Prism fixture starts a Node.js server (seconds of CPU), and the first run installs Prism under .tools/,
+    which two workers must not do at once (npm fails). xdist's own ``xdist_group`` marker is not honoured under
+    pytest 9 (xdist renames the items through an attribute pytest 9 no longer reads), hence this scheduler.
+    """
+    # Imported by name: xdist ships no type information.
+    scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
 
-        Each Prism fixture starts a Node.js server (seconds of CPU), and the first run installs Prism under
-        .tools/, which two workers must not do at once (npm fails). xdist's own ``xdist_group`` marker is
-        not honoured with pytest 9 (it renames items through an attribute pytest 9 no longer reads).
-        """
+    def split_scope(self: Any, nodeid: str) -> str:
+        return "prism" if nodeid.startswith("tests/test_contract.py::") else nodeid
 
-        def _split_scope(self, nodeid: str) -> str:
-            return "prism" if nodeid.startswith("tests/test_contract.py::") else nodeid
-
-    return _PrismOnOneWorker(config, log)
+    return type("PrismOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
 
 
 @pytest.fixture
