@@ -96,9 +96,8 @@ def _copy(tree: Path) -> Path:
     defaults = tree / "animalstore_client" / "_core" / "defaults.py"
     text = defaults.read_text(encoding="utf-8")
     for name in (name for name in RELEASED if name.startswith("DEFAULT_")):
-        text, count = re.subn(
-            rf"^{name} = .+$", lambda _match, name=name: f"{name} = {_released(name)}", text, flags=re.M
-        )
+        released = f"{name} = {_released(name)}"
+        text, count = re.subn(rf"^{name} = .+$", released.replace("\\", "\\\\"), text, flags=re.M)
         assert count == 1, f"{name} is not declared on one line of _core/defaults.py: update this test"
     defaults.write_text(text, encoding="utf-8")
     return tree
