@@ -63,7 +63,8 @@ def import_with_dask(client: AnimalStoreClient, chunks: list[list[Row]]) -> list
     distributed: Any = importlib.import_module("dask.distributed")  # an untyped library: typed here as Any
 
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=4, processes=True, dashboard_address=None) as cluster,
+        # ":0": a free port for the scheduler's HTTP server (None still tries 8787, which another run may hold).
+        distributed.LocalCluster(n_workers=2, threads_per_worker=4, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as dask,
     ):
         shipped = dask.scatter(client, broadcast=True)  # one copy per worker, loaded once there
