@@ -313,6 +313,8 @@ class APIStatusError(APIError):
     """The parsed JSON body, the text when it is not JSON, or ``None`` when empty."""
     error: ErrorBody | None
     """The Error body when the response carries one, else ``None``."""
+    may_have_been_processed: bool
+    """Whether the service may have acted on the request: ``False`` for a 4xx but 408, and a 503 (`APIError`)."""
 
     def __init__(
         self,
