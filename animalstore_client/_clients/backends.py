@@ -192,17 +192,19 @@ def caller_timeout(http_client: object) -> httpx.Timeout | None:
     """
     if isinstance(http_client, (httpx.Client, httpx.AsyncClient)):
         return http_client.timeout
-    if _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient"):
+    if _is_httpx2_client(http_client):
         theirs: Any = cast("Any", http_client).timeout
         return httpx.Timeout(connect=theirs.connect, read=theirs.read, write=theirs.write, pool=theirs.pool)
     return None
 
 
+def _is_httpx2_client(http_client: object) -> bool:
+    return _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient")
+
+
 def callers_base_url(http_client: object) -> str | None:
     """The ``base_url`` a caller's httpx or httpx2 client was made with; ``None`` for none, or another library's."""
-    if not isinstance(http_client, (httpx.Client, httpx.AsyncClient)) and not (
-        _is_instance_of(http_client, "httpx2", "Client") or _is_instance_of(http_client, "httpx2", "AsyncClient")
-    ):
+    if not isinstance(http_client, (httpx.Client, httpx.AsyncClient)) and not _is_httpx2_client(http_client):
         return None
     url = str(cast("Any", http_client).base_url)
     return url or None
