@@ -61,6 +61,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return type("PrismOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
 
 
+USERS_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:schemathesis"]
+"""pytest as a user's project runs it, in a fresh interpreter: without the plugin of schemathesis, a tool of this
+suite's own (tests/test_fidelity.py) that no user's project has, and whose loading (it imports hypothesis) took
+two of the three and a half seconds each such run spent starting."""
+
+
 @pytest.fixture
 def router() -> Iterator[respx.MockRouter]:
     """Intercepts every request; an unrouted request fails the test."""

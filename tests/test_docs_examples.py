@@ -38,6 +38,8 @@ import animalstore_client
 from animalstore_client import AnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
 
+from .conftest import USERS_PYTEST
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 KEY = "docs-example-key"
@@ -121,7 +123,7 @@ def fake_service(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[st
 
 def _pytest(module: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", module.name],
+        [*USERS_PYTEST, module.name],
         capture_output=True,
         text=True,
         timeout=300,

@@ -35,6 +35,8 @@ from animalstore_client.testing import (
     make_status_error,
 )
 
+from .conftest import USERS_PYTEST
+
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}]
 
 
@@ -47,7 +49,7 @@ def _run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.Completed
     """Run a user's test file in a fresh pytest, as installing the package would."""
     (tmp_path / "test_user.py").write_text(textwrap.dedent(source))
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(tmp_path / "test_user.py")],
+        [*USERS_PYTEST, *args, str(tmp_path / "test_user.py")],
         capture_output=True,
         text=True,
         timeout=120,
