@@ -8,6 +8,7 @@ behaviour is written once and proven for both clients.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import inspect
 import re
@@ -42,6 +43,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
     else:
         items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave everything that exists once the tests are collected (modules, plugins, the items) out of every later
+    garbage collection: tests that collect to see a leaked socket warn then scan only what the tests made since.
+
+    A full collection over the collected suite took 0.13 to 0.3 s, and the suite runs about a hundred on purpose
+    (tests/test_tls.py, test_stress.py...) besides the interpreter's own; cycles made by the tests are found as before.
+    """
+    gc.freeze()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -251,6 +262,19 @@ HTTPX_VARIANTS = ["sync", "async"]
 ALL_VARIANTS: list[Any] = [pair for library in LIBRARIES for pair in _pairs(library)]
 """Every client/library pair, from the declarations (``_core/libraries.py``): a library declared there runs
 the behaviour suite with no test edited."""
+
+
+def installed_pairs() -> list[str]:
+    """Every client/library pair whose library is installed here, by name (``"sync"``, ``"async-aiohttp"``...), for a
+    test that runs them all in one fresh interpreter rather than paying a process's start per pair."""
+    return [
+        client if library is LIBRARIES[0] else f"{client}-{library.name}"
+        for library in LIBRARIES
+        if _importable(library.name)
+        for client in library.clients
+    ]
+
+
 SYNC_VARIANTS: list[Any] = [
     on_library(library.name, "sync" if library is LIBRARIES[0] else f"sync-{library.name}")
     for library in LIBRARIES

@@ -1,10 +1,10 @@
-"""Run every failure kind on one client/library pair under the real sentry-sdk; print what its events held.
+"""Run every failure kind on each client/library pair named under the real sentry-sdk; print what its events held.
 
-``python -m tests.sentry_probe <variant>`` (tests/test_guarantees.py runs it in a process of its own:
-sentry-sdk patches the standard library once installed). Sentry is initialised with its default options
+``python -m tests.sentry_probe <variant> [<variant> ...]`` (tests/test_guarantees.py runs it in a process of its
+own: sentry-sdk patches the standard library once installed). Sentry is initialised with its default options
 (``include_local_variables=True``) and a transport that keeps each event in memory: nothing leaves the
-machine. The last line printed is a JSON report: failures run, events captured, events with frame locals,
-and how many times the key occurs in all of them.
+machine. Each pair prints a line: the pair, then a JSON report of its failures run, the events captured,
+the events with frame locals, and how many times the key occurs in all of them.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main(variant: str) -> None:
 
     from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
 
-    sentry_sdk.init(dsn="https://public@127.0.0.1:9/1", transport=_Kept)
+    _Kept.envelopes.clear()
     loop = asyncio.new_event_loop()
     made: list[Any] = []
 
@@ -69,8 +69,10 @@ def main(variant: str) -> None:
         # Not from the command line: sentry sends sys.argv with every event.
         "key_found": sum(text.count(SECRET) for text in _Kept.envelopes),
     }
-    print(json.dumps(report))
+    print(variant, json.dumps(report))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sentry_sdk.init(dsn="https://public@127.0.0.1:9/1", transport=_Kept)
+    for name in sys.argv[1:]:
+        main(name)

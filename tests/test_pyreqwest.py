@@ -375,13 +375,19 @@ BURNER = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < en
 def test_short_scripts_on_the_async_client_exit_cleanly_on_a_busy_machine() -> None:
     """Without the exit hook, 6-13 % of these runs aborted at exit ("PyGILState_Release: thread state ...
     must be current") with two cores kept busy: 40 runs, every one must exit 0 (four at a time, beside the
-    burners: the runs load the cores further, and take a quarter of the time one at a time took)."""
+    burners: the runs load the cores further, and take a quarter of the time one at a time took).
+
+    The cores are kept busy by a burner each, less one for each other pytest-xdist worker of this run: the
+    suite's own workers (four on two cores) already keep them so, and burners beside them only took CPU from
+    the rest of the suite.
+    """
     from .test_fork import _Echo, _QuietServer
 
     server = _QuietServer(("127.0.0.1", 0), _Echo)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(2)]
+    other_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) - 1
+    burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(max(0, 2 - other_workers))]
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
 
