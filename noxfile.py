@@ -3,10 +3,10 @@
 Each session installs the package and tests/requirements.txt into a fresh
 virtual environment of that Python and runs pytest without the Prism
 contract tests (Node.js-bound, the same on every Python), the stress tier
-(``slow``: thousands of calls from many threads, run once by the README's
-command) and the checks of the pages and tools (``ONCE``), which the README's
-command runs once. A Python that is not installed fails the run, naming itself,
-rather than being skipped.
+(``slow``: thousands of calls from many threads), the client/library pairs
+of httpx2 and pyreqwest (new in 1.2.0) and the checks of the pages and tools
+(``ONCE``), all of which the README's command runs once, on 3.11. A Python
+that is not installed fails the run, naming itself, rather than being skipped.
 """
 
 from __future__ import annotations
@@ -49,20 +49,13 @@ def _minimum() -> list[str]:
 
 
 MINIMUM = _minimum()
-# The httpx2 pairs (marker ``httpx2``) are new library pairs: the README's command runs them once, on 3.11.
 # Two pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores.
-PYTEST = [
-    "python",
-    "-m",
-    "pytest",
-    "-q",
-    "-p",
-    "no:cacheprovider",
-    "-n",
-    "2",
-    "-m",
-    "not contract and not slow and not httpx2",
-]
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+# What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
+# stress tier, and the pairs of the libraries new in 1.2.0 (tests/conftest.py's RUN_ONCE), which the README's
+# command runs on 3.11. The minimum session runs pyreqwest's pairs at its floor; httpx2 has none older than its pin.
+ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest"
+AT_MINIMUM = "not contract and not slow and not httpx2"
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples
 # (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy and
 # pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the
@@ -79,6 +72,11 @@ ONCE = [
 ]
 
 
+def _not_once() -> list[str]:
+    """pytest's options leaving out the modules in ONCE."""
+    return [f"--ignore=tests/{name}.py" for name in ONCE]
+
+
 def _own_temp(session: nox.Session) -> list[str]:
     """A pytest temporary directory of the session's own: CI runs two sessions at once (.ci/run)."""
     return [f"--basetemp={session.create_tmp()}/pytest"]
@@ -86,9 +84,10 @@ def _own_temp(session: nox.Session) -> list[str]:
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """pytest on one Python: all but the contract tests, the slow tier, and the checks that run once (ONCE)."""
+    """pytest on one Python: all but the contract tests, the slow tier, the new libraries' pairs and the checks
+    that run once (ONCE)."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
-    session.run(*PYTEST, *_own_temp(session), *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
+    session.run(*PYTEST, "-m", ON_OTHER_PYTHONS, *_own_temp(session), *_not_once(), *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -99,4 +98,4 @@ def minimum(session: nox.Session) -> None:
     session.install("-q", *MINIMUM)
     versions = "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
     session.run("python", "-c", versions)
-    session.run(*PYTEST, *_own_temp(session), *(f"--ignore=tests/{name}.py" for name in ONCE), *session.posargs)
+    session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs)
