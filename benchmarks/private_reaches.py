@@ -163,7 +163,7 @@ def main() -> int:
         "--server", choices=["nginx", "fake"], default="nginx", help="fake: the SDK's fake store (no nginx)"
     )
     args = parser.parse_args()
-    calls, rounds = (20, 2) if args.quick else (300, args.rounds)
+    calls, rounds = (5, 1) if args.quick else (300, args.rounds)  # quick: each reach on and off, once
     rows = cpu_reaches(calls, rounds)
     from concurrency import fake_server, nginx  # the servers benchmarks/concurrency.py measures against
 
