@@ -124,6 +124,7 @@ def main() -> int:
 
     n, rounds = (min(args.n, 10), 1) if args.quick else (args.n, args.rounds)
     ratios: dict[str, list[tuple[float, float]]] = {}
+    counted: dict[str, list[float]] = {}  # the last round's: a count, the same every round
     with concurrency.nginx() if args.server == "nginx" else concurrency.fake_server() as (url, _):
         for round_number in range(rounds):
             trees = {"before": args.before, "after": args.after}

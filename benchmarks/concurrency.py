@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +151,7 @@ def _children(pid: int) -> list[int]:
 
 
 @contextmanager
-def nginx() -> Iterator[tuple[str, Callable[[], float]]]:
+def nginx() -> Generator[tuple[str, Callable[[], float]], None, None]:
     """Start nginx on CPU 0; yield its base URL and a function giving its workers' CPU seconds."""
     binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
     assert binary is not None
@@ -501,7 +501,7 @@ def _report(results: dict[str, list[dict[str, Result]]], n: int, rounds: int) ->
 
 
 @contextmanager
-def fake_server() -> Iterator[tuple[str, Callable[[], float]]]:
+def fake_server() -> Generator[tuple[str, Callable[[], float]], None, None]:
     """The SDK's fake store on 127.0.0.1, serving the same page; its CPU is this process's."""
     from animalstore_client.testing import FakeAnimalStore
 

@@ -34,7 +34,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def _no_fast_path(items: Any) -> None:
 
 
 @contextlib.contextmanager
-def _replaced(owner: object, name: str, value: object) -> Iterator[None]:
+def _replaced(owner: object, name: str, value: object) -> Generator[None, None, None]:
     original = getattr(owner, name)
     setattr(owner, name, value)
     try:
