@@ -11,7 +11,8 @@ two trees swaps every round, so drift and warm-up cancel out; each line shows
 the median over rounds of the after/before ratio within a round, and its
 spread; and, counted (so the same on a loaded machine), the Python function
 calls per call at one in flight on each side. Needs nginx (Debian: ``apt-get install -y nginx``); ``--server fake``
-(the SDK's fake store, itself the bottleneck) only shows that the script runs.
+(the SDK's fake store, itself the bottleneck) only shows that the script runs, and ``--quick`` (one round, one
+call per worker with no warm-up, 10 calls counted) makes that run cheap: the CI's smoke test.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 SETTINGS = [("async", 1), ("async", 100), ("sync", 1), ("sync", 100)]
 
 
-def _child(url: str, n: int) -> None:
+def _child(url: str, n: int, quick: bool) -> None:
     """Measure this process's ``animalstore_client`` (its tree's) and print the figures as JSON."""
     import concurrency  # this script's folder: the runners and the warm-up
 
@@ -37,7 +38,9 @@ def _child(url: str, n: int) -> None:
 
     figures: dict[str, list[float]] = {}
     for kind, in_flight in SETTINGS:
-        calls = max(n, 2 * in_flight)  # every one of the in-flight workers makes calls
+        # Every one of the in-flight workers makes calls (in a quick run, one at least: run_* see to it).
+        calls = n if quick else max(n, 2 * in_flight)
+        warm_up = 0 if quick else None  # quick: the figures are not read; the measured calls run the same code
         if kind == "async":
 
             async def make() -> Any:
@@ -48,20 +51,20 @@ def _child(url: str, n: int) -> None:
 
                 return call, client.aclose
 
-            result = concurrency.run_async(make, calls, in_flight, lambda: 0.0)
+            result = concurrency.run_async(make, calls, in_flight, lambda: 0.0, warm_up)
         else:
 
             def make_sync() -> Any:
                 client = AnimalStoreClient(concurrency.KEY, base_url=url, max_retries=0)
                 return (lambda: client.list_pets(limit=100)), client.close
 
-            result = concurrency.run_sync(make_sync, calls, in_flight, lambda: 0.0)
+            result = concurrency.run_sync(make_sync, calls, in_flight, lambda: 0.0, warm_up)
         figures[f"{kind} C={in_flight}"] = [result.rate, result.cpu / len(result.latencies) * 1e6]
-    figures["python calls per call"] = _python_calls(url)
+    figures["python calls per call"] = _python_calls(url, 10, 1) if quick else _python_calls(url)
     print(json.dumps(figures))
 
 
-def _python_calls(url: str, calls: int = 200) -> list[float]:
+def _python_calls(url: str, calls: int = 200, warm: int = 20) -> list[float]:
     """Python function calls per ``list_pets(limit=100)``, async and sync, one in flight (cProfile's count).
 
     A count, not a time: the same on a loaded machine, so it shows added work that
@@ -76,7 +79,7 @@ def _python_calls(url: str, calls: int = 200) -> list[float]:
 
     async def run_async() -> cProfile.Profile:
         client = AsyncAnimalStoreClient(concurrency.KEY, base_url=url, max_retries=0)
-        for _ in range(20):  # warm: the connection open, the per-URL caches filled
+        for _ in range(warm):  # warm: the connection open, the per-URL caches filled
             await client.list_pets(limit=100)
         profile = cProfile.Profile()
         profile.enable()
@@ -88,7 +91,7 @@ def _python_calls(url: str, calls: int = 200) -> list[float]:
 
     counts = [pstats.Stats(asyncio.run(run_async())).total_calls / calls]  # type: ignore[attr-defined]
     with AnimalStoreClient(concurrency.KEY, base_url=url, max_retries=0) as client:
-        for _ in range(20):
+        for _ in range(warm):
             client.list_pets(limit=100)
         profile = cProfile.Profile()
         profile.enable()
@@ -108,25 +111,28 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=3000, help="calls per setting and run")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--server", choices=["nginx", "fake"], default="nginx", help="fake: the SDK's fake store")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: one round, tiny counts, figures not read")
     parser.add_argument("--child", nargs=2, metavar=("URL", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child[0], int(args.child[1]))
+        _child(args.child[0], int(args.child[1]), args.quick)
         return 0
     if args.before is None or args.after is None:
         parser.error("give the two checkouts: before and after")
     sys.path.insert(0, str(Path(__file__).parent))
     import concurrency
 
+    n, rounds = (min(args.n, 10), 1) if args.quick else (args.n, args.rounds)
     ratios: dict[str, list[tuple[float, float]]] = {}
+    counted: dict[str, list[float]] = {}  # the last round's: a count, the same every round
     with concurrency.nginx() if args.server == "nginx" else concurrency.fake_server() as (url, _):
-        for round_number in range(args.rounds):
+        for round_number in range(rounds):
             trees = {"before": args.before, "after": args.after}
             order = ["before", "after"] if round_number % 2 == 0 else ["after", "before"]
             figures: dict[str, dict[str, list[float]]] = {}
             for side in order:
                 env = {**os.environ, "PYTHONPATH": str(trees[side].resolve())}
-                command = [sys.executable, __file__, "--child", url, str(args.n)]
+                command = [sys.executable, __file__, "--child", url, str(n), *["--quick"] * args.quick]
                 if os.path.exists("/usr/bin/taskset"):
                     command = ["taskset", "-c", "1", *command]
                 done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, check=False)
@@ -138,7 +144,7 @@ def main() -> int:
             for setting, (rate, cpu) in figures["after"].items():
                 before_rate, before_cpu = figures["before"][setting]
                 ratios.setdefault(setting, []).append((rate / before_rate, cpu / before_cpu))
-            print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
+            print(f"round {round_number + 1}/{rounds} done", file=sys.stderr)
     print(
         "Python function calls per call, one in flight (async, sync):"
         f" before {counted['before'][0]:.0f}, {counted['before'][1]:.0f};"

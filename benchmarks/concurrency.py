@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +151,7 @@ def _children(pid: int) -> list[int]:
 
 
 @contextmanager
-def nginx() -> Iterator[tuple[str, Callable[[], float]]]:
+def nginx() -> Generator[tuple[str, Callable[[], float]], None, None]:
     """Start nginx on CPU 0; yield its base URL and a function giving its workers' CPU seconds."""
     binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
     assert binary is not None
@@ -197,8 +197,14 @@ def run_async(
     n: int,
     concurrency: int,
     server_cpu: Callable[[], float],
+    warm_up: int | None = None,
 ) -> Result:
-    """``n`` calls, ``concurrency`` in flight, on a fresh event loop and a fresh client."""
+    """``n`` calls, ``concurrency`` in flight, on a fresh event loop and a fresh client.
+
+    Each task makes at least one call (a quick run's ``n`` may be below ``concurrency``), after
+    ``warm_up`` calls (by default `_warm_up`'s count).
+    """
+    per_task, warm = max(1, n // concurrency), _warm_up(n, concurrency) if warm_up is None else warm_up
 
     async def main() -> Result:
         call, close = await make()
@@ -213,9 +219,9 @@ def run_async(
 
         # Warm up at the same concurrency: the pool opens its connections here,
         # not inside the measurement (that surge is not the steady state).
-        await asyncio.gather(*(worker(_warm_up(n, concurrency), False) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(warm, False) for _ in range(concurrency)))
         cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
-        await asyncio.gather(*(worker(n // concurrency, True) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(per_task, True) for _ in range(concurrency)))
         wall, cpu, server = time.perf_counter() - wall, time.process_time() - cpu, server_cpu() - server
         await close()
         return Result(wall, cpu, latencies, server / wall)
@@ -238,8 +244,10 @@ def run_sync(
     n: int,
     concurrency: int,
     server_cpu: Callable[[], float],
+    warm_up: int | None = None,
 ) -> Result:
-    """``n`` calls from ``concurrency`` threads sharing one fresh client."""
+    """``n`` calls from ``concurrency`` threads sharing one fresh client: at least one each; warm-up as `run_async`."""
+    per_thread, warm_calls = max(1, n // concurrency), _warm_up(n, concurrency) if warm_up is None else warm_up
     call, close = make()
     latencies: list[float] = []
     lock = threading.Lock()
@@ -255,12 +263,12 @@ def run_sync(
                 latencies.extend(mine)
 
     # Warm up at the same concurrency, so that every thread's connection is open before measuring.
-    warm = [threading.Thread(target=worker, args=(_warm_up(n, concurrency), False)) for _ in range(concurrency)]
+    warm = [threading.Thread(target=worker, args=(warm_calls, False)) for _ in range(concurrency)]
     for thread in warm:
         thread.start()
     for thread in warm:
         thread.join()
-    threads = [threading.Thread(target=worker, args=(n // concurrency,)) for _ in range(concurrency)]
+    threads = [threading.Thread(target=worker, args=(per_thread,)) for _ in range(concurrency)]
     cpu, server, wall = time.process_time(), server_cpu(), time.perf_counter()
     for thread in threads:
         thread.start()
@@ -407,6 +415,9 @@ def main() -> int:
     if httpx2 is None:
         print("httpx2 cannot be imported here (it needs Python 3.11+): its stack and targets are left out.")
     n, rounds = (min(args.n, 400), 1) if args.quick else (args.n, args.rounds)
+    # A quick run's figures are not read, so it skips the warm-up (the calls it measures run the same code):
+    # warmed up, httpx's floor at 100 in flight costs seconds of CPU, its pool checking each idle connection.
+    warm_up = 0 if args.quick else None
     if args.server == "fake":
         server = fake_server()
     elif shutil.which("nginx") or Path("/usr/sbin/nginx").exists():
@@ -418,24 +429,24 @@ def main() -> int:
         return 0
     if args.httpx2_ab:
         with server as (url, server_cpu):
-            return _httpx2_ab(url, server_cpu, n, rounds)
+            return _httpx2_ab(url, server_cpu, n, rounds, warm_up)
     results: dict[str, list[dict[str, Result]]] = {}
     with server as (url, server_cpu):
         for _ in range(rounds):
             for concurrency in (1, 100):
                 for name, make in async_stacks(url).items():
                     key = f"async C={concurrency}"
-                    result = run_async(make, n, concurrency, server_cpu)
+                    result = run_async(make, n, concurrency, server_cpu, warm_up)
                     _round(results, key, rounds).update({name: result})
                 for name, make_sync in sync_stacks(url).items():
                     key = f"sync C={concurrency}"
-                    result = run_sync(make_sync, n, concurrency, server_cpu)
+                    result = run_sync(make_sync, n, concurrency, server_cpu, warm_up)
                     _round(results, key, rounds).update({name: result})
     missed = _report(results, n, rounds)
     return 1 if missed and not args.quick and args.server == "nginx" else 0
 
 
-def _httpx2_ab(url: str, server_cpu: Callable[[], float], n: int, rounds: int) -> int:
+def _httpx2_ab(url: str, server_cpu: Callable[[], float], n: int, rounds: int, warm_up: int | None) -> int:
     """``sdk httpx2`` over ``sdk httpx`` in req/s, each round both in turn (the first swapped every round).
 
     The same pool over httpcore2 and over httpcore: with nothing else between
@@ -449,10 +460,10 @@ def _httpx2_ab(url: str, server_cpu: Callable[[], float], n: int, rounds: int) -
         order = pair if index % 2 == 0 else pair[::-1]
         for concurrency in (1, 100):
             async_made = async_stacks(url)
-            rates = {name: run_async(async_made[name], n, concurrency, server_cpu).rate for name in order}
+            rates = {name: run_async(async_made[name], n, concurrency, server_cpu, warm_up).rate for name in order}
             ratios.setdefault(f"async C={concurrency}", []).append(rates["sdk httpx2"] / rates["sdk httpx"])
             sync_made = sync_stacks(url)
-            rates = {name: run_sync(sync_made[name], n, concurrency, server_cpu).rate for name in order}
+            rates = {name: run_sync(sync_made[name], n, concurrency, server_cpu, warm_up).rate for name in order}
             ratios.setdefault(f"sync C={concurrency}", []).append(rates["sdk httpx2"] / rates["sdk httpx"])
     for key, values in ratios.items():
         spread = f"{min(values):.2f} to {max(values):.2f}"
@@ -490,7 +501,7 @@ def _report(results: dict[str, list[dict[str, Result]]], n: int, rounds: int) ->
 
 
 @contextmanager
-def fake_server() -> Iterator[tuple[str, Callable[[], float]]]:
+def fake_server() -> Generator[tuple[str, Callable[[], float]], None, None]:
     """The SDK's fake store on 127.0.0.1, serving the same page; its CPU is this process's."""
     from animalstore_client.testing import FakeAnimalStore
 

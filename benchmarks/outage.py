@@ -99,14 +99,16 @@ class FailingStore(FakeAnimalStore):
         return super().exchange(method, path, query, headers, body)
 
 
-def serve(mode: str) -> int:
-    """Serve an outage or a blip on 127.0.0.1: print the base URL, then, once stdin closes, the requests seen."""
-    store = FailingStore(1.0 if mode == "outage" else BLIP_SHARE)
-    with store.serve() as base_url:
-        print(base_url, flush=True)
-        sys.stdin.read()
-    # Those the recording dropped to stay within its bounds count too: an outage makes ~12,000.
-    print(len(store.requests) + store.dropped_requests, flush=True)
+def serve(modes: list[str]) -> int:
+    """Serve each outage or blip in turn, a fresh store each, on 127.0.0.1: print its base URL, then, once stdin gives
+    a line or closes, the requests it saw."""
+    for mode in modes:
+        store = FailingStore(1.0 if mode == "outage" else BLIP_SHARE)
+        with store.serve() as base_url:
+            print(base_url, flush=True)
+            sys.stdin.readline()
+        # Those the recording dropped to stay within its bounds count too: an outage makes ~12,000.
+        print(len(store.requests) + store.dropped_requests, flush=True)
     return 0
 
 
@@ -164,21 +166,29 @@ async def _callers(base_url: str, run: Run, seconds: float, backend: AsyncBacken
         run.seconds = time.perf_counter() - started
 
 
-def failing_service(case: str, budget: bool, seconds: float, backend: AsyncBackendName) -> Run:
-    """Run ``CALLERS`` tasks against a fresh server in ``case`` ("outage" or "blip") for ``seconds``."""
-    run = Run(case, budget)
+def failing_service(runs: list[Run], seconds: float, backend: AsyncBackendName) -> None:
+    """Run ``CALLERS`` tasks for ``seconds`` in each of ``runs`` in turn, against a fresh store in its case ("outage"
+    or "blip"), all served by one process (a process per run but in a quick run)."""
     server = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "--serve", case], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(SCRIPT), "--serve", *(run.case for run in runs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert server.stdin is not None
         assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        if not base_url:
-            raise RuntimeError(f"the {case} server did not start (its error is above)")
-        asyncio.run(_callers(base_url, run, seconds, backend))
-        server.stdin.close()
-        run.attempts = int(server.stdout.readline())
+        for number, run in enumerate(runs, 1):
+            base_url = server.stdout.readline().strip()
+            if not base_url:
+                raise RuntimeError(f"the {run.case} server did not start (its error is above)")
+            asyncio.run(_callers(base_url, run, seconds, backend))
+            if number < len(runs):
+                server.stdin.write("next\n")
+                server.stdin.flush()
+            else:
+                server.stdin.close()
+            run.attempts = int(server.stdout.readline())
         server.wait(timeout=30)
     finally:
         if server.poll() is None:
@@ -186,7 +196,6 @@ def failing_service(case: str, budget: bool, seconds: float, backend: AsyncBacke
             server.wait()
         if server.stdout is not None:
             server.stdout.close()
-    return run
 
 
 # --- cost per call -------------------------------------------------------------------------------
@@ -436,7 +445,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each outage and blip run (default 10)")
     parser.add_argument("--repeats", type=int, default=5, help="cost: processes run this many times each (default 5)")
     parser.add_argument("--baseline", metavar="DIR", help="cost: also measure (a) with the package found in DIR")
-    parser.add_argument("--serve", choices=["outage", "blip"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", nargs="+", choices=["outage", "blip"], help=argparse.SUPPRESS)
     parser.add_argument(
         "--backend", choices=["aiohttp", "httpx"], default="aiohttp", help="outage and blip: the client's HTTP library"
     )
@@ -456,15 +465,15 @@ def main() -> int:
     started = time.perf_counter()
     checks: list[tuple[str, bool]] = []
     if args.only != "cost":
-        runs = [
-            failing_service(case, budget, args.seconds, args.backend)
-            for case in ("outage", "blip")
-            for budget in (True, False)
-        ]
+        runs = [Run(case, budget) for case in ("outage", "blip") for budget in (True, False)]
+        # Quick: one server process for the four runs (each still against a fresh store): its figures are not read.
+        for batch in [runs] if args.quick else [[run] for run in runs]:
+            failing_service(batch, args.seconds, args.backend)
         report_failures(runs, args.seconds, args.backend)
         checks += failure_checks(runs)
     if args.only != "failures":
-        calls, rounds, repeats = (5, 2, 1) if args.quick else (args.calls, args.rounds, args.repeats)
+        # Quick: one round (each batch starts with a full gc.collect, much of a quick process's CPU).
+        calls, rounds, repeats = (5, 1, 1) if args.quick else (args.calls, args.rounds, args.repeats)
         report_cost(cost(calls, rounds, repeats, args.baseline), rounds, repeats, args.baseline)
 
     print()

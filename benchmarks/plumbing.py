@@ -151,8 +151,9 @@ def attribute(lines: Iterable[str]) -> tuple[dict[str, float], collections.Count
 # --- the child: one backend, C in flight, a timed loop -------------------------------------------
 
 
-def child(backend: str, concurrency: int, seconds: float, url: str, floor: bool = False) -> None:
-    """Warm up, say ``ready``, call for ``seconds``, print the CPU per call (µs): the SDK, or the library's floor."""
+def child(backend: str, concurrency: int, seconds: float, url: str, floor: bool = False, warm: bool = True) -> None:
+    """Warm up (unless not ``warm``), say ``ready``, call for ``seconds``, print the CPU per call (µs): the SDK, or
+    the library's floor."""
     import concurrency as harness
 
     from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
@@ -179,9 +180,9 @@ def child(backend: str, concurrency: int, seconds: float, url: str, floor: bool 
                     await call()
                     done += 1
 
-            for _ in range(3):  # warm up at the same concurrency: no more connections than the run uses
+            for _ in range(3 if warm else 0):  # warm up at the same concurrency: no more connections than the run uses
                 await asyncio.gather(*(call() for _ in range(concurrency)))
-            for _ in range(100):
+            for _ in range(100 if warm else 0):
                 await call()
             print("ready", flush=True)
             cpu, done = time.process_time(), 0
@@ -201,13 +202,14 @@ def child(backend: str, concurrency: int, seconds: float, url: str, floor: bool 
         else:
             client = AnimalStoreClient("bench-key", base_url=url, backend=SYNC[backend])  # type: ignore[arg-type]
             call, close = (lambda: client.list_pets(limit=100)), client.close
-        cpu, calls = _threads(call, concurrency, seconds)
+        cpu, calls = _threads(call, concurrency, seconds, warm)
         close()
     print(f"cpu_per_call {cpu / max(calls, 1) * 1e6:.2f}", flush=True)
 
 
-def _threads(call: Callable[[], object], concurrency: int, seconds: float) -> tuple[float, int]:
-    """Warm up, say ``ready``, then ``concurrency`` threads call for ``seconds``: the CPU seconds and the calls."""
+def _threads(call: Callable[[], object], concurrency: int, seconds: float, warm: bool = True) -> tuple[float, int]:
+    """Warm up (if ``warm``), say ``ready``, then ``concurrency`` threads call for ``seconds``: the CPU seconds and the
+    calls."""
     stop = threading.Event()
     counts = [0] * concurrency
 
@@ -216,17 +218,17 @@ def _threads(call: Callable[[], object], concurrency: int, seconds: float) -> tu
             call()
             counts[index] += 1
 
-    def warm() -> None:
-        for _ in range(3):
+    def warm_up() -> None:
+        for _ in range(3 if warm else 0):
             call()
 
     # Warm up at the same concurrency, so every thread's connection is open before measuring.
-    warming = [threading.Thread(target=warm) for _ in range(concurrency)]
+    warming = [threading.Thread(target=warm_up) for _ in range(concurrency)]
     for thread in warming:
         thread.start()
     for thread in warming:
         thread.join()
-    for _ in range(100):
+    for _ in range(100 if warm else 0):
         call()
     print("ready", flush=True)
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
@@ -250,20 +252,24 @@ FLOOR = "floor"
 """The label of the library's floor (``--floor``) among the SDK checkouts."""
 
 
+Job = tuple[str, int, bool]
+"""One run in a child: the backend, the calls in flight, and whether it is the library's floor."""
+
+
+def children(jobs: list[Job], seconds: float, url: str, warm: bool = True) -> None:
+    """`child` for each job in turn, in this one process: one job, or a quick run's every job (one Python start)."""
+    for backend, concurrency, floor in jobs:
+        child(backend, concurrency, seconds, url, floor, warm)
+
+
 def run(
-    backend: str,
-    concurrency: int,
-    seconds: float,
-    url: str,
-    sdk_path: str | None,
-    spy: str | None,
-    *,
-    floor: bool = False,
-) -> Run:
-    """One child (under py-spy if given): its CPU per call, the bucket shares and the plumbing per function."""
+    jobs: list[Job], seconds: float, url: str, sdk_path: str | None, spy: str | None, *, warm: bool = True
+) -> list[Run]:
+    """One child running ``jobs`` in turn (each but the floors under py-spy if given): per job, its CPU per call, the
+    bucket shares and the plumbing per function."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (sdk_path, str(HERE), env.get("PYTHONPATH")) if p)
-    code = f"import plumbing; plumbing.child({backend!r}, {concurrency}, {seconds}, {url!r}, {floor})"
+    code = f"import plumbing; plumbing.children({jobs!r}, {seconds}, {url!r}, {warm})"
     process = subprocess.Popen(
         [sys.executable, "-c", code],
         stdout=subprocess.PIPE,
@@ -273,41 +279,49 @@ def run(
         cwd=tempfile.gettempdir(),  # not the checkout: its animalstore_client would shadow --sdk-path
     )
     assert process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
-        process.kill()
-        raise RuntimeError(f"the {backend} child did not start")
+    runs: list[Run] = []
+    for number, (backend, concurrency, floor) in enumerate(jobs, 1):
+        if process.stdout.readline().strip() != "ready":
+            process.kill()
+            raise RuntimeError(f"the {backend} child did not start")
+        lines = [] if spy is None or floor else _record(spy, process.pid, seconds, f"{backend} C={concurrency}")
+        # The child says its CPU per call as each run ends, and exits after the last.
+        last = number == len(jobs)
+        output = process.communicate(timeout=seconds + 120)[0] if last else process.stdout.readline()
+        cpu = float(output.split("cpu_per_call", 1)[1].split()[0])
+        shares, functions = attribute(lines)
+        runs.append((cpu, shares, functions))
+    return runs
+
+
+def _record(spy: str, pid: int, seconds: float, what: str) -> list[str]:
+    """py-spy's raw samples of the child ``pid`` over its run (none if py-spy gets stuck)."""
+    out = Path(f"/tmp/animalstore-plumbing-{os.getpid()}.raw")
+    duration = max(1, int(seconds) - 1)
+    command = [spy, "record", "-r", "1000", "-f", "raw", "-o", str(out), "-p", str(pid), "-d", str(duration)]
+    try:
+        subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30)
+    except subprocess.TimeoutExpired:  # py-spy stuck on the child (seen with 100 threads): no samples this run
+        print(f"py-spy did not finish on {what}: no samples from this run", file=sys.stderr)
     lines: list[str] = []
-    if spy is not None:
-        out = Path(f"/tmp/animalstore-plumbing-{os.getpid()}.raw")
-        duration = max(1, int(seconds) - 1)
-        command = [
-            spy,
-            "record",
-            "-r",
-            "1000",
-            "-f",
-            "raw",
-            "-o",
-            str(out),
-            "-p",
-            str(process.pid),
-            "-d",
-            str(duration),
-        ]
-        try:
-            subprocess.run(
-                command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30
-            )
-        except subprocess.TimeoutExpired:  # py-spy stuck on the child (seen with 100 threads): no samples this run
-            print(f"py-spy did not finish on {backend} C={concurrency}: no samples from this run", file=sys.stderr)
-        if out.exists():
-            lines = out.read_text().splitlines()
-            if not os.environ.get("PLUMBING_KEEP_RAW"):  # set it to read the samples yourself
-                out.unlink()
-    output, _ = process.communicate(timeout=seconds + 120)
-    cpu = float(output.split("cpu_per_call", 1)[1].split()[0])
-    shares, functions = attribute(lines)
-    return cpu, shares, functions
+    if out.exists():
+        lines = out.read_text().splitlines()
+        if not os.environ.get("PLUMBING_KEEP_RAW"):  # set it to read the samples yourself
+            out.unlink()
+    return lines
+
+
+def measure(jobs: list[tuple[str | None, Job]], seconds: float, url: str, spy: str | None, *, quick: bool) -> list[Run]:
+    """Each job's run, in order, with the checkout it imports: each in a child of its own, or (``quick``) with no
+    warm-up, and one child per checkout unless py-spy samples (its shortest recording outlasts a quick run)."""
+    batches: dict[object, list[int]] = {}
+    for index, (path, _) in enumerate(jobs):
+        batches.setdefault(path if quick and spy is None else index, []).append(index)
+    got: dict[int, Run] = {}
+    for indices in batches.values():
+        ran = run([jobs[i][1] for i in indices], seconds, url, jobs[indices[0]][0], spy, warm=not quick)
+        got.update(zip(indices, ran, strict=True))
+    return [got[index] for index in range(len(jobs))]
 
 
 def main() -> int:
@@ -331,9 +345,13 @@ def main() -> int:
     parser.add_argument("--floor", action="store_true", help="also run each library's floor, and the SDK beyond it")
     parser.add_argument("--no-spy", action="store_true", help="CPU per call only: no py-spy, which slows the child")
     parser.add_argument("--server", choices=["nginx", "fake"], default="nginx")
-    parser.add_argument("--quick", action="store_true", help="one second, one round: a smoke test")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke test: a tenth of a second a run, one round, one child, no warm-up"
+    )
     args = parser.parse_args()
-    seconds, rounds = (1.0, 1) if args.quick else (args.seconds, args.rounds)
+    # A quick run's figures are not read: the warm-up, a long run or a fresh Python per run would only repeat the code
+    # it runs (its every run still goes through a child, the parent's protocol, and the report).
+    seconds, rounds = (0.1, 1) if args.quick else (args.seconds, args.rounds)
     spy = (
         None if args.no_spy else shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
     )
@@ -348,14 +366,17 @@ def main() -> int:
     results: dict[tuple[str, str, int], list[Run]] = {}
     with server as (url, _):
         for _ in range(rounds):
+            jobs: list[tuple[str | None, Job]] = []
             for concurrency in args.concurrency:
                 for backend in args.backends:
                     if args.floor:
-                        got = run(backend, concurrency, seconds, url, None, None, floor=True)
-                        results.setdefault((FLOOR, backend, concurrency), []).append(got)
-                    for path in checkouts:
-                        got = run(backend, concurrency, seconds, url, path, spy)
-                        results.setdefault((path or "this checkout", backend, concurrency), []).append(got)
+                        jobs.append((None, (backend, concurrency, True)))
+                    jobs += [(path, (backend, concurrency, False)) for path in checkouts]
+            for (path, (backend, concurrency, floor)), got in zip(
+                jobs, measure(jobs, seconds, url, spy, quick=args.quick), strict=True
+            ):
+                label = FLOOR if floor else path or "this checkout"
+                results.setdefault((label, backend, concurrency), []).append(got)
     _report(results, labels, args.floor, spy is not None, args.top)
     print(f"medians of {rounds} interleaved round(s) of {seconds:g} s a run; list_pets(limit=100), µs of CPU a call")
     return 0

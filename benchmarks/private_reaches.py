@@ -34,7 +34,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def _no_fast_path(items: Any) -> None:
 
 
 @contextlib.contextmanager
-def _replaced(owner: object, name: str, value: object) -> Iterator[None]:
+def _replaced(owner: object, name: str, value: object) -> Generator[None, None, None]:
     original = getattr(owner, name)
     setattr(owner, name, value)
     try:
@@ -163,7 +163,7 @@ def main() -> int:
         "--server", choices=["nginx", "fake"], default="nginx", help="fake: the SDK's fake store (no nginx)"
     )
     args = parser.parse_args()
-    calls, rounds = (20, 2) if args.quick else (300, args.rounds)
+    calls, rounds = (5, 1) if args.quick else (300, args.rounds)  # quick: each reach on and off, once
     rows = cpu_reaches(calls, rounds)
     from concurrency import fake_server, nginx  # the servers benchmarks/concurrency.py measures against
 

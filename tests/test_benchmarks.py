@@ -37,7 +37,8 @@ def test_concurrency_benchmark_smoke_run() -> None:
     showing the urllib3 backend's deprecation, which it measures on purpose."""
     script = SCRIPT.parent / "concurrency.py"
     result = subprocess.run(
-        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "100"],
+        # One call per stack at C=1 (and, as ever, one per worker at C=100): every stack runs all its code.
+        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -62,7 +63,7 @@ def test_concurrency_benchmark_httpx2_ab_smoke_run() -> None:
     """benchmarks/concurrency.py --httpx2-ab prints the median ratio of sdk httpx2 to sdk httpx on each side."""
     script = SCRIPT.parent / "concurrency.py"
     result = subprocess.run(
-        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "200", "--httpx2-ab"],
+        [sys.executable, str(script), "--quick", "--server", "fake", "-n", "1", "--httpx2-ab"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -74,10 +75,11 @@ def test_concurrency_benchmark_httpx2_ab_smoke_run() -> None:
 
 
 def test_outage_benchmark_smoke_run() -> None:
-    """benchmarks/outage.py --quick, with half-second runs, measures every case and prints every target."""
+    """benchmarks/outage.py --quick, with 0.2-second runs, measures every case and prints every target."""
     script = SCRIPT.parent / "outage.py"
     result = subprocess.run(
-        [sys.executable, str(script), "--quick", "--seconds", "0.5"],
+        # 0.2 s: long enough for each of the 100 callers to start a call, so the budget refuses retries in the outage.
+        [sys.executable, str(script), "--quick", "--seconds", "0.2"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -104,7 +106,7 @@ def test_outage_benchmark_smoke_run() -> None:
 def test_pyreqwest_split_benchmark_smoke_run() -> None:
     """benchmarks/pyreqwest_split.py --quick --server fake measures its three stacks and prints both gaps."""
     result = subprocess.run(
-        [sys.executable, str(SCRIPT.parent / "pyreqwest_split.py"), "--quick", "--server", "fake", "-n", "50"],
+        [sys.executable, str(SCRIPT.parent / "pyreqwest_split.py"), "--quick", "--server", "fake", "-n", "5"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -195,10 +197,10 @@ def test_private_reaches_benchmark_smoke_run() -> None:
 
 
 def test_before_after_benchmark_smoke_run() -> None:
-    """benchmarks/before_after.py compares a tree with itself over the fake server: a line per setting."""
-    command = [sys.executable, str(SCRIPT.parent / "before_after.py"), str(ROOT), str(ROOT), "-n", "40"]
+    """benchmarks/before_after.py --quick compares a tree with itself over the fake server: a line per setting."""
+    command = [sys.executable, str(SCRIPT.parent / "before_after.py"), str(ROOT), str(ROOT)]
     result = subprocess.run(
-        [*command, "--rounds", "2", "--server", "fake"],
+        [*command, "--quick", "--server", "fake"],
         capture_output=True,
         text=True,
         timeout=300,
