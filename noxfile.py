@@ -56,13 +56,14 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
 # command runs on 3.11. The minimum session runs pyreqwest's pairs at its floor; httpx2 has none older than its pin.
 ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest"
 AT_MINIMUM = "not contract and not slow and not httpx2"
-# Checks of the pages and the tools, which no Python or library version changes: the docs' examples
-# (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy and
-# pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the
-# public API check (griffe, which needs Python 3.11). The README's command runs them once.
+# Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
+# example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
+# and pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the public
+# API check (griffe, which needs Python 3.11). The README's command runs them once.
 ONCE = [
     "test_benchmarks",
     "test_docs_examples",
+    "test_examples",
     "test_backends_table",
     "test_static_checks",
     "test_public_api",
