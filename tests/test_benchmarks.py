@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import HAS_HTTPX2, HAS_PYREQWEST, needs_httpx2, needs_pyreqwest
+from .conftest import HAS_HTTPX2, HAS_PYREQWEST, USERS_PYTEST, needs_httpx2, needs_pyreqwest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
 ROOT = SCRIPT.parent.parent
@@ -211,3 +213,43 @@ def test_before_after_benchmark_smoke_run() -> None:
     settings = [line.split()[0:2] for line in lines[2:]]
     assert settings == [["async", "C=1"], ["async", "C=100"], ["sync", "C=1"], ["sync", "C=100"]], result.stdout
     assert lines[0].startswith("Python function calls per call"), result.stdout
+
+
+def test_the_suites_cpu_is_recorded_per_test_with_its_subprocesses(tmp_path: Path) -> None:
+    """scripts/pytest_cpu.py records a test's CPU including the child it reaped, and reports it by module."""
+    (tmp_path / "test_spin.py").write_text(
+        "import subprocess, sys\n\n"
+        "def test_child_spins():\n"
+        "    subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 0.5\\n"
+        "while time.process_time() < end: pass'], check=True)\n\n"
+        "def test_idle():\n"
+        "    pass\n",
+        encoding="utf-8",
+    )
+    records = tmp_path / "cpu"
+    env = {**os.environ, "ANIMALSTORE_CPU_DIR": str(records), "PYTHONPATH": str(ROOT / "scripts")}
+    run = subprocess.run(
+        [*USERS_PYTEST, "-p", "pytest_cpu", "test_spin.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "pytest_cpu.py"), str(records)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert lines[0].startswith("2 tests: "), report.stdout
+    assert "in 1 processes' starts" in lines[0], report.stdout
+    dearest = next(line for line in lines if line.endswith("test_spin.py::test_child_spins"))
+    cpu, _own, children, _wall = (float(number) for number in re.findall(r"\d+\.\d+", dearest))
+    assert children >= 0.45, report.stdout  # the child's half second of spinning, counted once reaped
+    assert cpu >= children
