@@ -49,9 +49,9 @@ def _minimum() -> list[str]:
 
 
 MINIMUM = _minimum()
-# Three pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores (and
-# the package's checks beside them); with two, the cores were idle a quarter of the time, the tests waiting.
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3"]
+# Two pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores, and the
+# package's checks beside them. Three took as long (5 minutes a session), each worker's start costing 10 CPU-s.
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries new in 1.2.0 (tests/conftest.py's RUN_ONCE), which the README's
 # command runs on 3.11. The minimum session runs pyreqwest's pairs at its floor; httpx2 has none older than its pin.
