@@ -660,6 +660,11 @@ CASES = [
 """Each scenario over the default pool on httpcore (httpx), and the twin ones on httpcore2 (httpx2, 3.11+)."""
 
 
+STRAY_LATER_OVER_TLS = "tls-bytes-after-the-answer-while-idle"
+"""Its stray answer follows the answer 50 ms later. On a loaded machine (CI's sessions side by side) the client may
+read the answer only once both have arrived: anyio's TLS stream then takes the stray one into its buffer as in
+"stray-answer-in-anyios-tls-buffer" and hands it on (seen once on 3.10), while the SDK's backend refuses it."""
+
 OLD_HTTPCORE_EOF = ("tls-plaintext-server", "tls-bytes-before-the-handshake")
 """Scenarios where a server ends the TLS handshake: anyio's EndOfStream escaped httpcore before 1.0.5."""
 
@@ -684,6 +689,9 @@ def test_the_sdks_asyncio_backend_ends_each_scenario_as_anyios_does(name: str, s
     if listed is not None:
         assert (reference.calls, ours.calls) == (listed.anyio, listed.asyncio), f"{name} no longer differs as listed"
         assert (reference.requests, reference.connections) == (ours.requests, ours.connections)
+    elif name == STRAY_LATER_OVER_TLS and reference.calls == DIFFERENCES["stray-answer-in-anyios-tls-buffer"].anyio:
+        # anyio went wrong as listed for the stray answer sent at once; the SDK's returned none (checked above).
+        assert reference.requests == ours.requests
     elif name in OLD_HTTPCORE_EOF and _httpcore_below(stack, (1, 0, 5)):
         # httpcore before 1.0.5 let anyio's EndOfStream out of a TLS handshake the server ended (fixed by
         # httpcore #899): the SDK counts it "maybe sent" and retries it less. The reference is wrong there.
