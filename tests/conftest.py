@@ -229,10 +229,14 @@ def on_library(library: str, value: str) -> Any:
     return pytest.param(value, marks=marks) if marks else value
 
 
+def _pair(library: Library, client: str) -> str:
+    """A client/library pair's name: ``"sync"``/``"async"`` for the default library, ``"sync-x"`` for others."""
+    return client if library is LIBRARIES[0] else f"{client}-{library.name}"
+
+
 def _pairs(library: Library) -> list[Any]:
-    """The client/library pairs of one library: ``"sync"``/``"async"`` for the default, ``"sync-x"`` for others."""
-    default = library is LIBRARIES[0]
-    return [on_library(library.name, client if default else f"{client}-{library.name}") for client in library.clients]
+    """The client/library pairs of one library, each marked as ``on_library`` says."""
+    return [on_library(library.name, _pair(library, client)) for client in library.clients]
 
 
 HAS_PYREQWEST = _importable("pyreqwest")
@@ -269,18 +273,11 @@ the behaviour suite with no test edited."""
 def installed_pairs() -> list[str]:
     """Every client/library pair whose library is installed here, by name (``"sync"``, ``"async-aiohttp"``...), for a
     test that runs them all in one fresh interpreter rather than paying a process's start per pair."""
-    return [
-        client if library is LIBRARIES[0] else f"{client}-{library.name}"
-        for library in LIBRARIES
-        if _importable(library.name)
-        for client in library.clients
-    ]
+    return [_pair(library, client) for library in LIBRARIES if _importable(library.name) for client in library.clients]
 
 
 SYNC_VARIANTS: list[Any] = [
-    on_library(library.name, "sync" if library is LIBRARIES[0] else f"sync-{library.name}")
-    for library in LIBRARIES
-    if "sync" in library.clients
+    on_library(library.name, _pair(library, "sync")) for library in LIBRARIES if "sync" in library.clients
 ]
 """The sync client's pairs, from the declarations: for behaviour only threads can show."""
 
