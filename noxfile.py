@@ -1,62 +1,76 @@
 """The unit and end-to-end suite on every supported CPython: ``nox`` (CI runs it; see .ci/run).
 
-Each session installs the package and tests/requirements.txt into a fresh
-virtual environment of that Python and runs pytest without the Prism
+``tests`` runs on 3.11, 3.12 and 3.13 with the pinned test requirements;
+``minimum`` runs on 3.10, the oldest Python, with the oldest version
+pyproject.toml declares of each library: the two ends of the range, as a
+user pinned to the oldest would have them. Each session installs the package
+and tests/requirements.txt into a fresh virtual environment of its Python and
+runs pytest without what the README's command runs once, on 3.11: the Prism
 contract tests (Node.js-bound, the same on every Python), the stress tier
-(``slow``: thousands of calls from many threads), the client/library pairs
-of httpx2 and pyreqwest (new in 1.2.0) and the checks of the pages and tools
-(``ONCE``), all of which the README's command runs once, on 3.11. A Python
-that is not installed fails the run, naming itself, rather than being skipped.
+(``slow``), the client/library pairs of the libraries that run once
+(``RUN_ONCE`` in tests/conftest.py) and the checks of the pages and tools
+(``ONCE``). A Python that is not installed fails the run, naming itself,
+rather than being skipped.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import nox
 import tomllib
+from packaging.requirements import Requirement
 
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "minimum"]
 
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.11", "3.12", "3.13"]
+OLDEST = "3.10"
+NEWEST = PYTHONS[-1]
 
-# The `minimum` session installs the lowest version pyproject.toml declares of each library the SDK
-# calls (its dependencies and every extra: a new library's extra is tested at its floor with no edit
-# here), over the test requirements; and the oldest OpenTelemetry SDK the tests' checks run on.
 NOT_AT_MINIMUM = {
     # The test tools (pydantic, under FastAPI and schemathesis) need a newer one than the SDK does.
     "typing_extensions",
-    # The httpx2 pairs run once, on 3.11 with the README's command (marker ``httpx2``), not in this session.
+    # httpx2 has no version older than its pin to hold it at; its pairs run once, on 3.11 (marker ``httpx2``).
     "httpx2",
     "httpcore2",
 }
 TEST_MINIMUM = ["opentelemetry-sdk==1.30.0", "opentelemetry-instrumentation-httpx==0.51b0"]
 
 
-def _minimum() -> list[str]:
-    """``name==lowest`` for every declared requirement with a lower bound, but those in NOT_AT_MINIMUM."""
+def _floors() -> list[str]:
+    """``name==lowest`` (its environment marker kept) for every declared requirement with a lower bound, from
+    pyproject.toml's dependencies and every extra (a new library's extra is held at its floor with no edit
+    here), but those in NOT_AT_MINIMUM."""
     project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
     pins: list[str] = []
-    for requirement in declared:
-        match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[[^]]*])?\s*[^;]*?>=\s*([0-9][^,;\s]*)", requirement)
-        if match and match[1] not in NOT_AT_MINIMUM:
-            pins.append(f"{match[1]}=={match[2]}")
-    return [*pins, *TEST_MINIMUM]
+    for line in declared:
+        requirement = Requirement(line)
+        lowest = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        if lowest and requirement.name not in NOT_AT_MINIMUM:
+            pins.append(f"{requirement.name}=={lowest[0]}" + (f"; {requirement.marker}" if requirement.marker else ""))
+    return pins
 
 
-MINIMUM = _minimum()
+FLOORS = _floors()
+# A floor whose library needs a newer Python than the oldest (pyreqwest: 3.11) cannot install in `minimum`; the
+# newest Python's session holds it there instead, and runs its pairs.
+NEEDS_NEWER = [
+    pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
+]
+
 # Two pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores, and the
 # package's checks beside them. Three took as long (5 minutes a session), each worker's start costing 10 CPU-s.
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
-# stress tier, and the pairs of the libraries new in 1.2.0 (tests/conftest.py's RUN_ONCE), which the README's
-# command runs on 3.11. The minimum session runs pyreqwest's pairs at its floor; httpx2 has none older than its pin.
-ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest"
-AT_MINIMUM = "not contract and not slow and not httpx2"
+# stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
+# new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
+# at its floor, and the newest Python's session pyreqwest's (NEEDS_NEWER).
+ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest and not urllib3"
+ON_NEWEST = "not contract and not slow and not httpx2 and not urllib3"
+AT_MINIMUM = "not contract and not slow and not httpx2 and not pyreqwest"
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
 # example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
 # and pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the public
@@ -74,6 +88,11 @@ ONCE = [
 ]
 
 
+# The fuzzers (hypothesis) draw a quarter of their examples here, the same sequence's first (tests/conftest.py's
+# fuzz_examples); the README's command draws them all.
+FUZZ_SHARE = {"ANIMALSTORE_FUZZ_SHARE": "0.25"}
+
+
 def _not_once() -> list[str]:
     """pytest's options leaving out the modules in ONCE."""
     return [f"--ignore=tests/{name}.py" for name in ONCE]
@@ -84,20 +103,38 @@ def _own_temp(session: nox.Session) -> list[str]:
     return [f"--basetemp={session.create_tmp()}/pytest"]
 
 
+def _show_versions(session: nox.Session) -> None:
+    """Print the version of each library the SDK calls, as installed in the session (absent ones say so)."""
+    names = sorted({Requirement(pin).name for pin in FLOORS})
+    code = (
+        "import importlib.metadata as m\n"
+        f"for name in {names!r}:\n"
+        "    try: print(name, m.version(name))\n"
+        "    except m.PackageNotFoundError: print(name, 'not installed here')\n"
+    )
+    session.run("python", "-c", code)
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """pytest on one Python: all but the contract tests, the slow tier, the new libraries' pairs and the checks
-    that run once (ONCE)."""
+    """pytest on one Python with the pinned test requirements: all but the contract tests, the slow tier, the pairs
+    of the libraries that run once and the checks that run once (ONCE). On the newest Python, the libraries
+    whose floor `minimum` cannot install (NEEDS_NEWER: pyreqwest) are held at that floor, their pairs run."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
-    session.run(*PYTEST, "-m", ON_OTHER_PYTHONS, *_own_temp(session), *_not_once(), *session.posargs)
+    markers = ON_OTHER_PYTHONS
+    if session.python == NEWEST and NEEDS_NEWER:
+        session.install("-q", *NEEDS_NEWER)
+        _show_versions(session)
+        markers = ON_NEWEST
+    session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
 
 
-@nox.session(python="3.11")
+@nox.session(python=OLDEST)
 def minimum(session: nox.Session) -> None:
-    """pytest with the oldest versions of every library the package declares (the OpenTelemetry API too)."""
+    """pytest on the oldest Python with the oldest version of every library the package declares (the
+    OpenTelemetry API too), each library's pairs included but httpx2's and pyreqwest's (they need 3.11)."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
-    session.install("-q", *MINIMUM)
-    versions = "import httpx, httpcore, aiohttp, urllib3, pyreqwest; print(httpx.__version__, httpcore.__version__)"
-    session.run("python", "-c", versions)
-    session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs)
+    session.install("-q", *FLOORS, *TEST_MINIMUM)
+    _show_versions(session)
+    session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)

@@ -11,6 +11,8 @@ import asyncio
 import gc
 import importlib
 import inspect
+import math
+import os
 import re
 import ssl
 import sys
@@ -70,6 +72,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return "prism" if nodeid.startswith("tests/test_contract.py::") else nodeid
 
     return type("PrismOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
+
+
+FUZZ_SHARE_VARIABLE = "ANIMALSTORE_FUZZ_SHARE"
+
+
+def fuzz_examples(count: int) -> int:
+    """How many examples a fuzzing test (hypothesis) draws: ``count``, or the share of it that ANIMALSTORE_FUZZ_SHARE
+    names (noxfile.py's sessions on the other Pythons run a quarter; the README's command runs them all).
+
+    The fuzzers are derandomized: every run draws the same sequence, so a share re-runs its first examples, on which
+    a Python's own differences (its parser's bytes, its sockets) show as well as on the rest.
+    """
+    given = os.environ.get(FUZZ_SHARE_VARIABLE, "1")
+    try:
+        share = float(given)
+    except ValueError:
+        share = math.nan
+    if not 0 < share <= 1:
+        raise ValueError(f"{FUZZ_SHARE_VARIABLE} must be a share in (0, 1], got {given!r}")
+    return max(1, math.ceil(count * share))
 
 
 USERS_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:schemathesis"]
@@ -203,11 +225,12 @@ def _needs(library: str, installed: bool) -> pytest.MarkDecorator:
 
 NEEDS = {library.name: _needs(library.name, _importable(library.name)) for library in LIBRARIES if library.extra}
 """A mark per optional library skipping a test where it is not installed, saying why."""
-RUN_ONCE = frozenset({"httpx2", "pyreqwest"})
+RUN_ONCE = frozenset({"httpx2", "pyreqwest", "urllib3"})
 """Libraries whose client/library pairs carry a mark of their name, which the sessions on the other Pythons leave
-out (noxfile.py): the pairs of the libraries new in 1.2.0 run once, from the README's command on 3.11 (and
-pyreqwest's at its floor, in the ``minimum`` session), to keep CI within 15 minutes. Their own test modules
-(tests/test_pyreqwest.py: its runtime at interpreter exit and across a fork) still run on every Python."""
+out (noxfile.py), to keep CI within 15 minutes: the pairs of httpx2 and pyreqwest, new in 1.2.0, and of urllib3,
+deprecated, run from the README's command on 3.11, and each library's pairs at its floor (urllib3's on 3.10 in
+``minimum``, pyreqwest's on 3.13). Their own test modules (tests/test_pyreqwest.py: its runtime at interpreter
+exit and across a fork) still run on every Python."""
 
 
 def deprecated(library: str) -> pytest.MarkDecorator:

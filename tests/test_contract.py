@@ -51,7 +51,10 @@ TOOLS = ROOT / ".tools" / "prism"
 PRISM = TOOLS / "node_modules" / ".bin" / "prism"
 
 
-def _prism() -> Path:
+def prism() -> Path:
+    """Prism's executable, installed with npm under .tools/ on first use; .ci/run calls it beside its set-up, so
+    that the README's command there does not wait on npm (``python -c "from tests.test_contract import prism;
+    prism()"``)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js and npm are not installed: the Prism contract tests need them (CI installs them)")
     installed = TOOLS / "node_modules" / "@stoplight" / "prism-cli" / "package.json"
@@ -85,7 +88,7 @@ def _start(command: str, *arguments: str) -> Iterator[str]:
     """Run ``prism <command> --errors ... <arguments>`` on a free loopback port; yield its URL."""
     port = _free_port()
     process = subprocess.Popen(
-        [str(_prism()), command, "--errors", "-h", "127.0.0.1", "-p", str(port), *arguments],
+        [str(prism()), command, "--errors", "-h", "127.0.0.1", "-p", str(port), *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -22,16 +22,29 @@ from hypothesis import strategies as st
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient, ClientValidationError
 
-from .conftest import API_KEY, ClientFactory
+from .conftest import API_KEY, FUZZ_SHARE_VARIABLE, ClientFactory, fuzz_examples
 from .servers import LoopbackServer
 
 BASE = "https://api.animalstore.example/v1"
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=fuzz_examples(150),
     deadline=None,
     derandomize=True,  # the same examples on every run: CI never flakes on a new one
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_a_fuzz_share_draws_that_share_of_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANIMALSTORE_FUZZ_SHARE scales a fuzzer's examples (rounded up, at least one); a share outside (0, 1] is
+    refused, naming the variable and the value; unset, every example runs."""
+    assert fuzz_examples(150) == 150
+    monkeypatch.setenv(FUZZ_SHARE_VARIABLE, "0.25")
+    assert (fuzz_examples(150), fuzz_examples(60), fuzz_examples(1)) == (38, 15, 1)
+    for wrong in ("0", "1.5", "-1", "a quarter"):
+        monkeypatch.setenv(FUZZ_SHARE_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=f"ANIMALSTORE_FUZZ_SHARE must be a share in \\(0, 1\\], got '{wrong}'"):
+            fuzz_examples(150)
+
 
 # --- arbitrary arguments ----------------------------------------------------------------------
 
@@ -363,7 +376,7 @@ def test_any_response_to_the_sync_client(response: tuple[int, list[tuple[str, st
             _only_sdk_errors(operation)
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=fuzz_examples(60))
 @given(response=st.sampled_from(KNOWN) | responses)
 def test_any_response_to_the_async_client(response: tuple[int, list[tuple[str, str]], bytes]) -> None:
     """The async client keeps the same rule."""
