@@ -61,9 +61,11 @@ NEEDS_NEWER = [
     pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
 ]
 
-# Two pytest-xdist workers, not pyproject's four: .ci/run runs two sessions side by side on the two cores, and the
-# package's checks beside them. Three took as long (5 minutes a session), each worker's start costing 10 CPU-s.
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+# One process per session, not pyproject's four pytest-xdist workers: .ci/run runs the three sessions side by side
+# on the two cores, beside the package's checks, so a session's own workers would only add their start (each
+# collects the whole suite) and the load that stretches the timing tests' waits. Without schemathesis' plugin,
+# which only test_fidelity.py uses (ONCE): loading it cost each process's start 2 CPU-seconds.
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-p", "no:schemathesis"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
 # new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
@@ -74,7 +76,9 @@ AT_MINIMUM = "not contract and not slow and not httpx2 and not pyreqwest"
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
 # example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
 # and pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the public
-# API check (griffe, which needs Python 3.11). The README's command runs them once.
+# API check (griffe, which needs Python 3.11); and schemathesis' check of the fake store's answers against the
+# interface document, their shapes, which no Python changes (tests/test_fake_server.py holds the fake's behaviour on
+# every Python). The README's command runs them once.
 ONCE = [
     "test_benchmarks",
     "test_docs_examples",
@@ -85,6 +89,7 @@ ONCE = [
     "test_codegen",
     "test_layers",
     "test_api_snapshot",
+    "test_fidelity",
 ]
 
 

@@ -37,6 +37,7 @@ SETTINGS = settings(
 def test_a_fuzz_share_draws_that_share_of_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
     """ANIMALSTORE_FUZZ_SHARE scales a fuzzer's examples (rounded up, at least one); a share outside (0, 1] is
     refused, naming the variable and the value; unset, every example runs."""
+    monkeypatch.delenv(FUZZ_SHARE_VARIABLE, raising=False)
     assert fuzz_examples(150) == 150
     monkeypatch.setenv(FUZZ_SHARE_VARIABLE, "0.25")
     assert (fuzz_examples(150), fuzz_examples(60), fuzz_examples(1)) == (38, 15, 1)
