@@ -27,7 +27,9 @@ nox.options.sessions = ["tests", "minimum"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
 OLDEST = "3.10"
-NEWEST = PYTHONS[-1]
+# The session that also holds the floors `minimum` cannot install (NEEDS_NEWER): 3.12's, the shorter of the two CI
+# runs beside `minimum` (.ci/run), so the three end together.
+FLOORS_ALSO_ON = "3.12"
 
 NOT_AT_MINIMUM = {
     # The test tools (pydantic, under FastAPI and schemathesis) need a newer one than the SDK does.
@@ -56,7 +58,7 @@ def _floors() -> list[str]:
 
 FLOORS = _floors()
 # A floor whose library needs a newer Python than the oldest (pyreqwest: 3.11) cannot install in `minimum`; the
-# newest Python's session holds it there instead, and runs its pairs.
+# session on FLOORS_ALSO_ON holds it there instead, and runs its pairs.
 NEEDS_NEWER = [
     pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
 ]
@@ -69,9 +71,9 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
 # new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
-# at its floor, and the newest Python's session pyreqwest's (NEEDS_NEWER).
+# at its floor, and 3.12's session pyreqwest's (NEEDS_NEWER, FLOORS_ALSO_ON).
 ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest and not urllib3"
-ON_NEWEST = "not contract and not slow and not httpx2 and not urllib3"
+WITH_FLOORS = "not contract and not slow and not httpx2 and not urllib3"
 AT_MINIMUM = "not contract and not slow and not httpx2 and not pyreqwest"
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
 # example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
@@ -123,14 +125,14 @@ def _show_versions(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on one Python with the pinned test requirements: all but the contract tests, the slow tier, the pairs
-    of the libraries that run once and the checks that run once (ONCE). On the newest Python, the libraries
+    of the libraries that run once and the checks that run once (ONCE). On FLOORS_ALSO_ON (3.12), the libraries
     whose floor `minimum` cannot install (NEEDS_NEWER: pyreqwest) are held at that floor, their pairs run."""
     session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
     markers = ON_OTHER_PYTHONS
-    if session.python == NEWEST and NEEDS_NEWER:
+    if session.python == FLOORS_ALSO_ON and NEEDS_NEWER:
         session.install("-q", *NEEDS_NEWER)
         _show_versions(session)
-        markers = ON_NEWEST
+        markers = WITH_FLOORS
     session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
 
 

@@ -229,7 +229,7 @@ RUN_ONCE = frozenset({"httpx2", "pyreqwest", "urllib3"})
 """Libraries whose client/library pairs carry a mark of their name, which the sessions on the other Pythons leave
 out (noxfile.py), to keep CI within 15 minutes: the pairs of httpx2 and pyreqwest, new in 1.2.0, and of urllib3,
 deprecated, run from the README's command on 3.11, and each library's pairs at its floor (urllib3's on 3.10 in
-``minimum``, pyreqwest's on 3.13). Their own test modules (tests/test_pyreqwest.py: its runtime at interpreter
+``minimum``, pyreqwest's on 3.12). Their own test modules (tests/test_pyreqwest.py: its runtime at interpreter
 exit and across a fork) still run on every Python."""
 
 
