@@ -534,11 +534,17 @@ class Difference:
     anyio: tuple[str, ...]
     asyncio: tuple[str, ...]
     why: str
+    under_load: tuple[str, ...] = ()
+    """Scenarios that end alike on an idle machine and may end as listed here on a loaded one, where the client reads
+    bytes sent apart only once both arrived: either outcome is accepted from anyio, and the SDK's must be its own."""
 
 
 DIFFERENCES: dict[str, Difference] = {
     "stray-answer-in-anyios-tls-buffer": Difference(
         scenarios=("tls-stray-answer-at-once",),
+        # Its stray answer follows the answer 50 ms later: on a loaded machine (CI's sessions side by side) the
+        # client may read both at once, and anyio's TLS stream then buffers the stray one as here (seen on 3.10).
+        under_load=("tls-bytes-after-the-answer-while-idle",),
         anyio=("pets 7", "pets 666"),
         asyncio=("pets 7", "APIConnectionError"),
         why="anyio's TLS stream has read the stray answer's record off the socket into its own buffer, and "
@@ -565,6 +571,7 @@ DIFFERENCES: dict[str, Difference] = {
 """Where the two backends end otherwise, by a name docs/architecture.md uses for each. A listed scenario that
 ends otherwise than listed fails, so the list only ever holds live differences."""
 LISTED = {scenario: difference for difference in DIFFERENCES.values() for scenario in difference.scenarios}
+UNDER_LOAD = {scenario: difference for difference in DIFFERENCES.values() for scenario in difference.under_load}
 
 
 # --- running a scenario over one network backend ----------------------------------------------------
@@ -660,11 +667,6 @@ CASES = [
 """Each scenario over the default pool on httpcore (httpx), and the twin ones on httpcore2 (httpx2, 3.11+)."""
 
 
-STRAY_LATER_OVER_TLS = "tls-bytes-after-the-answer-while-idle"
-"""Its stray answer follows the answer 50 ms later. On a loaded machine (CI's sessions side by side) the client may
-read the answer only once both have arrived: anyio's TLS stream then takes the stray one into its buffer as in
-"stray-answer-in-anyios-tls-buffer" and hands it on (seen once on 3.10), while the SDK's backend refuses it."""
-
 OLD_HTTPCORE_EOF = ("tls-plaintext-server", "tls-bytes-before-the-handshake")
 """Scenarios where a server ends the TLS handshake: anyio's EndOfStream escaped httpcore before 1.0.5."""
 
@@ -689,8 +691,9 @@ def test_the_sdks_asyncio_backend_ends_each_scenario_as_anyios_does(name: str, s
     if listed is not None:
         assert (reference.calls, ours.calls) == (listed.anyio, listed.asyncio), f"{name} no longer differs as listed"
         assert (reference.requests, reference.connections) == (ours.requests, ours.connections)
-    elif name == STRAY_LATER_OVER_TLS and reference.calls == DIFFERENCES["stray-answer-in-anyios-tls-buffer"].anyio:
-        # anyio went wrong as listed for the stray answer sent at once; the SDK's returned none (checked above).
+    elif name in UNDER_LOAD and reference.calls == UNDER_LOAD[name].anyio:
+        # anyio went wrong as listed, the load having joined what was sent apart; the SDK's returned no stray answer
+        # (checked above).
         assert reference.requests == ours.requests
     elif name in OLD_HTTPCORE_EOF and _httpcore_below(stack, (1, 0, 5)):
         # httpcore before 1.0.5 let anyio's EndOfStream out of a TLS handshake the server ended (fixed by
@@ -707,7 +710,7 @@ def test_each_difference_is_explained_in_the_architecture_page() -> None:
     """Every listed difference names scenarios of the table, says why, and docs/architecture.md names it too."""
     page = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     for label, listed in DIFFERENCES.items():
-        assert set(listed.scenarios) <= set(SCENARIOS), label
+        assert set(listed.scenarios) | set(listed.under_load) <= set(SCENARIOS), label
         assert listed.why.strip(), label
         assert f"`{label}`" in page, f"docs/architecture.md does not explain the difference {label}"
 
