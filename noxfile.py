@@ -72,9 +72,17 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
 # new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
 # at its floor, and 3.12's session pyreqwest's (NEEDS_NEWER, FLOORS_ALSO_ON).
-ON_OTHER_PYTHONS = "not contract and not slow and not httpx2 and not pyreqwest and not urllib3"
-WITH_FLOORS = "not contract and not slow and not httpx2 and not urllib3"
-AT_MINIMUM = "not contract and not slow and not httpx2 and not pyreqwest"
+RUN_ONCE_MARKERS = ["contract", "slow", "httpx2", "pyreqwest", "urllib3"]
+
+
+def _leaving_out(*kept: str) -> str:
+    """The marker expression leaving out RUN_ONCE_MARKERS, but ``kept``."""
+    return " and ".join(f"not {marker}" for marker in RUN_ONCE_MARKERS if marker not in kept)
+
+
+ON_OTHER_PYTHONS = _leaving_out()
+WITH_FLOORS = _leaving_out("pyreqwest")
+AT_MINIMUM = _leaving_out("urllib3")
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
 # example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
 # and pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the public
