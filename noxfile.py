@@ -67,6 +67,10 @@ NEEDS_NEWER = [
 # on the two cores, beside the package's checks, so a session's own workers would only add their start (each
 # collects the whole suite) and the load that stretches the timing tests' waits. Without schemathesis' plugin,
 # which only test_fidelity.py uses (ONCE): loading it cost each process's start 2 CPU-seconds.
+# pip compiles every module it installs (dask's, fastapi's, schemathesis'... that the sessions never import): 12 to
+# 16 CPU-seconds of each environment's install, which runs beside the checks. Python compiles what a session imports
+# the first time it imports it instead (.ci/run lets it write the bytecode), once, a few seconds.
+INSTALL = ["-q", "--no-compile"]
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-p", "no:schemathesis"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
@@ -135,10 +139,10 @@ def tests(session: nox.Session) -> None:
     """pytest on one Python with the pinned test requirements: all but the contract tests, the slow tier, the pairs
     of the libraries that run once and the checks that run once (ONCE). On FLOORS_ALSO_ON (3.12), the libraries
     whose floor `minimum` cannot install (NEEDS_NEWER: pyreqwest) are held at that floor, their pairs run."""
-    session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
+    session.install(*INSTALL, "-e", ".", "-r", "tests/requirements.txt")
     markers = ON_OTHER_PYTHONS
     if session.python == FLOORS_ALSO_ON and NEEDS_NEWER:
-        session.install("-q", *NEEDS_NEWER)
+        session.install(*INSTALL, *NEEDS_NEWER)
         _show_versions(session)
         markers = WITH_FLOORS
     session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
@@ -148,8 +152,8 @@ def tests(session: nox.Session) -> None:
 def minimum(session: nox.Session) -> None:
     """pytest on the oldest Python with the oldest version of every library the package declares (the
     OpenTelemetry API too), each library's pairs included but httpx2's and pyreqwest's (they need 3.11)."""
-    session.install("-q", "-e", ".", "-r", "tests/requirements.txt")
+    session.install(*INSTALL, "-e", ".", "-r", "tests/requirements.txt")
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
-    session.install("-q", *FLOORS, *TEST_MINIMUM)
+    session.install(*INSTALL, *FLOORS, *TEST_MINIMUM)
     _show_versions(session)
     session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
