@@ -47,6 +47,10 @@ def store() -> FakeAnimalStore:
 
 def _run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run a user's test file in a fresh pytest, as installing the package would."""
+    # A user's project has no configuration of this one: under the project, pytest would find its pyproject.toml
+    # above tmp_path and start its workers (a --basetemp under .nox/ did).
+    project = Path(__file__).resolve().parent.parent
+    assert not tmp_path.resolve().is_relative_to(project), f"{tmp_path} lies in the project: give --basetemp outside it"
     (tmp_path / "test_user.py").write_text(textwrap.dedent(source))
     return subprocess.run(
         [*USERS_PYTEST, *args, str(tmp_path / "test_user.py")],
