@@ -64,7 +64,7 @@ NEEDS_NEWER = [
     pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
 ]
 
-# One process per session, not pyproject's four pytest-xdist workers: .ci/run runs the three sessions side by side
+# One process per session, not pyproject's six pytest-xdist workers: .ci/run runs the three sessions side by side
 # on the two cores, beside the package's checks, so a session's own workers would only add their start (each
 # collects the whole suite) and the load that stretches the timing tests' waits. Without schemathesis' plugin,
 # which only test_fidelity.py uses (ONCE): loading it cost each process's start 2 CPU-seconds.
