@@ -64,15 +64,14 @@ NEEDS_NEWER = [
     pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
 ]
 
-# One process per session, not pyproject's six pytest-xdist workers: .ci/run runs the three sessions side by side
-# on the two cores, beside the package's checks, so a session's own workers would only add their start (each
-# collects the whole suite) and the load that stretches the timing tests' waits. Without schemathesis' plugin,
-# which only test_fidelity.py uses (ONCE): loading it cost each process's start 2 CPU-seconds.
 # pip compiles every module it installs (dask's, fastapi's, schemathesis'... that the sessions never import): 12 to
-# 16 CPU-seconds of each environment's install, which runs beside the checks. Python compiles what a session imports
-# the first time it imports it instead (.ci/run lets it write the bytecode), once, a few seconds.
+# 16 CPU-seconds of each environment's install. Python compiles what a session imports the first time it imports it
+# instead (.ci/run lets it write the bytecode), once, a few seconds.
 INSTALL = ["-q", "--no-compile"]
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-p", "no:schemathesis"]
+# One process per session, not pyproject's six pytest-xdist workers: .ci/run runs the three sessions side by side
+# on the two cores, so a session's own workers would only add their start (each collects the whole suite) and the
+# load that stretches the timing tests' waits.
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
 # new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs

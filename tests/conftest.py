@@ -20,6 +20,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 import httpx
+
+# Loaded with the configuration, before pytest turns warnings into errors: as hypothesis loads it runs trio's plugin,
+# which registers a random generator in a way hypothesis warns about. schemathesis' plugin loaded it so until
+# pyproject's addopts left that out; a process whose tests never import hypothesis (`-n 0` on tests/test_codegen.py)
+# then loaded it at the terminal summary, and failed.
+import hypothesis  # noqa: F401
 import pytest
 import respx
 
