@@ -203,13 +203,14 @@ def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, va
 # held (say, a watchdog's) would hang a child for ever: each is reaped within
 # 20 s or killed and counted.
 THREADED = """
-import os, signal, sys, threading, time
+import faulthandler, os, signal, sys, tempfile, threading, time
 import animalstore_client as a
 
 url, backend = sys.argv[1], sys.argv[2]
 client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=30)
 stop = threading.Event()
 errors = []
+dumps = tempfile.mkdtemp()
 
 def hammer():
     while not stop.is_set():
@@ -218,14 +219,32 @@ def hammer():
         except Exception as exc:
             errors.append(repr(exc))
 
+def where(pid):
+    # Where a child that never answered waits: the kernel's wait channel and its innermost Python frame
+    # (faulthandler, on SIGUSR1). A futex wait under ssl.py is a lock inside OpenSSL.
+    try:
+        with open(f"/proc/{pid}/wchan") as file:
+            wchan = file.read()
+    except OSError:
+        wchan = "?"
+    os.kill(pid, signal.SIGUSR1)
+    time.sleep(0.5)
+    with open(os.path.join(dumps, str(pid))) as file:
+        frames = [line.strip() for line in file if line.strip().startswith("File ")]
+    return wchan, frames[0] if frames else "?"
+
 threads = [threading.Thread(target=hammer) for _ in range(16)]
 for thread in threads:
     thread.start()
 hung = failed = refused = 0
+in_openssl = []
+hangs = []
 for _ in range(40):
     time.sleep(0.002)
     pid = os.fork()
     if pid == 0:
+        dump = open(os.path.join(dumps, str(os.getpid())), "w")
+        faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         try:
             code = 0 if client.list_pets(limit=3)[0].id == 3 else 1
         except a.AnimalStoreError as exc:
@@ -243,14 +262,20 @@ for _ in range(40):
             break
         time.sleep(0.01)
     else:
+        wchan, innermost = where(pid)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        hung += 1
+        if "futex" in wchan and os.sep + "ssl.py" in innermost:
+            in_openssl.append(innermost)
+        else:
+            hung += 1
+            hangs.append((wchan, innermost))
 stop.set()
 for thread in threads:
     thread.join(timeout=30)
-print("hung:", hung, "failed:", failed, "errors:", len(errors), errors[:3])
+print("hung:", hung, "failed:", failed, "errors:", len(errors), errors[:3], hangs)
 print("refused:", refused)
+print("in OpenSSL:", len(in_openssl), in_openssl)
 """
 
 
@@ -261,10 +286,15 @@ SYNC_LIBRARIES = [on_library(library.name, library.name) for library in for_clie
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", SYNC_LIBRARIES)
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
-    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs.
+    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs on the SDK.
 
     On pyreqwest (REFUSED_AFTER_USE) a child forked once the parent's threads had started its runtime is refused
     instead (AnimalStoreError, at once): none hangs, and none gets a wrong answer.
+
+    Over HTTPS a child forked while a parent thread held one of OpenSSL's own locks (a handshake's fetch from its
+    global method store) waits on it for ever: OpenSSL does not support a child of a threaded parent
+    (openssl/openssl#19066), and docs/limits-and-safety.md says so. Such a child, found waiting on a futex under
+    ssl.py, is counted apart; here about one fork in thousands, so more than two of 40 would be ours.
     """
     result = subprocess.run(
         [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend],
@@ -274,13 +304,17 @@ def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    outcome, refusals = result.stdout.strip().splitlines()
-    assert outcome == "hung: 0 failed: 0 errors: 0 []"
+    outcome, refusals, openssl = result.stdout.strip().splitlines()
+    assert outcome == "hung: 0 failed: 0 errors: 0 [] []"
     if backend in REFUSED_AFTER_USE:
         # The threads start pyreqwest within milliseconds: the later children at least are refused.
         assert refusals != "refused: 0"
     else:
         assert refusals == "refused: 0"
+    if echo_url.startswith("https:"):
+        assert int(openssl.split()[2]) <= 2, openssl
+    else:
+        assert openssl == "in OpenSSL: 0 []"
 
 
 HELD = """
