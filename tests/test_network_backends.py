@@ -26,6 +26,7 @@ import json
 import socket
 import ssl
 import struct
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -245,9 +246,10 @@ def _close_without_answer(conn: socket.socket) -> bool:
     return False
 
 
-def _then_stray(how: str) -> Action:
+def _then_stray(how: str, sent: threading.Event | None = None) -> Action:
     """Answer [PET], then send `FORGED`, an answer nobody asked for: in the same write (``"joined"``), in a
-    write of its own at once (``"at-once"``), or once the client has read the answer (``"later"``)."""
+    write of its own at once (``"at-once"``), or once the client has read the answer (``"later"``); then set
+    ``sent``."""
     body = json.dumps([PET]).encode()
     answer = _head(200, {"Content-Type": "application/json"}, len(body)) + body
 
@@ -259,6 +261,8 @@ def _then_stray(how: str) -> Action:
         if how == "later":
             time.sleep(0.05)
         conn.sendall(FORGED)
+        if sent is not None:
+            sent.set()
         return True
 
     return action
@@ -322,6 +326,10 @@ class Scenario:
     settle: bool = False
     """Whether the client may be done before the server read its last request (it had an "answer" already):
     the requests are then counted once the server has read what there was."""
+    sent: threading.Event | None = None
+    """Set by the server once it sent what the client must have before its next call (stray bytes sent "later"):
+    the pause lasts until then too (bounded), so that a loaded machine, which may delay the server's thread past
+    the pause, changes nothing the client sees (one run's stray bytes once came after the second call began)."""
     twin: bool = True
     """Whether the scenario runs over httpx2's pool too. Those that only hand a complete exchange's bytes to
     the parser and the SDK (malformed heads, codings, caps, deadlines on trickled bytes) run over httpx's only:
@@ -457,7 +465,11 @@ def _over(tls: Callable[[], ssl.SSLContext] | None) -> dict[str, Scenario]:
                 on(answers(_then_stray("joined"), respond(200, [dict(PET, id=2)]))), ("list", "list"), once, settle=True
             ),
             "bytes-after-the-answer-while-idle": Scenario(
-                on(answers(_then_stray("later"), respond(200, [dict(PET, id=2)]))), ("list", "list"), once, pause=0.2
+                on(answers(_then_stray("later", later := threading.Event()), respond(200, [dict(PET, id=2)]))),
+                ("list", "list"),
+                once,
+                pause=0.2,
+                sent=later,
             ),
             "large-answer": Scenario(on(answers(respond(200, b"[" + b" " * (4 * MIB) + b"]"))), ("blob",), trust),
             "upload": Scenario(on(answers(respond(201, PET))), ("upload",), trust),
@@ -631,6 +643,8 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
     options: dict[str, Any] = {name: value() if callable(value) else value for name, value in scenario.options.items()}
     if stack == "httpx2":
         options["backend"] = "httpx2"
+    if scenario.sent is not None:
+        scenario.sent.clear()
     with pytest.MonkeyPatch.context() as patch, scenario.serve() as served:
         patch.setattr(module, "_direct_backend", direct_backend)
 
@@ -642,6 +656,11 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
                 for index, name in enumerate(scenario.calls):
                     if index and scenario.pause:
                         await asyncio.sleep(scenario.pause)  # the loop runs, as between an application's calls
+                        if scenario.sent is not None:
+                            bound = time.monotonic() + GUARD
+                            while not scenario.sent.is_set() and time.monotonic() < bound:
+                                await asyncio.sleep(0.01)
+                            await asyncio.sleep(0.05)  # the loop reads what arrived (the sent bytes are there)
                     began = time.monotonic()
                     results.append(await _call(CALLS[name], client))
                     slowest = max(slowest, time.monotonic() - began)
