@@ -11,6 +11,7 @@ loop live in ``_core.attempts`` and ``_core.body``; the HTTP library sits behind
 from __future__ import annotations
 
 import copy
+import encodings.idna  # noqa: F401  # pyright: ignore[reportUnusedImport]  # imported for its side effect: see _Process
 import os
 import ssl
 import sys
@@ -140,7 +141,13 @@ class Pool:
 
 
 class _Process:
-    """The current process id, kept up to date across os.fork() without a system call per request."""
+    """The current process id, kept up to date across os.fork() without a system call per request.
+
+    A module first imported by a call holds its import lock in that thread while it loads, and a child forked
+    then waits on that lock for ever (tests/test_fork.py caught one): so a sync client's first call imports
+    nothing. ``socket.getaddrinfo`` looks up the idna codec (``encodings.idna``) on a process's first connect,
+    hence its import above; the default pool's network stream is imported with the pool.
+    """
 
     pid = os.getpid()
 

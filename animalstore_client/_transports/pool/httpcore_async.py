@@ -20,6 +20,7 @@ from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
 from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
@@ -132,8 +133,6 @@ class AsyncHttpcoreTransport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> AsyncConnectionPool | httpcore.AsyncHTTPProxy:
-        from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
-
         limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,

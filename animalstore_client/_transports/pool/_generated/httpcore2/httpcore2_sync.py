@@ -23,6 +23,7 @@ from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._transports.pool._generated.httpcore2.deadline_network_sync import DeadlineBackend
 from animalstore_client._transports.pool._generated.httpcore2.pool_sync import ConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, translated
@@ -135,8 +136,6 @@ class Httpcore2Transport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> ConnectionPool | httpcore2.HTTPProxy:
-        from animalstore_client._transports.pool._generated.httpcore2.deadline_network_sync import DeadlineBackend
-
         limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
