@@ -68,7 +68,7 @@ NEEDS_NEWER = [
 # 16 CPU-seconds of each environment's install. Python compiles what a session imports the first time it imports it
 # instead (.ci/run lets it write the bytecode), once, a few seconds.
 INSTALL = ["-q", "--no-compile"]
-# One process per session, not pyproject's four pytest-xdist workers: .ci/run runs the three sessions side by side
+# One process per session, not pyproject's pytest-xdist workers: .ci/run runs the three sessions side by side
 # on the two cores, so a session's own workers would only add their start (each collects the whole suite) and the
 # load that stretches the timing tests' waits.
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]

@@ -660,6 +660,7 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
                             bound = time.monotonic() + GUARD
                             while not scenario.sent.is_set() and time.monotonic() < bound:
                                 await asyncio.sleep(0.01)
+                            assert scenario.sent.is_set(), f"the server sent nothing within {GUARD:g} s"
                             await asyncio.sleep(0.05)  # the loop reads what arrived (the sent bytes are there)
                     began = time.monotonic()
                     results.append(await _call(CALLS[name], client))

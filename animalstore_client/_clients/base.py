@@ -140,13 +140,7 @@ class Pool:
 
 
 class _Process:
-    """The current process id, kept up to date across os.fork() without a system call per request.
-
-    A module first imported by a call holds its import lock in that thread while it loads, and a child forked
-    then waits on that lock for ever (tests/test_fork.py caught one): so a sync client's first call imports
-    nothing. ``socket.getaddrinfo`` looks up the idna codec (``encodings.idna``) on a process's first connect:
-    ``_BaseClient.__init__`` imports it; the default pool's network stream is imported with the pool.
-    """
+    """The current process id, kept up to date across os.fork() without a system call per request."""
 
     pid = os.getpid()
 
@@ -216,8 +210,10 @@ class _BaseClient:
 
     def __init__(self, given: Mapping[str, Any], choose_backend: Callable[[object, object], str]) -> None:
         """Check and keep the constructor's arguments (`_clients.options.OPTIONS` by name)."""
-        # For the first connect's getaddrinfo, so that no call imports it (see _Process). Here rather than with the
-        # SDK: 1.8 ms, 2.5 % of `import animalstore_client`, paid once by the first client made.
+        # A module a call imports first holds its import lock in that thread while it loads, and a child forked
+        # then waits on the lock for ever (tests/test_fork.py caught this one): socket.getaddrinfo looks up the
+        # idna codec on a process's first connect. Imported here rather than with the SDK: 1.8 ms, 2.5 % of
+        # `import animalstore_client`, paid once by the first client made.
         import encodings.idna  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
         configure_from_env(os.environ)

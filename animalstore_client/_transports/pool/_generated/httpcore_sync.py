@@ -134,6 +134,8 @@ class HttpcoreTransport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> ConnectionPool | httpcore.HTTPProxy:
+        # DeadlineBackend is imported with this module, not here: a call would import it, and a child forked
+        # during that import waits for ever on the module's lock (tests/test_fork.py).
         limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,

@@ -136,6 +136,8 @@ class AsyncHttpcore2Transport:
         return self._pools.for_url(url)
 
     def _new_pool(self, proxy: str | None) -> AsyncConnectionPool | httpcore2.AsyncHTTPProxy:
+        # AsyncDeadlineBackend is imported with this module, not here: a call would import it, and a child forked
+        # during that import waits for ever on the module's lock (tests/test_fork.py).
         limits: dict[str, Any] = {
             "max_connections": DEFAULT_LIMITS.max_connections,
             "max_keepalive_connections": DEFAULT_LIMITS.max_keepalive_connections,
