@@ -12,7 +12,9 @@ timeouts, bodies cut off mid-JSON.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
 import socket
 import ssl
@@ -206,9 +208,17 @@ class LoopbackServer:
                 return
 
 
+@functools.cache
+def _bound_and_deaf() -> socket.socket:
+    """A loopback socket bound for the whole run and never listening: a connection to its port is refused, and no
+    other socket can take the port meanwhile. A port merely probed and closed was taken under six workers' load (by
+    another test's server: a POST met it and was not retried)."""
+    deaf = socket.socket()
+    deaf.bind(("127.0.0.1", 0))
+    atexit.register(deaf.close)
+    return deaf
+
+
 def refused_url() -> str:
     """A base URL on a loopback port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{_bound_and_deaf().getsockname()[1]}/v1"

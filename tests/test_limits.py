@@ -12,6 +12,7 @@ import functools
 import gzip
 import json
 import socket
+import threading
 import time
 import tracemalloc
 import zlib
@@ -90,13 +91,35 @@ def test_a_trickling_body_ends_at_the_deadline(make_client: ClientFactory) -> No
         assert _elapsed(client.list_pets) < 1.0 + MARGIN
 
 
+def _worst_lateness(done: threading.Event) -> list[float]:
+    """Until ``done``, how late a 10 ms sleep of another thread woke at worst: the machine's load, as a timer sees it
+    (the one-item list it returns is filled in as it runs)."""
+    worst = [0.0]
+
+    def watch() -> None:
+        while not done.is_set():
+            began = time.monotonic()
+            time.sleep(0.01)
+            worst[0] = max(worst[0], time.monotonic() - began - 0.01)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return worst
+
+
 @pytest.mark.slow
 def test_a_trickling_body_ends_at_a_deadline_libraries_round_up(make_client: ClientFactory) -> None:
     """At total_timeout=5.5 (aiohttp rounds timers of 5 s and more up to the second) the call still ends on time."""
     with LoopbackServer([_trickle()]) as server:
         client = make_client(base_url=server.base_url, timeout=30.0, total_timeout=5.5, max_retries=0)
-        # Tighter than MARGIN: a timer rounded up to the next whole second overran by 0 to 1 s.
-        assert _elapsed(client.list_pets, r"total_timeout=5.5s passed") < 5.5 + 0.3
+        done = threading.Event()
+        late = _worst_lateness(done)
+        try:
+            elapsed = _elapsed(client.list_pets, r"total_timeout=5.5s passed")
+        finally:
+            done.set()
+        # Tighter than MARGIN: a timer rounded up to the next whole second overran by 0 to 1 s. Beyond 0.3 s, only
+        # as late as the load made a timer of another thread meanwhile (a README run of six workers: 0.303 s over).
+        assert elapsed < 5.5 + 0.3 + late[0], f"{elapsed:.3f} s; a timer ran up to {late[0]:.3f} s late meanwhile"
 
 
 def test_endless_100_continue_ends_at_the_deadline(make_client: ClientFactory) -> None:
