@@ -547,8 +547,9 @@ class Difference:
     asyncio: tuple[str, ...]
     why: str
     under_load: tuple[str, ...] = ()
-    """Scenarios that end alike on an idle machine and may end as listed here on a loaded one, where the client reads
-    bytes sent apart only once both arrived: either outcome is accepted from anyio, and the SDK's must be its own."""
+    """Scenarios that end alike on an idle machine and may end as anyio's listed outcome here on a loaded one, where
+    the client reads bytes sent apart only once both arrived: that outcome is accepted from either backend (the SDK's
+    may still never return a stray answer)."""
 
 
 DIFFERENCES: dict[str, Difference] = {
@@ -569,6 +570,16 @@ DIFFERENCES: dict[str, Difference] = {
             f"{tls}early-401-{then}-big-upload-{timeouts}"
             for tls in ("", "tls-")
             for then in ("close", "reset")
+            for timeouts in TIMEOUTS
+        ),
+        # On a loaded machine the reset may reach the client before its loop ran, and the SDK's backend then ends as
+        # anyio's does: in the listed scenarios (once in a module run of four workers) and in the small upload's,
+        # which both backends otherwise read (once in a README run of six workers).
+        under_load=tuple(
+            f"{tls}early-401-{then}-{size}-{timeouts}"
+            for tls in ("", "tls-")
+            for then in ("close", "reset")
+            for size in ("upload", "big-upload")
             for timeouts in TIMEOUTS
         ),
         anyio=("APIConnectionError",),
@@ -709,11 +720,16 @@ def test_the_sdks_asyncio_backend_ends_each_scenario_as_anyios_does(name: str, s
     assert not any("pets 666" in call for call in ours.calls), "the SDK's backend returned a stray answer"
     listed = LISTED.get(name)
     if listed is not None:
-        assert (reference.calls, ours.calls) == (listed.anyio, listed.asyncio), f"{name} no longer differs as listed"
+        if name in UNDER_LOAD and ours.calls == listed.anyio:  # the load let the SDK's backend end as anyio's
+            assert reference.calls == listed.anyio, f"{name} no longer differs as listed"
+        else:
+            assert (reference.calls, ours.calls) == (listed.anyio, listed.asyncio), (
+                f"{name} no longer differs as listed"
+            )
         assert (reference.requests, reference.connections) == (ours.requests, ours.connections)
-    elif name in UNDER_LOAD and reference.calls == UNDER_LOAD[name].anyio:
-        # anyio went wrong as listed, the load having joined what was sent apart; the SDK's returned no stray answer
-        # (checked above).
+    elif name in UNDER_LOAD and UNDER_LOAD[name].anyio in (reference.calls, ours.calls):
+        # One backend ended as anyio's listed outcome, the load having joined what was sent apart; the SDK's returned
+        # no stray answer (checked above).
         assert reference.requests == ours.requests
     elif name in OLD_HTTPCORE_EOF and _httpcore_below(stack, (1, 0, 5)):
         # httpcore before 1.0.5 let anyio's EndOfStream out of a TLS handshake the server ended (fixed by
