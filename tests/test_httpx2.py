@@ -11,7 +11,6 @@ exceptions, and the SDK's types stay httpx's for middleware and raw views.
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from animalstore_client import (
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import API_KEY, needs_httpx2
-from .servers import LoopbackServer
+from .servers import LoopbackServer, refused_url
 from .test_limits import MARGIN, _trickle
 from .tls import client_context, serve_tls
 
@@ -62,12 +61,6 @@ def tls_url() -> Iterator[str]:
     """The fake store served over HTTPS with a certificate from the run's CA."""
     with serve_tls(FakeAnimalStore(api_keys=[API_KEY])) as url:
         yield url
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_a_callers_sync_client_with_a_mock_transport_is_used_and_left_open() -> None:
@@ -171,7 +164,7 @@ def test_a_failure_inside_httpx2_is_the_sdks_connection_error_after_the_retries(
 def test_a_refused_connection_through_a_callers_client_is_an_sdk_error(kind: str) -> None:
     """A real refused connection (nothing listens) through an httpx2 client: APIConnectionError, nothing else."""
     httpx2 = _httpx2()
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = refused_url()
     if kind == "sync":
         with httpx2.Client() as http, pytest.raises(APIConnectionError):
             AnimalStoreClient(API_KEY, base_url=url, http_client=http, max_retries=0).list_pets()
