@@ -104,6 +104,19 @@ class LoopbackServer:
             time.sleep(0.02)
         return self.open_connections
 
+    def wait_for_received(self, at_least: int, within: float = 5.0) -> list[Received]:
+        """Wait (bounded) until the server has read at least ``at_least`` requests; return those read by then.
+
+        A client that gave up on its own timeout has sent its request, yet under load this server's thread may not
+        have read it: leaving the ``with`` block would then shut the connection with the request unread.
+        """
+        deadline = time.monotonic() + within
+        while True:
+            with self._lock:
+                if len(self.received) >= at_least or time.monotonic() >= deadline:
+                    return list(self.received)
+            time.sleep(0.01)
+
     @property
     def connections(self) -> int:
         """How many connections clients have opened so far (a TLS connection counts once)."""

@@ -142,7 +142,7 @@ def test_retries_never_outlast_the_deadline(make_client: ClientFactory, monkeypa
         client = make_client(base_url=server.base_url, timeout=0.3, total_timeout=1.0, max_retries=5)
         # 0.3 s attempt, 0.5 s backoff, then an attempt with 0.2 s left.
         assert _elapsed(client.list_pets, r"total_timeout=1s passed after 2 attempts") < 1.0 + MARGIN
-        assert len(server.received) == 2
+        assert len(server.wait_for_received(2)) == 2
 
 
 def test_a_backoff_that_would_pass_the_deadline_raises_the_last_error(make_client: ClientFactory) -> None:
@@ -151,7 +151,7 @@ def test_a_backoff_that_would_pass_the_deadline_raises_the_last_error(make_clien
         server.script = [server.hang()]
         client = make_client(base_url=server.base_url, timeout=0.6, total_timeout=1.0, max_retries=2)
         assert _elapsed(client.list_pets, r"Request timed out: GET .* \(ReadTimeout") < 1.0
-        assert len(server.received) == 1
+        assert len(server.wait_for_received(1)) == 1
 
 
 def test_a_caller_supplied_client_is_held_to_the_deadline_between_reads(variant: str) -> None:

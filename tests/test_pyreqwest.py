@@ -97,7 +97,7 @@ def test_the_cause_that_means_nothing_was_sent_is_still_worded_so() -> None:
         with pytest.raises(errors.ConnectError) as closed:  # the same class: what makes the cause necessary
             client.post(f"{server.base_url}/pets").body_bytes(b"{}").build().send()
         assert CONNECT_CAUSE not in _causes(closed.value)
-        assert [request.method for request in server.received] == ["POST"]  # it had been sent
+        assert [request.method for request in server.wait_for_received(1)] == ["POST"]  # it had been sent
     client.close()
 
 
@@ -149,7 +149,7 @@ def test_an_unanswered_request_is_a_connect_timeout_without_the_connect_cause(li
             request.build().send()
         assert time.monotonic() - began < 3
         assert CONNECT_CAUSE not in _causes(caught.value)
-        assert [request.method for request in server.received] == ["POST"]
+        assert [request.method for request in server.wait_for_received(1)] == ["POST"]
     client.close()
 
 
@@ -183,7 +183,7 @@ def test_a_post_left_unanswered_times_out_once(make_client: ClientFactory) -> No
         assert time.monotonic() - began < 3
         assert caught.value.attempts == 1
         assert "ReadTimeout" in str(caught.value)
-        assert [request.method for request in server.received] == ["POST"]
+        assert [request.method for request in server.wait_for_received(1)] == ["POST"]
 
 
 @pytest.mark.parametrize("variant", ["sync-pyreqwest", "async-pyreqwest"], indirect=True)

@@ -133,7 +133,7 @@ def test_silent_server_times_out_and_reads_retry(make_client: ClientFactory) -> 
         with pytest.raises(APITimeoutError) as info:
             make_client(base_url=server.base_url, timeout=0.2, max_retries=1).list_pets()
         assert info.value.attempts == 2
-        assert len(server.received) == 2
+        assert len(server.wait_for_received(2)) == 2
 
 
 def test_read_timeout_on_post_is_not_retried(make_client: ClientFactory) -> None:
@@ -143,7 +143,7 @@ def test_read_timeout_on_post_is_not_retried(make_client: ClientFactory) -> None
         with pytest.raises(APITimeoutError) as info:
             make_client(base_url=server.base_url, timeout=0.2).create_pet(name="Rex", category_id=3)
         assert info.value.attempts == 1
-        assert len(server.received) == 1
+        assert len(server.wait_for_received(1)) == 1
 
 
 def test_body_cut_off_mid_json(make_client: ClientFactory) -> None:
