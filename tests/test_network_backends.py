@@ -220,15 +220,59 @@ def _read_until_closed(conn: socket.socket, within: float = GUARD) -> None:
             continue
 
 
-def _answer_then(then: str, status: int, body: object) -> Action:
+class Turns:
+    """A server that acts on an idle connection (closes it, sends it stray bytes) and the client taking turns: the
+    server acts once the client has its answer, and the client calls again once the server acted (each bounded).
+
+    Fixed pauses (50 ms for the server, 0.2 s for the client) were not enough on a loaded machine: the client had
+    not read the answer when the stray bytes or the reset came, or the server had not acted when the next call
+    began, and the scenario was then another one (the "at-once" stray answer, a reset overtaking an answer).
+    """
+
+    def __init__(self) -> None:
+        self._answered = threading.Event()
+        self._acted = threading.Event()
+
+    def start(self) -> None:
+        """Before a run: neither has had a turn."""
+        self._answered.clear()
+        self._acted.clear()
+
+    def answered(self) -> None:
+        """The client's side: a call has its answer."""
+        self._answered.set()
+
+    def wait_for_the_answer(self) -> None:
+        """The server's side, before acting on the connection."""
+        assert self._answered.wait(GUARD), f"the client had no answer within {GUARD:g} s"
+        self._answered.clear()
+
+    def acted(self) -> None:
+        """The server's side: it acted."""
+        self._acted.set()
+
+    async def wait_for_the_server(self) -> None:
+        """The client's side, before its next call (the event loop runs meanwhile, as between an application's
+        calls, and reads what arrived)."""
+        bound = time.monotonic() + GUARD
+        while not self._acted.is_set() and time.monotonic() < bound:
+            await asyncio.sleep(0.01)
+        assert self._acted.is_set(), f"the server did not act within {GUARD:g} s"
+        self._acted.clear()
+        await asyncio.sleep(0.05)  # the loop reads what arrived (the sent bytes are there)
+
+
+def _answer_then(then: str, status: int, body: object, turns: Turns) -> Action:
     """Answer (keep-alive); once the client has read it, ``close`` or ``reset`` the idle connection."""
     answer = respond(status, body)
 
     def action(conn: socket.socket) -> bool:
         answer(conn)
-        time.sleep(0.05)  # not racing the answer: a reset can overtake what the client has not read
+        turns.wait_for_the_answer()  # not racing the answer: a reset can overtake what the client has not read
         if then == "reset":
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, LINGER_0)
+        conn.close()  # here, not by the server once this returns: the client's next call waits for it
+        turns.acted()
         return False
 
     return action
@@ -246,10 +290,9 @@ def _close_without_answer(conn: socket.socket) -> bool:
     return False
 
 
-def _then_stray(how: str, answered: threading.Event | None = None, sent: threading.Event | None = None) -> Action:
+def _then_stray(how: str, turns: Turns | None = None) -> Action:
     """Answer [PET], then send `FORGED`, an answer nobody asked for: in the same write (``"joined"``), in a
-    write of its own at once (``"at-once"``), or once the client has its answer (``"later"``: once ``answered``
-    is set, bounded); then set ``sent``."""
+    write of its own at once (``"at-once"``), or once the client has its answer (``"later"``, taking ``turns``)."""
     body = json.dumps([PET]).encode()
     answer = _head(200, {"Content-Type": "application/json"}, len(body)) + body
 
@@ -258,13 +301,11 @@ def _then_stray(how: str, answered: threading.Event | None = None, sent: threadi
             conn.sendall(answer + FORGED)
             return True
         conn.sendall(answer)
-        if answered is not None:
-            # Not a fixed pause: a loaded machine once kept the client from reading the answer for longer, and it
-            # then read both at once, which is the "at-once" scenario, not this one.
-            answered.wait(GUARD)
+        if turns is not None:
+            turns.wait_for_the_answer()
         conn.sendall(FORGED)
-        if sent is not None:
-            sent.set()
+        if turns is not None:
+            turns.acted()
         return True
 
     return action
@@ -328,12 +369,9 @@ class Scenario:
     settle: bool = False
     """Whether the client may be done before the server read its last request (it had an "answer" already):
     the requests are then counted once the server has read what there was."""
-    answered: threading.Event | None = None
-    """Set here once a call has its answer, for a server that sends more only once the client is idle."""
-    sent: threading.Event | None = None
-    """Set by the server once it sent what the client must have before its next call (stray bytes sent "later"):
-    the pause lasts until then too (bounded), so that a loaded machine, which may delay the server's thread past
-    the pause, changes nothing the client sees (one run's stray bytes once came after the second call began)."""
+    turns: Turns | None = None
+    """The server's actions on the idle connection and the client's calls take turns (the pause lasts until the
+    server acted too)."""
     twin: bool = True
     """Whether the scenario runs over httpx2's pool too. Those that only hand a complete exchange's bytes to
     the parser and the SDK (malformed heads, codings, caps, deadlines on trickled bytes) run over httpx's only:
@@ -454,32 +492,34 @@ def _over(tls: Callable[[], ssl.SSLContext] | None) -> dict[str, Scenario]:
             "reset-without-an-answer": Scenario(on(answers(_reset)), ("list", "create"), twice),
             "keep-alive-reused": Scenario(on(answers(respond(200, [PET]))), ("list", "list", "list"), trust),
             "keep-alive-closed-between-calls": Scenario(
-                on(answers(_answer_then("close", 200, [PET]), _answer_then("close", 201, PET))),
+                on(
+                    answers(
+                        _answer_then("close", 200, [PET], closed := Turns()), _answer_then("close", 201, PET, closed)
+                    )
+                ),
                 ("list", "create"),
                 once,
                 pause=0.2,
+                turns=closed,
             ),
             "keep-alive-reset-between-calls": Scenario(
-                on(answers(_answer_then("reset", 200, [PET]), _answer_then("reset", 201, PET))),
+                on(
+                    answers(_answer_then("reset", 200, [PET], reset := Turns()), _answer_then("reset", 201, PET, reset))
+                ),
                 ("list", "create"),
                 once,
                 pause=0.2,
+                turns=reset,
             ),
             "bytes-past-the-body-end": Scenario(
                 on(answers(_then_stray("joined"), respond(200, [dict(PET, id=2)]))), ("list", "list"), once, settle=True
             ),
             "bytes-after-the-answer-while-idle": Scenario(
-                on(
-                    answers(
-                        _then_stray("later", answered := threading.Event(), later := threading.Event()),
-                        respond(200, [dict(PET, id=2)]),
-                    )
-                ),
+                on(answers(_then_stray("later", later := Turns()), respond(200, [dict(PET, id=2)]))),
                 ("list", "list"),
                 once,
                 pause=0.2,
-                answered=answered,
-                sent=later,
+                turns=later,
             ),
             "large-answer": Scenario(on(answers(respond(200, b"[" + b" " * (4 * MIB) + b"]"))), ("blob",), trust),
             "upload": Scenario(on(answers(respond(201, PET))), ("upload",), trust),
@@ -661,9 +701,8 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
     options: dict[str, Any] = {name: value() if callable(value) else value for name, value in scenario.options.items()}
     if stack == "httpx2":
         options["backend"] = "httpx2"
-    for event in (scenario.answered, scenario.sent):
-        if event is not None:
-            event.clear()
+    if scenario.turns is not None:
+        scenario.turns.start()
     with pytest.MonkeyPatch.context() as patch, scenario.serve() as served:
         patch.setattr(module, "_direct_backend", direct_backend)
 
@@ -675,17 +714,13 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
                 for index, name in enumerate(scenario.calls):
                     if index and scenario.pause:
                         await asyncio.sleep(scenario.pause)  # the loop runs, as between an application's calls
-                        if scenario.sent is not None:
-                            bound = time.monotonic() + GUARD
-                            while not scenario.sent.is_set() and time.monotonic() < bound:
-                                await asyncio.sleep(0.01)
-                            assert scenario.sent.is_set(), f"the server sent nothing within {GUARD:g} s"
-                            await asyncio.sleep(0.05)  # the loop reads what arrived (the sent bytes are there)
+                        if scenario.turns is not None:
+                            await scenario.turns.wait_for_the_server()
                     began = time.monotonic()
                     results.append(await _call(CALLS[name], client))
                     slowest = max(slowest, time.monotonic() - began)
-                    if scenario.answered is not None:
-                        scenario.answered.set()
+                    if scenario.turns is not None:
+                        scenario.turns.answered()
             finally:
                 with anyio.fail_after(GUARD):
                     await client.aclose()
