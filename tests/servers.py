@@ -12,6 +12,7 @@ timeouts, bodies cut off mid-JSON.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -68,6 +69,54 @@ def cut(status: int, partial: bytes, claimed: int) -> Action:
         return False
 
     return action
+
+
+class Turns:
+    """A server that acts on an idle connection (closes it, sends it stray bytes) and its client taking turns: the
+    server acts once the client has its answer, and the client goes on once the server acted (each wait bounded).
+
+    Fixed pauses (50 ms for the server, 0.2 s for the client) were not enough on a loaded machine: the client had
+    not read the answer when the stray bytes or the reset came, or the server had not acted when the next call
+    began, and the test then ran another scenario (a stray answer read with the answer, a reset overtaking it).
+    """
+
+    def __init__(self, within: float = 5.0) -> None:
+        self._within = within
+        self._answered = threading.Event()
+        self._acted = threading.Event()
+
+    def start(self) -> None:
+        """Before a run: neither has had a turn."""
+        self._answered.clear()
+        self._acted.clear()
+
+    def answered(self) -> None:
+        """The client's side: a call has its answer."""
+        self._answered.set()
+
+    def wait_for_the_answer(self) -> None:
+        """The server's side, before acting on the connection."""
+        assert self._answered.wait(self._within), f"the client had no answer within {self._within:g} s"
+        self._answered.clear()
+
+    def acted(self) -> None:
+        """The server's side: it acted."""
+        self._acted.set()
+
+    def wait_for_the_server(self) -> None:
+        """The client's side, in a thread that is not an event loop's."""
+        assert self._acted.wait(self._within), f"the server did not act within {self._within:g} s"
+        self._acted.clear()
+
+    async def server_acted(self) -> None:
+        """The client's side on an event loop, which runs meanwhile (as between an application's calls) and then
+        has 50 ms more to read what arrived."""
+        bound = time.monotonic() + self._within
+        while not self._acted.is_set() and time.monotonic() < bound:
+            await asyncio.sleep(0.01)
+        assert self._acted.is_set(), f"the server did not act within {self._within:g} s"
+        self._acted.clear()
+        await asyncio.sleep(0.05)
 
 
 class LoopbackServer:

@@ -32,6 +32,7 @@ from animalstore_client._transports.pool.deadline_network_async import AsyncDead
 from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
 
 from .conftest import on_httpx2
+from .servers import Turns
 from .tls import client_context
 
 BOUND = 5.0
@@ -91,14 +92,21 @@ def _request(port: int) -> httpcore.Request:
     return httpcore.Request(b"GET", f"http://{host}/", headers=headers, extensions={"timeout": TIMEOUTS})
 
 
-def _answer_then_stray(conn: socket.socket, index: int) -> None:
-    """Answer the first request, then send an answer nobody asked for; answer later requests properly."""
-    _read_head(conn)
-    conn.sendall(_answer(b"first-%d" % index))
-    time.sleep(0.05)
-    conn.sendall(STRAY)
-    while _read_head(conn):
-        conn.sendall(_answer(b"later-%d" % index))
+def _answer_then_stray(turns: Turns) -> Callable[[socket.socket, int], None]:
+    """Answer the first request; once the client has read it, send an answer nobody asked for (the first
+    connection's only: the second's client never reads past its answer); answer later requests properly."""
+
+    def handler(conn: socket.socket, index: int) -> None:
+        _read_head(conn)
+        conn.sendall(_answer(b"first-%d" % index))
+        if index == 0:
+            turns.wait_for_the_answer()
+            conn.sendall(STRAY)
+            turns.acted()
+        while _read_head(conn):
+            conn.sendall(_answer(b"later-%d" % index))
+
+    return handler
 
 
 def test_bytes_before_the_tls_handshake_are_refused() -> None:
@@ -126,7 +134,8 @@ def test_a_connection_handed_to_a_waiting_request_is_checked_async() -> None:
     """A connection given straight to a queued request is checked as a take would: stray bytes are not its answer."""
 
     async def run() -> None:
-        with _server(_answer_then_stray) as port:
+        turns = Turns(BOUND)
+        with _server(_answer_then_stray(turns)) as port:
             pool = AsyncConnectionPool(
                 ssl.create_default_context(),
                 AsyncDeadlineBackend(AsyncioBackend()),
@@ -146,7 +155,8 @@ def test_a_connection_handed_to_a_waiting_request_is_checked_async() -> None:
             queued = asyncio.ensure_future(call())
             await asyncio.sleep(0.01)  # the second request waits for the only connection
             assert await first.aread() == b"first-0"
-            await asyncio.sleep(0.2)  # the stray answer arrives meanwhile
+            turns.answered()
+            await turns.server_acted()  # the stray answer arrived, and the loop has read it
             await first.aclose()
             assert await asyncio.wait_for(queued, BOUND) == b"first-1"  # a new connection's answer
             await pool.aclose()
@@ -156,7 +166,8 @@ def test_a_connection_handed_to_a_waiting_request_is_checked_async() -> None:
 
 def test_a_connection_handed_to_a_waiting_request_is_checked_sync() -> None:
     """The same on the sync pool: the waiting thread gets a fresh connection, not the stray answer."""
-    with _server(_answer_then_stray) as port:
+    turns = Turns(BOUND)
+    with _server(_answer_then_stray(turns)) as port:
         pool = ConnectionPool(
             ssl.create_default_context(),
             DeadlineBackend(httpcore.SyncBackend()),
@@ -178,7 +189,8 @@ def test_a_connection_handed_to_a_waiting_request_is_checked_sync() -> None:
         waiting.start()
         time.sleep(0.05)
         assert first.read() == b"first-0"
-        time.sleep(0.2)
+        turns.answered()
+        turns.wait_for_the_server()  # the stray answer is in the kernel's buffer
         first.close()
         waiting.join(BOUND)
         assert got == [b"first-1"]

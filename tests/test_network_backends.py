@@ -26,7 +26,6 @@ import json
 import socket
 import ssl
 import struct
-import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -43,7 +42,7 @@ from animalstore_client._transports.pool import httpcore_async as _httpcore_asyn
 from animalstore_client._transports.pool.asyncio_network import AsyncioBackend
 
 from .conftest import API_KEY, needs_httpx2
-from .servers import Action, LoopbackServer, _head, cut, refused_url, respond
+from .servers import Action, LoopbackServer, Turns, _head, cut, refused_url, respond
 from .test_asyncio_backend import _server
 from .test_framing import CASES as FRAMING
 from .test_guarantees import _reset
@@ -218,48 +217,6 @@ def _read_until_closed(conn: socket.socket, within: float = GUARD) -> None:
                 return
         except TimeoutError:
             continue
-
-
-class Turns:
-    """A server that acts on an idle connection (closes it, sends it stray bytes) and the client taking turns: the
-    server acts once the client has its answer, and the client calls again once the server acted (each bounded).
-
-    Fixed pauses (50 ms for the server, 0.2 s for the client) were not enough on a loaded machine: the client had
-    not read the answer when the stray bytes or the reset came, or the server had not acted when the next call
-    began, and the scenario was then another one (the "at-once" stray answer, a reset overtaking an answer).
-    """
-
-    def __init__(self) -> None:
-        self._answered = threading.Event()
-        self._acted = threading.Event()
-
-    def start(self) -> None:
-        """Before a run: neither has had a turn."""
-        self._answered.clear()
-        self._acted.clear()
-
-    def answered(self) -> None:
-        """The client's side: a call has its answer."""
-        self._answered.set()
-
-    def wait_for_the_answer(self) -> None:
-        """The server's side, before acting on the connection."""
-        assert self._answered.wait(GUARD), f"the client had no answer within {GUARD:g} s"
-        self._answered.clear()
-
-    def acted(self) -> None:
-        """The server's side: it acted."""
-        self._acted.set()
-
-    async def wait_for_the_server(self) -> None:
-        """The client's side, before its next call (the event loop runs meanwhile, as between an application's
-        calls, and reads what arrived)."""
-        bound = time.monotonic() + GUARD
-        while not self._acted.is_set() and time.monotonic() < bound:
-            await asyncio.sleep(0.01)
-        assert self._acted.is_set(), f"the server did not act within {GUARD:g} s"
-        self._acted.clear()
-        await asyncio.sleep(0.05)  # the loop reads what arrived (the sent bytes are there)
 
 
 def _answer_then(then: str, status: int, body: object, turns: Turns) -> Action:
@@ -494,7 +451,8 @@ def _over(tls: Callable[[], ssl.SSLContext] | None) -> dict[str, Scenario]:
             "keep-alive-closed-between-calls": Scenario(
                 on(
                     answers(
-                        _answer_then("close", 200, [PET], closed := Turns()), _answer_then("close", 201, PET, closed)
+                        _answer_then("close", 200, [PET], closed := Turns(GUARD)),
+                        _answer_then("close", 201, PET, closed),
                     )
                 ),
                 ("list", "create"),
@@ -504,7 +462,9 @@ def _over(tls: Callable[[], ssl.SSLContext] | None) -> dict[str, Scenario]:
             ),
             "keep-alive-reset-between-calls": Scenario(
                 on(
-                    answers(_answer_then("reset", 200, [PET], reset := Turns()), _answer_then("reset", 201, PET, reset))
+                    answers(
+                        _answer_then("reset", 200, [PET], reset := Turns(GUARD)), _answer_then("reset", 201, PET, reset)
+                    )
                 ),
                 ("list", "create"),
                 once,
@@ -515,7 +475,7 @@ def _over(tls: Callable[[], ssl.SSLContext] | None) -> dict[str, Scenario]:
                 on(answers(_then_stray("joined"), respond(200, [dict(PET, id=2)]))), ("list", "list"), once, settle=True
             ),
             "bytes-after-the-answer-while-idle": Scenario(
-                on(answers(_then_stray("later", later := Turns()), respond(200, [dict(PET, id=2)]))),
+                on(answers(_then_stray("later", later := Turns(GUARD)), respond(200, [dict(PET, id=2)]))),
                 ("list", "list"),
                 once,
                 pause=0.2,
@@ -715,7 +675,7 @@ def _run(scenario: Scenario, stack: str, network: str) -> Run:
                     if index and scenario.pause:
                         await asyncio.sleep(scenario.pause)  # the loop runs, as between an application's calls
                         if scenario.turns is not None:
-                            await scenario.turns.wait_for_the_server()
+                            await scenario.turns.server_acted()
                     began = time.monotonic()
                     results.append(await _call(CALLS[name], client))
                     slowest = max(slowest, time.monotonic() - began)
