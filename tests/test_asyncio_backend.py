@@ -200,16 +200,20 @@ def test_a_connection_handed_to_a_waiting_request_is_checked_sync() -> None:
 def test_an_idle_connection_reads_as_readable_when_the_kernel_holds_bytes_a_busy_loop_has_not_read() -> None:
     """The asyncio stream asks the kernel too: a loop busy with other work has not read what arrived."""
 
+    turns = Turns(BOUND)
+
     def stray_later(conn: socket.socket, index: int) -> None:
-        time.sleep(0.05)
+        turns.wait_for_the_answer()  # the client saw nothing to read yet
         conn.sendall(STRAY)
+        turns.acted()
         time.sleep(1)
 
     async def run() -> None:
         with _server(stray_later) as port:
             stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
             assert not stream.get_extra_info("is_readable")
-            time.sleep(0.3)  # the loop is busy: the bytes reach the kernel, not the protocol
+            turns.answered()
+            turns.wait_for_the_server()  # blocking: the loop is busy, so the bytes reach the kernel, not the protocol
             assert stream.get_extra_info("is_readable")
             await stream.aclose()
 
