@@ -204,7 +204,7 @@ def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, va
 # would hang a child for ever: each is reaped within 20 s or killed and counted.
 # The threads wait while a child runs: at the fork they are as deep in their
 # calls as when they never paused, and a loaded machine's cores are not spent on
-# calls no fork meets (a case took 8 CPU-s under the suite's load, now 3).
+# calls no fork meets (a case took 6 to 8 CPU-s under the suite's load, now 3 to 5).
 THREADED = """
 import collections, faulthandler, os, signal, ssl, sys, tempfile, threading, time
 import animalstore_client as a
