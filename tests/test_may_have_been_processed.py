@@ -69,14 +69,16 @@ def _create(make_client: ClientFactory, base_url: str, **options: Any) -> APIErr
     return exc
 
 
-def _retried(status: int) -> bool:
-    return status in TRANSIENT_STATUSES and not status_may_have_been_processed(status)
+def _retried(status: int, *, service_error: bool = True) -> bool:
+    return status in TRANSIENT_STATUSES and not status_may_have_been_processed(status, service_error)
 
 
 def test_the_table_says_no_exactly_for_what_the_issue_lists_and_other_refusals() -> None:
-    """No for 400, 401, 403, 404, 409, 422, 429, 503 (and the other 4xx but 408); yes for 2xx, 3xx, 408, other 5xx."""
-    assert not any(status_may_have_been_processed(status) for status in NOT_PROCESSED)
-    assert all(status_may_have_been_processed(status) for status in (*PROCESSED, 200, 201, 204, 303))
+    """No for 400, 401, 403, 404, 409, 422, 429, 503 with the service's Error body (and the other 4xx but 408); yes for
+    2xx, 3xx, 408, other 5xx, and a bare 503 (a gateway's)."""
+    assert not any(status_may_have_been_processed(status, service_error=True) for status in NOT_PROCESSED)
+    assert all(status_may_have_been_processed(status, service_error=True) for status in (*PROCESSED, 200, 201, 303))
+    assert status_may_have_been_processed(503)
     assert not error_may_have_been_processed(httpx.ConnectError("refused"))
     assert not error_may_have_been_processed(httpx.ConnectTimeout("slow"))
     assert not error_may_have_been_processed(httpx.PoolTimeout("full"))
@@ -88,7 +90,10 @@ def test_the_table_says_no_exactly_for_what_the_issue_lists_and_other_refusals()
 def test_a_post_is_retried_exactly_when_transient_and_certainly_not_processed(status: int) -> None:
     """One table decides both: create_pet is retried after an answer exactly when it is transient and not acted on."""
     delay = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0)
-    assert (delay is not None) == _retried(status)
+    assert (delay is not None) == _retried(status, service_error=False)
+    # Told that the service did not act (the send loop's record and the Error body), 429 and 503 are retried.
+    told = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=False)
+    assert (told is not None) == _retried(status)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +124,7 @@ def test_an_answer_says_whether_the_pet_may_have_been_stored(make_client: Client
         exc = _create(make_client, server.base_url)
     assert isinstance(exc, APIStatusError)
     assert exc.status_code == status
-    assert exc.may_have_been_processed is status_may_have_been_processed(status)
+    assert exc.may_have_been_processed is status_may_have_been_processed(status, service_error=True)
     assert len(server.received) == (3 if _retried(status) else 1)
     assert exc.attempts == len(server.received)
 

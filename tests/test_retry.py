@@ -92,8 +92,12 @@ def test_reads_do_not_retry_on_other_statuses(status: int) -> None:
     ("status", "retried"), [(429, True), (503, True), (408, False), (500, False), (502, False), (504, False)]
 )
 def test_writes_retry_only_where_nothing_was_stored(status: int, retried: bool) -> None:
-    """A POST is retried on 429 and 503 only: the service may have stored it on 500, 502 or 504."""
-    assert (_after("POST", status) is not None) is retried
+    """A POST is retried on 429 and 503 only, when the service said it did not act (its Error body): it may have
+    stored it on 500, 502 or 504, and on a bare 503 (a gateway's) or once an earlier attempt may have been acted on."""
+    told = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0, now=NOW, processed=False)
+    assert (told is not None) is retried
+    assert delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=True) is None
+    assert (_after("POST", status) is not None) is (status == 429)  # by the status alone: a 503 proves nothing
 
 
 def test_retry_after_is_honoured_up_to_sixty_seconds() -> None:

@@ -36,10 +36,12 @@ from animalstore_client._core.retry import (
     delay_after_error,
     delay_after_response,
     error_may_have_been_processed,
+    is_service_error,
     status_may_have_been_processed,
 )
 from animalstore_client._core.secrets import redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
+from animalstore_client._core.wire import ClientRuleBroken, Wire
 
 if TYPE_CHECKING:
     from animalstore_client._core.budget import RetryBudget
@@ -146,17 +148,6 @@ HTTP_STACK_PACKAGES = frozenset(
 
 _SHORTEST_MASKED = 8
 """A key shorter than this (a test's ``"k"``) is not masked in free text: it would garble every word holding it."""
-
-
-class ClientRuleBroken(Exception):
-    """A rule of the SDK's that a caller's own client broke on a send, seen by its adapter where the library lets it.
-
-    An aiohttp session's middleware sending one attempt's request a second time
-    (a retrying or authenticating middleware) or replacing its ``Authorization``
-    header, or the session adding credentials of its own, is stopped before it
-    goes out; `unknown_failure` ends the call with a `MiddlewareError` carrying
-    this text, unretried, as for any other code of the caller's.
-    """
 
 
 class CallersCode(NamedTuple):
@@ -287,27 +278,33 @@ def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] 
 
 def unknown_failure(
     exc: Exception, attempts: Attempts, describe: Callable[[tuple[str, str] | None], str | None]
-) -> httpx.TransportError | MiddlewareError:
+) -> httpx.RequestError | MiddlewareError:
     """What ends (or retries) an attempt that failed with an exception the transport did not translate.
 
     One table decides, by what was raised and then by where, for every library:
 
     1. `ClientRuleBroken` (a caller's client broke a rule of the SDK's on this
        send, and its adapter stopped it): a `MiddlewareError` with its text.
-    2. An `OSError`, wherever it was raised (a socket, TLS, a hand-written
+    2. Anything raised in code of the caller's (`callers_code`) once the
+       attempt's record (``attempts.wire``) shows that the request may have
+       been written: a `MiddlewareError`, whatever its class (a hook's
+       ``ConnectionRefusedError`` or ``httpx.ConnectError`` from its own call
+       to a metrics service that is down says who failed, never that nothing
+       was sent). The send loop routes an httpx error of the caller's here too.
+    3. An `OSError`, wherever it was raised (a socket, TLS, a hand-written
        transport's ``ConnectionRefusedError``, a SOCKS proxy refusing; not a
        file system's, such as ``FileNotFoundError``), or a proxy library's
        refusal: a network failure, retried as its kind allows
        (`_network_failure`: nothing sent, or maybe sent).
-    3. A library's raise-for-status error (httpx's and httpx2's
+    4. A library's raise-for-status error (httpx's and httpx2's
        ``HTTPStatusError``, aiohttp's ``ClientResponseError``): the caller's
        code asked for it, so a `MiddlewareError`.
-    4. Anything else raised in code of the caller's, or in a library while it
+    5. Anything else raised in code of the caller's, or in a library while it
        ran code of the caller's (`callers_code`: an event hook, a transport,
        a session's middleware, a respx route): a `MiddlewareError`. Not
        retried and not an `APIError`, as for a failing middleware: ``except
        APIError`` must not hide a bug in the calling code.
-    5. Anything else is a library's own failure: counted as "sent, no
+    6. Anything else is a library's own failure: counted as "sent, no
        complete answer", since the service may have acted on the request, so
        only a read is retried.
 
@@ -327,10 +324,19 @@ def unknown_failure(
     if isinstance(exc, ClientRuleBroken):
         return MiddlewareError(said.removeprefix(": "), request=attempts.request, attempts=attempts.count)
     text = name + said
+    found = callers_code(exc)
+    if found is not None and attempts.wire.may_have_written:
+        return MiddlewareError(
+            f"{_what_raised(found, describe)} raised {text} after the request was written "
+            f"({attempts.wire.phase_name}): it may have been processed, and was not sent again",
+            request=attempts.request,
+            attempts=attempts.count,
+        )
+    if isinstance(exc, httpx.RequestError):
+        return exc  # the library's own failure (or one of the caller's before anything was written), as it was
     network = _network_failure(exc, text, attempts.request)
     if network is not None:
         return network
-    found = callers_code(exc)
     if found is not None or _is_a(exc, _RAISED_FOR_STATUS):
         return MiddlewareError(
             f"{_what_raised(found, describe)} raised {text}", request=attempts.request, attempts=attempts.count
@@ -371,6 +377,7 @@ class Attempts:
         "processed",
         "request",
         "retries",
+        "wire",
     )
 
     def __init__(
@@ -394,8 +401,10 @@ class Attempts:
         self.budget_refused = False
         """Whether the retry budget refused a retry (the call then ended with the error it had)."""
         self.processed = False
-        """Whether the service may have acted on the request in an attempt so far (`_core.retry`'s table):
-        what the call's exception says as ``may_have_been_processed``."""
+        """Whether the service may have acted on the request in an attempt so far (`_core.retry`'s table, read
+        with each attempt's `wire`): what the call's exception says as ``may_have_been_processed``."""
+        self.wire = Wire(request.url)
+        """What the current attempt did on its connection (`_core.wire`), made anew by `start`."""
         self._budget = budget
         self._budget_clock = budget_clock
         self._call_id: str | None = None
@@ -429,6 +438,8 @@ class Attempts:
         deadline = self._deadline
         if deadline is not None and deadline - now <= _DEADLINE_MARGIN:
             raise self._expired(None)
+        if self.count > 1:
+            self.wire = Wire(self.request.url)
         return self.request.extensions["timeout"]  # type: ignore[no-any-return]
 
     def before_send(self, timeouts: Timeouts) -> Timeouts:
@@ -468,7 +479,8 @@ class Attempts:
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
         if not self.processed:
-            self.processed = status_may_have_been_processed(stream.status_code)
+            status = stream.status_code
+            self.processed = status_may_have_been_processed(status, status == 503 and is_service_error(content, status))
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
             return Answer(stream, content, self.request, {})
@@ -480,9 +492,23 @@ class Attempts:
         logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
 
     def failed(self, failure: Exception) -> None:
-        """Note how an attempt's exchange failed: a network failure by its kind; anything else may have been sent."""
+        """Note how an attempt's exchange failed, from its `wire` first.
+
+        The service may have acted once the record shows the request may have
+        been written, whatever was raised; short of that, a network failure
+        counts by its kind (a refused connection sent nothing, a read timeout
+        may have followed the request), and any other failure as "may have
+        been sent" unless the record proves that nothing was written (a
+        caller's client stopped before its first byte).
+        """
         if not self.processed:
-            self.processed = error_may_have_been_processed(failure) if isinstance(failure, httpx.RequestError) else True
+            wire = self.wire
+            if wire.may_have_written:
+                self.processed = True
+            elif isinstance(failure, httpx.RequestError):
+                self.processed = error_may_have_been_processed(failure)
+            else:
+                self.processed = not wire.proves_nothing_written
 
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
@@ -504,7 +530,12 @@ class Attempts:
                 attempts=self.count,
             ) from exc
         delay = delay_after_error(
-            request.method, exc, retries_done=self.retries, max_retries=self._max_retries, jitter=self._jitter()
+            request.method,
+            exc,
+            retries_done=self.retries,
+            max_retries=self._max_retries,
+            jitter=self._jitter(),
+            processed=self.processed,
         )
         if placeholder_failure(exc, request.url.host) is not None:
             delay = None  # a name no name server knows: another attempt fails the same way
@@ -535,6 +566,7 @@ class Attempts:
             retries_done=self.retries,
             max_retries=self._max_retries,
             jitter=self._jitter(),
+            processed=self.processed,
         )
         if delay is None or not self._time_for(delay):
             return None

@@ -330,7 +330,7 @@ class APIStatusError(APIError):
         self.status_code = response.status_code
         self.body = body
         self.error = error
-        self.may_have_been_processed = status_may_have_been_processed(response.status_code)
+        self.may_have_been_processed = status_may_have_been_processed(response.status_code, error is not None)
 
     @property
     def code(self) -> str | None:

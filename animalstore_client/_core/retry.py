@@ -12,14 +12,18 @@ whether the service may have acted on the request
 failure, or 408, 429, 500, 502, 503 and 504. Anything else, `create_pet`
 included, is retried exactly when the outcome is transient and the service
 cannot have acted on it: a failure to connect (nothing was sent), a 429 and
-a 503. A read timeout, a 500, a 502 or a 504 on a POST may follow a stored
-pet, so retrying could create a duplicate. The same two functions give every
-`APIError` its ``may_have_been_processed``.
+a 503 carrying the service's own Error body. A read timeout, a 500, a 502, a
+504 or a bare 503 (a gateway's, which may have passed the request on) on a
+POST may follow a stored pet, so retrying could create a duplicate. The same
+two functions give every `APIError` its ``may_have_been_processed``; the send
+loop adds what it saw on the connection (``_core.wire``) and what earlier
+attempts of the call may have done, and passes that as ``processed``.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
@@ -43,19 +47,43 @@ TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
-def status_may_have_been_processed(status_code: int) -> bool:
+def is_service_error(body: bytes | None, status_code: int) -> bool:
+    """Whether ``body`` is the service's own Error body for ``status_code``: ``code``, ``message``, ``status``.
+
+    Every error the service sends carries one; a gateway's or a proxy's answer
+    (Envoy's ``upstream connect error or disconnect/reset before headers``, an
+    HTML page) does not, and proves nothing about what the service did.
+    """
+    if not body or body.lstrip()[:1] != b"{":
+        return False
+    try:
+        parsed = json.loads(body)
+    except ValueError:  # not JSON, or not UTF-8
+        return False
+    return (
+        isinstance(parsed, dict)
+        and isinstance(parsed.get("code"), str)
+        and isinstance(parsed.get("message"), str)
+        and type(parsed.get("status")) is int
+        and parsed["status"] == status_code
+    )
+
+
+def status_may_have_been_processed(status_code: int, service_error: bool = False) -> bool:
     """Whether the service may have acted on a request it answered with ``status_code``.
 
     No for an answer that turns the request away before acting on it: every
     4xx (malformed, unauthorised, forbidden, not found, in conflict,
-    unprocessable, rate-limited) but 408, and 503 (unavailable). Yes for a
-    2xx (acted on, though the SDK may have refused its body), a 3xx, a 408 (a
-    proxy's, after it may have passed the request on) and every other 5xx (the
-    service failed, maybe after acting).
+    unprocessable, rate-limited) but 408, and a 503 (unavailable) that carries
+    the service's own Error body (``service_error``, `is_service_error`). Yes
+    for a 2xx (acted on, though the SDK may have refused its body), a 3xx, a
+    408 (a proxy's, after it may have passed the request on), a bare 503 (a
+    gateway's, sent after the upstream may have taken the request) and every
+    other 5xx (the service failed, maybe after acting).
     """
     if 400 <= status_code <= 499:
         return status_code == 408
-    return status_code != 503
+    return status_code != 503 or not service_error
 
 
 def error_may_have_been_processed(error: Exception) -> bool:
@@ -70,8 +98,10 @@ def error_may_have_been_processed(error: Exception) -> bool:
 
 
 READ_RETRY_STATUSES = TRANSIENT_STATUSES
-WRITE_RETRY_STATUSES = frozenset(s for s in TRANSIENT_STATUSES if not status_may_have_been_processed(s))
-"""429 and 503: transient, and said before the request was acted on."""
+WRITE_RETRY_STATUSES = frozenset(
+    s for s in TRANSIENT_STATUSES if not status_may_have_been_processed(s, service_error=True)
+)
+"""429, and 503 with the service's Error body: transient, and said before the request was acted on."""
 
 
 def is_idempotent(method: str) -> bool:
@@ -147,12 +177,22 @@ def delay_after_response(
     max_retries: int,
     jitter: float,
     now: datetime | None = None,
+    processed: bool | None = None,
 ) -> float | None:
-    """Seconds to wait before retrying after a response, or ``None`` to stop."""
+    """Seconds to wait before retrying after a response, or ``None`` to stop.
+
+    ``processed`` is whether the service may have acted on the request in any
+    attempt of the call so far (``None``: as ``status_code`` alone says); a
+    request that is not idempotent is never sent again once it may have.
+    """
     if retries_done >= max_retries:
         return None
-    allowed = READ_RETRY_STATUSES if is_idempotent(method) else WRITE_RETRY_STATUSES
-    if status_code not in allowed:
+    if is_idempotent(method):
+        if status_code not in READ_RETRY_STATUSES:
+            return None
+    elif status_code not in WRITE_RETRY_STATUSES or (
+        status_may_have_been_processed(status_code) if processed is None else processed
+    ):
         return None
     retry_after = parse_retry_after_ms(headers.get("retry-after-ms"))
     if retry_after is None:
@@ -171,12 +211,18 @@ def delay_after_error(
     retries_done: int,
     max_retries: int,
     jitter: float,
+    processed: bool | None = None,
 ) -> float | None:
-    """Seconds to wait before retrying after a transport error, or ``None`` to stop."""
+    """Seconds to wait before retrying after a transport error, or ``None`` to stop.
+
+    ``processed`` is whether the service may have acted on the request in any
+    attempt of the call so far, as the connection showed it (``None``: as the
+    error's class alone says).
+    """
     if retries_done >= max_retries:
         return None
     if not isinstance(error, httpx.TransportError):
         return None  # DecodingError, TooManyRedirects: a retry cannot help
-    if not is_idempotent(method) and error_may_have_been_processed(error):
+    if not is_idempotent(method) and (error_may_have_been_processed(error) if processed is None else processed):
         return None
     return backoff_delay(retries_done + 1, jitter)

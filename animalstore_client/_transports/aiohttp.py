@@ -21,11 +21,11 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from animalstore_client._core.attempts import ClientRuleBroken
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts, remembered, within
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
+from animalstore_client._core.wire import ANSWERED, NOTHING, WRITING, ClientRuleBroken, Wire
 from animalstore_client._transports.proxies import environment_proxy
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
 
@@ -109,6 +109,9 @@ _NETWORK = (
 _OWN_CREDENTIALS = "Cannot combine AUTHORIZATION header"
 
 
+# aiohttp's failures raised only while the connection is being made, before any byte of the request is written.
+_BEFORE_WRITE = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+
 _Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
 """aiohttp's sending of a request, as a middleware is handed it."""
 
@@ -125,14 +128,18 @@ class _OneSend:
     in one attempt is stopped (after a dropped connection, its failure is
     raised again, for the SDK's retry policy to judge; otherwise the first
     answer is closed and `ClientRuleBroken` raised), as is a request whose
-    ``Authorization`` is no longer the SDK's. What came out of the sending is
-    kept, so that the transport tells the connection's failures (`from_wire`)
-    from those raised by the caller's middlewares.
+    ``Authorization`` is no longer the SDK's, or whose URL is no longer of the
+    client's origin. What came out of the sending is kept, so that the
+    transport tells the connection's failures (`from_wire`) from those raised
+    by the caller's middlewares, and written to the attempt's record
+    (``wire``): below every middleware and trace callback of the caller's, it
+    is what "was it stored?" is decided from.
     """
 
-    __slots__ = ("_authorization", "_failure", "_first", "_sent")
+    __slots__ = ("_authorization", "_failure", "_first", "_sent", "_wire")
 
-    def __init__(self, authorization: list[str]) -> None:
+    def __init__(self, authorization: list[str], wire: Wire) -> None:
+        self._wire = wire
         self._authorization = authorization
         self._sent = False
         self._failure: BaseException | None = None
@@ -157,12 +164,24 @@ class _OneSend:
                 "carries api_key: the request was not sent. The SDK authenticates with api_key alone: give it a "
                 "session without that middleware (or with_options(api_key=...) for another key)"
             )
+        url = request.url
+        wire = self._wire
+        wire.check_origin(
+            url.scheme.encode("ascii"),
+            (url.raw_host or "").encode("ascii"),
+            url.port,
+            "http_client (an aiohttp session)",
+        )
         self._sent = True
+        wire.reach(NOTHING)  # reported: from here, what aiohttp's sending did is known
         try:
             response = await handler(request)
         except BaseException as exc:
             self._failure = exc
+            if not isinstance(exc, _BEFORE_WRITE):
+                wire.reach(WRITING)  # the request may have been written before it failed
             raise
+        wire.reach(ANSWERED)
         self._first = response
         return response
 
@@ -344,7 +363,9 @@ class AiohttpTransport:
             self._proxies[key] = found = None if proxy is None else str(proxy)
             return found
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AiohttpStream:
+    async def send(
+        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+    ) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
         session = self._session
         if session is None:
@@ -366,7 +387,7 @@ class AiohttpTransport:
             )
         _, url, proxy = known
         # A caller's session: its middlewares run, `_OneSend` innermost (see there).
-        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"))
+        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"), wire)
         middlewares = None if one_send is None else (*getattr(session, _MIDDLEWARES), one_send)
         started = time.monotonic()
         try:

@@ -22,6 +22,7 @@ import httpx2
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.wire import Wire, composed_trace_async
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, callers_part_in_httpx, translated
 
 __all__ = ["AsyncHttpx2Transport"]
@@ -114,7 +115,9 @@ class AsyncHttpx2Transport:
         """An event hook of the httpx2 client, or its transport (an ``httpx2.MockTransport``'s handler among them)."""
         return callers_part_in_httpx("httpx2", called_by)
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpx2Stream:
+    async def send(
+        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+    ) -> _AsyncHttpx2Stream:
         """Send through the httpx2 client, streaming the body."""
         # httpx2 reads the timeouts from the request, ahead of the client's own.
         outgoing = httpx2.Request(
@@ -122,7 +125,8 @@ class AsyncHttpx2Transport:
             str(request.url),
             headers=request.headers.raw,
             content=request.content,
-            extensions={"timeout": timeouts},
+            # httpcore2, under the client's own transport, reports each step to the attempt's record.
+            extensions={"timeout": timeouts, "trace": composed_trace_async(wire, request.extensions.get("trace"))},
         )
         started = time.monotonic()
         try:

@@ -20,6 +20,7 @@ import pyreqwest.client
 import pyreqwest.response
 
 from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.pyreqwest import (
     FAILURES,
     LIBRARY,
@@ -103,7 +104,9 @@ class AsyncPyreqwestTransport:
         """Whether the SDK closed this transport."""
         return self._settings.closed
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncPyreqwestStream:
+    async def send(
+        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+    ) -> _AsyncPyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
         opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
         started = time.monotonic()

@@ -40,6 +40,7 @@ from urllib3.exceptions import (
 from animalstore_client._core.deadline import DEADLINE, Timeouts, deadline_scope, remembered, within
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, translated
 
@@ -373,7 +374,7 @@ class Urllib3Transport:
         """Whether the SDK closed this transport."""
         return self._managers.closed
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _Urllib3Stream:
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
         manager = self._manager if self._manager is not None else self._managers.for_url(request.url)
         raw = tuple(request.headers.raw)

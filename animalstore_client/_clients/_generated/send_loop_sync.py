@@ -23,6 +23,7 @@ from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals
+from animalstore_client._core.wire import ANSWERED
 from animalstore_client._transports._generated.seam_sync import ResponseStream, Transport
 
 if TYPE_CHECKING:
@@ -138,14 +139,23 @@ class SendLoop(IOSync):
         request: httpx.Request,
     ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
+        wire = attempts.wire
         try:
             # Checked here, after any middleware: a request never leaves past the call's deadline.
-            stream = transport.send(request, attempts.before_send(timeouts), attempts.deadline)
+            stream = transport.send(request, attempts.before_send(timeouts), attempts.deadline, wire)
+            wire.reach(ANSWERED)
             content = stream.content  # set when served from memory: nothing to read
             if content is None:
                 content = self._read(stream, attempts)
             return attempts.complete(stream, content)
         except (httpx.RequestError, AnimalStoreError) as exc:  # an SDK error here came with an answer: sent
+            if wire.may_have_written and isinstance(exc, httpx.RequestError):
+                # Once the request may have been written, an httpx error raised by code of the caller's (a hook's
+                # own call to a service that is down) says who failed, never that nothing was sent.
+                failure = unknown_failure(exc, attempts, transport.callers_part)
+                if failure is not exc:
+                    attempts.failed(failure)
+                    raise failure from exc
             attempts.failed(exc)
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call

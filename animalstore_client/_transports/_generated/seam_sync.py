@@ -25,6 +25,7 @@ from typing import Protocol
 
 import httpx
 
+from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts
 
 __all__ = ["ResponseStream", "Transport"]
@@ -90,12 +91,17 @@ class Transport(Protocol):
         """
         ...
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> ResponseStream:
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> ResponseStream:
         """Send ``request``; return once the status and headers have arrived.
 
         ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the
         call must end: every socket operation of this send and of reading its
-        body is held to it where the library allows.
+        body is held to it where the library allows. ``wire`` is the attempt's
+        record (`_core.wire.Wire`): a transport whose library reports how far
+        the exchange got, below any code of the caller's, hands it the reports
+        (httpcore's ``trace`` extension, an innermost middleware); one whose
+        failures are translated where only the library's own code runs leaves
+        it to the send loop.
         """
         ...
 

@@ -20,6 +20,7 @@ from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.pool.deadline_network_async import AsyncDeadlineBackend
 from animalstore_client._transports.pool.pool_async import AsyncConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
@@ -159,7 +160,9 @@ class AsyncHttpcoreTransport:
             **limits,
         )
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpcoreStream:
+    async def send(
+        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+    ) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)
         url = request.url
@@ -168,7 +171,8 @@ class AsyncHttpcoreTransport:
             url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw,
             content=request.content,
-            extensions={"timeout": timeouts},
+            # The attempt's record of how far the connection got: what "was it stored?" is decided from.
+            extensions={"timeout": timeouts, "trace": wire.trace_async},
         )
         started = time.monotonic()
         try:

@@ -17,6 +17,7 @@ import httpcore
 import httpx
 
 from animalstore_client._core.body import codings_in
+from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
@@ -160,7 +161,7 @@ class HttpcoreTransport:
             **limits,
         )
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _HttpcoreStream:
+    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _HttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)
         url = request.url
@@ -169,7 +170,8 @@ class HttpcoreTransport:
             url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw,
             content=request.content,
-            extensions={"timeout": timeouts},
+            # The attempt's record of how far the connection got: what "was it stored?" is decided from.
+            extensions={"timeout": timeouts, "trace": wire.trace_sync},
         )
         started = time.monotonic()
         try:

@@ -19,6 +19,7 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
+from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
@@ -162,7 +163,9 @@ class AsyncHttpcore2Transport:
             **limits,
         )
 
-    async def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None) -> _AsyncHttpcoreStream:
+    async def send(
+        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+    ) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)
         url = request.url
@@ -171,7 +174,8 @@ class AsyncHttpcore2Transport:
             url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw,
             content=request.content,
-            extensions={"timeout": timeouts},
+            # The attempt's record of how far the connection got: what "was it stored?" is decided from.
+            extensions={"timeout": timeouts, "trace": wire.trace_async},
         )
         started = time.monotonic()
         try:
