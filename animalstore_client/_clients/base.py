@@ -17,10 +17,10 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from typing_extensions import Self
@@ -50,8 +50,16 @@ from animalstore_client._version import __version__
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
     from animalstore_client._clients.telemetry import CallObserver, Telemetry
+    from animalstore_client._core.attempts import Attempts
 
 __all__ = ["Wiring"]
+
+
+T = TypeVar("T")
+
+_DEADLINE_GRACE = 0.1
+"""Seconds past a call's deadline before code of the caller's awaiting in an async attempt is cancelled: a
+transport's own timeout, which says which phase ran out, ends the attempt first where it can."""
 
 
 def _user_agent(library: str) -> str:
@@ -582,6 +590,12 @@ class IOSync(_BaseClient):
         """Close the transport: a sync client has one."""
         self._transport().close()
 
+    @staticmethod
+    def _within_deadline(attempts: Attempts, result: T) -> T:
+        """``result``: a thread running code of the caller's cannot be stopped (the transports hold the deadline)."""
+        del attempts
+        return result
+
 
 class IOAsync(_BaseClient):
     """How the async client sleeps and finds its pool: one pool per event loop."""
@@ -595,6 +609,25 @@ class IOAsync(_BaseClient):
         import anyio
 
         await anyio.sleep(seconds)
+
+    @staticmethod
+    async def _within_deadline(attempts: Attempts, attempt: Awaitable[T]) -> T:
+        """``attempt`` awaited within the call's deadline, cancelled at it (an `httpx.ReadTimeout` then).
+
+        The transports hold each socket operation to the deadline; code of the caller's that awaits
+        between them (a middleware, an event hook or a session middleware of ``http_client``) is held
+        to it here. A short grace lets a transport's own timeout, which says more, end it first.
+        """
+        import anyio  # as for _sleep: under asyncio and trio alike, loaded by the first call that needs it
+
+        left = attempts.time_left()
+        assert left is not None  # only a call with a deadline is guarded
+        with anyio.move_on_after(left + _DEADLINE_GRACE):
+            return await attempt
+        raise httpx.ReadTimeout(
+            "the call's total_timeout passed while code of yours (a middleware, or a hook of http_client) ran",
+            request=attempts.request,
+        )
 
     def _transport(self) -> AsyncTransport:
         """The transport of the running event loop: one per loop, as connections belong to the loop that opened them."""

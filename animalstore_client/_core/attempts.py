@@ -39,7 +39,7 @@ from animalstore_client._core.retry import (
     is_service_error,
     status_may_have_been_processed,
 )
-from animalstore_client._core.secrets import redact_text, redact_url
+from animalstore_client._core.secrets import SHORTEST_MASKED, redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
 from animalstore_client._core.wire import ClientRuleBroken, Wire
 
@@ -61,6 +61,7 @@ __all__ = [
     "Observer",
     "ResponseStreamLike",
     "callers_code",
+    "callers_text",
     "connection_error",
     "error_type",
     "full_response",
@@ -144,10 +145,6 @@ HTTP_STACK_PACKAGES = frozenset(
         *(package for library in LIBRARIES for package in library.stack),
     }
 )
-
-
-_SHORTEST_MASKED = 8
-"""A key shorter than this (a test's ``"k"``) is not masked in free text: it would garble every word holding it."""
 
 
 class CallersCode(NamedTuple):
@@ -267,6 +264,20 @@ def _network_failure(exc: BaseException, text: str, request: httpx.Request) -> h
     return None
 
 
+def callers_text(exc: BaseException, request: httpx.Request) -> str:
+    """``": "`` and ``exc``'s text, as an SDK error may quote it: the key and URL credentials masked.
+
+    Code of the caller's may quote the request's headers (``request.headers["authorization"]``): the key
+    is masked whatever the format, with the URL secrets `redact_text` knows.
+    """
+    try:
+        said = f": {exc}"
+    except Exception:  # noqa: BLE001  # a __str__ of the caller's that raises must not replace the failure
+        said = " (its text cannot be shown)"
+    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+    return redact_text(said.replace(key, "[redacted]") if len(key) >= SHORTEST_MASKED else said)
+
+
 def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] | None], str | None]) -> str:
     """The part of the caller's that raised, as a `MiddlewareError` names it: its kind, then its function."""
     if found is None:
@@ -314,17 +325,15 @@ def unknown_failure(
     never an ``http_client`` that was not given. Raise the result ``from exc``.
     """
     name = type(exc).__name__
-    try:
-        said = f": {exc}"
-    except Exception:  # noqa: BLE001  # a __str__ of the caller's that raises must not replace the failure
-        said = " (its text cannot be shown)"
-    # Code of the caller's may quote the request's headers: the key goes whatever the format.
-    key = attempts.request.headers.get("authorization", "").removeprefix("Bearer ")
-    said = redact_text(said.replace(key, "[redacted]") if len(key) >= _SHORTEST_MASKED else said)
+    said = callers_text(exc, attempts.request)
     if isinstance(exc, ClientRuleBroken):
         return MiddlewareError(said.removeprefix(": "), request=attempts.request, attempts=attempts.count)
     text = name + said
     found = callers_code(exc)
+    if found is None and exc.__cause__ is not None:
+        # A library's error wrapping what code of the caller's raised inside it (aiohttp's ClientOSError around
+        # a session middleware's ConnectionRefusedError), or the SDK's translation of one: the cause tells.
+        found = callers_code(exc.__cause__)
     if found is not None and attempts.wire.may_have_written:
         return MiddlewareError(
             f"{_what_raised(found, describe)} raised {text} after the request was written "
@@ -423,6 +432,11 @@ class Attempts:
     def deadline(self) -> float | None:
         """When the call must end, on ``clock``'s scale; ``None`` without ``total_timeout``."""
         return self._deadline
+
+    def time_left(self) -> float | None:
+        """Seconds until the deadline (never below 0), on ``clock``'s scale; ``None`` without ``total_timeout``."""
+        deadline = self._deadline
+        return None if deadline is None else max(0.0, deadline - self._clock())
 
     def attempt_request(self, operation: str) -> httpx.Request:
         """A copy of the call's request for the current attempt, numbered in its extensions (for middleware)."""

@@ -189,9 +189,11 @@ class MiddlewareError(AnimalStoreError):
     """Whether the service may have acted on the request in any attempt of the call, as for `APIError`.
 
     ``False`` when no attempt reached the service or each was turned away
-    (a middleware that raised before sending, after a 404 or a 503, say);
-    ``True`` once any attempt may have been acted on (your code raised after
-    a 500 or a 201, a hook of your ``http_client`` raised while it sent).
+    (a middleware that raised before sending, after a 404 or the service's
+    503, say, or a hook of your ``http_client`` that set ``request.url`` was
+    stopped before the first byte); ``True`` once any attempt may have been
+    acted on (your code raised after a 500 or a 201, a hook of your
+    ``http_client`` raised once the request was written).
     """
 
     def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
@@ -229,13 +231,16 @@ class APIError(AnimalStoreError):
     may_have_been_processed: bool
     """Whether the service may have acted on the request, in any attempt of the call.
 
-    ``False`` when it certainly did not: nothing was sent (the connection was
+    ``False`` when it certainly did not: what the SDK saw on the connection
+    shows that no byte of the request was written (the connection was
     refused, not made in time, or no pooled connection came free), or each
     answer turned the request away (400, 401, 403, 404, 409, 422, 429, any
-    other 4xx but 408, and 503). ``True`` when it may have: a request sent
-    with no complete answer (a read timeout, a reset or a close after
-    sending), a 408, 500, 502, 504 or other 5xx, or a 2xx whose body failed
-    validation. It comes from the table that decides retries: a
+    other 4xx but 408, and a 503 carrying the service's Error body). ``True``
+    when it may have: a request written with no complete answer (a read
+    timeout, a reset or a close after sending), a 408, 500, 502, 504 or other
+    5xx, a 503 without the service's Error body (a gateway's), a 2xx whose
+    body failed validation, or any failure of code outside the SDK once the
+    request was written. It comes from the table that decides retries: a
     `create_pet` is retried exactly when its failure is transient and this
     would be ``False`` (``docs/errors.md``).
     """
@@ -314,7 +319,8 @@ class APIStatusError(APIError):
     error: ErrorBody | None
     """The Error body when the response carries one, else ``None``."""
     may_have_been_processed: bool
-    """Whether the service may have acted on the request: ``False`` for a 4xx but 408, and a 503 (`APIError`)."""
+    """Whether the service may have acted on the request: ``False`` for a 4xx but 408, and a 503 with the service's
+    Error body (`APIError`)."""
 
     def __init__(
         self,

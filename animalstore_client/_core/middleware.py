@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 
-from animalstore_client._core.attempts import ATTEMPT, CALL_ID, OPERATION
+from animalstore_client._core.attempts import ATTEMPT, CALL_ID, OPERATION, callers_text
 from animalstore_client._core.exceptions import ClientValidationError, MiddlewareError
 from animalstore_client._core.validation import CLIENT_HEADERS
 
@@ -398,7 +398,7 @@ def checked_request(state: AttemptState, request: object, middleware: object, at
 
 def wrapped_error(exc: Exception, middleware: object, attempts: Attempts) -> MiddlewareError:
     error = MiddlewareError(
-        f"middleware {_name(middleware)} raised {type(exc).__name__}: {exc}",
+        f"middleware {_name(middleware)} raised {type(exc).__name__}{callers_text(exc, attempts.request)}",
         request=attempts.request,
         attempts=attempts.count,
     )

@@ -32,6 +32,7 @@ from urllib.parse import unquote_plus
 __all__ = [
     "REDACTED",
     "SECRET_NAMES",
+    "SHORTEST_MASKED",
     "forget_locals",
     "has_userinfo",
     "is_secret_name",
@@ -178,10 +179,34 @@ def _forget(exc: BaseException, secrets: tuple[str, ...]) -> None:
                 _clear(frame, previous, secrets)
             previous = frame
             tb = tb.tb_next
+        _mask_args(current, secrets)
         linked: list[object] = [current.__cause__, current.__context__]
         if _GROUP is not None and isinstance(current, _GROUP):
             linked.extend(getattr(current, "exceptions", ()))
         pending.extend(item for item in linked if isinstance(item, BaseException))
+
+
+SHORTEST_MASKED = 8
+"""A secret shorter than this (a test's ``"k"``) is not masked in free text: it would garble every word holding it."""
+
+
+def _mask_args(exc: BaseException, secrets: tuple[str, ...]) -> None:
+    """Mask ``secrets`` in the text arguments of ``exc``, one of this call's: code of the caller's may quote the key.
+
+    A crash reporter records an exception's ``args`` (and its ``str``, made from them) for every
+    exception of a chain; the SDK's own messages are masked when made, this covers the others'.
+    """
+    args = exc.args
+    masked = tuple(_masked(arg, secrets) if isinstance(arg, str) else arg for arg in args)
+    if masked != args:
+        exc.args = masked
+
+
+def _masked(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if len(secret) >= SHORTEST_MASKED and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
 
 
 def _clear(frame: FrameType, caller: FrameType, secrets: tuple[str, ...]) -> None:

@@ -101,6 +101,8 @@ def _written_to(request: Any) -> tuple[bytes, bytes, int] | None:
 
 # httpcore's trace events (its logger's last name, the step, the outcome) that move an attempt on.
 _REACHED = {
+    "connection.connect_tcp.started": NOTHING,  # reported from here: a refused connection wrote nothing
+    "connection.connect_unix_socket.started": NOTHING,
     "connection.connect_tcp.complete": CONNECTED,
     "connection.connect_unix_socket.complete": CONNECTED,
     "http11.send_request_body.started": WRITING,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import httpx
+from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from animalstore_client._core.body import codings_in
@@ -88,6 +89,28 @@ def _unresolved(exc: BaseException) -> BaseException:
     unresolved = socket.gaierror(str(exc))
     unresolved.__cause__ = exc
     return unresolved
+
+
+def _without_key(exc: BaseException) -> BaseException:
+    """``exc``, and the exceptions it chains, with no request headers holding the key (their ``request_info``).
+
+    aiohttp's ``ClientResponseError`` (a malformed answer, raise_for_status()) carries the request's
+    headers, ``Authorization`` among them, in its ``request_info`` and its ``args``, where a crash reporter
+    records them: the SDK chains it only with that header masked, keeping its class and its message.
+    """
+    current: BaseException | None = exc
+    for _ in range(8):  # a chain is a few long
+        if current is None:
+            break
+        info = getattr(current, "request_info", None)
+        if isinstance(info, aiohttp.RequestInfo) and "Authorization" in info.headers:
+            headers = CIMultiDict(info.headers)
+            headers["Authorization"] = "[redacted]"
+            masked = aiohttp.RequestInfo(info.url, info.method, CIMultiDictProxy(headers), info.real_url)
+            current.request_info = masked  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+            current.args = tuple(masked if arg is info else arg for arg in current.args)
+        current = current.__cause__ or current.__context__
+    return exc
 
 
 # aiohttp 3.11 brought its own class for it (the oldest release the extra allows is 3.12.4).
@@ -364,7 +387,11 @@ class AiohttpTransport:
             return found
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
         session = self._session
@@ -406,8 +433,17 @@ class AiohttpTransport:
                 middlewares=middlewares,
             )
         except _FAILURES as exc:
-            if one_send is not None and not one_send.from_wire(exc) and not isinstance(exc, _NETWORK):
-                # A middleware of the caller's raised it (raise_for_status()): `unknown_failure` judges.
+            _without_key(exc)
+            if (
+                one_send is not None
+                and not one_send.from_wire(exc)
+                and (wire.may_have_written or not isinstance(exc, _NETWORK))
+                # aiohttp's own timeouts (its total is the call's deadline) fire wherever the call is, in a
+                # middleware of the caller's that waits too: the deadline's, not the middleware's failure.
+                and not isinstance(exc, asyncio.TimeoutError)
+            ):
+                # A middleware or a trace callback of the caller's raised it (raise_for_status(), or its own call
+                # to a service that is down once the answer had come): `unknown_failure` judges.
                 raise
             raise translated(exc, request, _TRANSLATIONS) from _unresolved(exc)
         except ValueError as exc:

@@ -116,7 +116,11 @@ class AsyncHttpx2Transport:
         return callers_part_in_httpx("httpx2", called_by)
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AsyncHttpx2Stream:
         """Send through the httpx2 client, streaming the body."""
         # httpx2 reads the timeouts from the request, ahead of the client's own.

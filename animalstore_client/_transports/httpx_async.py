@@ -80,7 +80,11 @@ class AsyncHttpxTransport:
         return callers_part_in_httpx("httpx", called_by)
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AsyncHttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own; httpcore, under the client's own

@@ -105,7 +105,11 @@ class AsyncPyreqwestTransport:
         return self._settings.closed
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AsyncPyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
         opened = request_builder(self._settings, self._new, request, deadline).build_streamed()

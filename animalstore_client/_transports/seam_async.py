@@ -91,7 +91,11 @@ class AsyncTransport(Protocol):
         ...
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> AsyncResponseStream:
         """Send ``request``; return once the status and headers have arrived.
 

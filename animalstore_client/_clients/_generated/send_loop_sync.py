@@ -60,13 +60,19 @@ class SendLoop(IOSync):
             )
             middleware = self._settings.middleware
             plain = not middleware and observer is None
+            # Code of the caller's (a middleware, a hook of http_client) may wait past the deadline: it runs in it.
+            guarded = attempts.deadline is not None and (bool(middleware) or transport.callers_part(None) is not None)
             if observer is not None:
                 observer.attempts = attempts
             while True:
                 timeouts = attempts.start()
                 response: Finished
                 try:
-                    if plain:
+                    if guarded:
+                        response = self._within_deadline(
+                            attempts, self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                        )
+                    elif plain:
                         response = self._attempt(transport, attempts, timeouts, request)
                     else:
                         response = self._observed(transport, attempts, timeouts, operation, middleware, observer)
@@ -108,6 +114,8 @@ class SendLoop(IOSync):
         traced = observer is not None and observer.tracer is not None
         # A copy only when something writes to it: the middleware, or the trace context.
         sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
+        if not middleware and observer is None:
+            return self._attempt(transport, attempts, timeouts, sent)
         span = None if observer is None else observer.attempt(sent, attempts.count)
         response: Finished
         try:

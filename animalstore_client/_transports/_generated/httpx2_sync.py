@@ -21,9 +21,9 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.wire import Wire, composed_trace_sync
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.wire import Wire, composed_trace_sync
 from animalstore_client._transports.shared import LibraryStream, Translations, callers_part_in_httpx, translated
 
 __all__ = ["Httpx2Transport"]
@@ -116,7 +116,13 @@ class Httpx2Transport:
         """An event hook of the httpx2 client, or its transport (an ``httpx2.MockTransport``'s handler among them)."""
         return callers_part_in_httpx("httpx2", called_by)
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _Httpx2Stream:
+    def send(
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
+    ) -> _Httpx2Stream:
         """Send through the httpx2 client, streaming the body."""
         # httpx2 reads the timeouts from the request, ahead of the client's own.
         outgoing = httpx2.Request(

@@ -20,8 +20,8 @@ import httpx
 import pyreqwest.client
 import pyreqwest.response
 
-from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.pyreqwest import (
     FAILURES,
     LIBRARY,
@@ -105,7 +105,13 @@ class PyreqwestTransport:
         """Whether the SDK closed this transport."""
         return self._settings.closed
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _PyreqwestStream:
+    def send(
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
+    ) -> _PyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
         opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
         started = time.monotonic()

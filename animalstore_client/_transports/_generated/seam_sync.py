@@ -25,8 +25,8 @@ from typing import Protocol
 
 import httpx
 
-from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.wire import Wire
 
 __all__ = ["ResponseStream", "Transport"]
 
@@ -91,7 +91,13 @@ class Transport(Protocol):
         """
         ...
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> ResponseStream:
+    def send(
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
+    ) -> ResponseStream:
         """Send ``request``; return once the status and headers have arrived.
 
         ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the

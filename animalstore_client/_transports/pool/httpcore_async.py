@@ -161,7 +161,11 @@ class AsyncHttpcoreTransport:
         )
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)

@@ -19,11 +19,11 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.pool._generated.httpcore2.deadline_network_async import AsyncDeadlineBackend
 from animalstore_client._transports.pool._generated.httpcore2.pool_async import AsyncConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
@@ -164,7 +164,11 @@ class AsyncHttpcore2Transport:
         )
 
     async def send(
-        self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
     ) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)

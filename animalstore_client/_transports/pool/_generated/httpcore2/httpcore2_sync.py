@@ -19,11 +19,11 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.wire import Wire
 from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.wire import Wire
 from animalstore_client._transports.pool._generated.httpcore2.deadline_network_sync import DeadlineBackend
 from animalstore_client._transports.pool._generated.httpcore2.pool_sync import ConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
@@ -163,7 +163,13 @@ class Httpcore2Transport:
             **limits,
         )
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _HttpcoreStream:
+    def send(
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        wire: Wire,
+    ) -> _HttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         pool = self._pool_for(request.url)
         url = request.url

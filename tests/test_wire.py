@@ -1,0 +1,503 @@
+"""What reached the wire decides "was it stored?": the promise held against hooks, middleware, callers' clients and
+gateways, on every client/library pair it applies to.
+
+A loopback server counts the POSTs it stored. Code the SDK does not own (an event
+hook of a caller's httpx or httpx2 client, a session middleware or a trace
+callback of a caller's aiohttp session, an SDK ``middleware=``) raises after the
+answer arrived, answers a timeout with a 503 of its own, retargets the request,
+waits past the deadline or quotes the key; a gateway answers with a bare 503.
+Each time: stored at most once, ``may_have_been_processed`` ``True`` whenever the
+server acted, the deadline held, and no key in any text the SDK raises or chains.
+The record itself (`_core.wire.Wire`) is tested below, per library and phase.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import aiohttp
+import httpx
+import pytest
+from yarl import URL
+
+from animalstore_client import (
+    APIStatusError,
+    APITimeoutError,
+    AsyncAnimalStoreClient,
+    InternalServerError,
+    MiddlewareError,
+)
+from animalstore_client._core.wire import ANSWERED, CONNECTED, NOTHING, WRITING, WRITTEN, Wire
+
+from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, on_library
+from .servers import LoopbackServer, refused_url, respond
+from .test_callers_clients import HTTPX_KINDS, Callers, _hook, _library
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
+ASYNC_VARIANTS = [pair for pair in ALL_VARIANTS if "async" in str(getattr(pair, "values", [pair])[0])]
+"""The async client's pairs, from the declarations: where a middleware's wait can be cancelled at the deadline."""
+AIOHTTP = on_library("aiohttp", "aiohttp-async")
+
+
+@pytest.fixture
+def callers() -> Iterator[Callers]:
+    """Callers' clients of every library on one loop, closed after the test."""
+    loop = asyncio.new_event_loop()
+    made = Callers(loop)
+    yield made
+    made.close()
+    loop.close()
+
+
+def _failure(which: str, library: Any) -> BaseException:
+    """What a hook's own call to a metrics service that is down raises: the socket's errors, or its library's."""
+    if which == "refused":
+        return ConnectionRefusedError(111, "Connection refused")
+    if which == "unresolved":
+        return socket.gaierror(-2, "Name or service not known")
+    if library is aiohttp:
+        return aiohttp.ClientConnectionError("metrics.internal: connection refused")
+    return library.ConnectError("metrics.internal: connection refused")  # type: ignore[no-any-return]
+
+
+FAILURES = ["refused", "unresolved", "its library's ConnectError"]
+
+
+def _stored_once(server: LoopbackServer, exc: BaseException) -> None:
+    """The server stored the pet once and the SDK says it may have been stored."""
+    assert len(server.received) == 1, [r.method for r in server.received]
+    assert getattr(exc, "may_have_been_processed", None) is True, repr(exc)
+
+
+# --- 1. code of the caller's failing after the answer arrived ----------------------------------------------------
+
+
+@pytest.mark.parametrize("which", FAILURES)
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_response_hook_failing_after_the_201_stores_the_pet_once(kind: str, which: str, callers: Callers) -> None:
+    """A response hook whose own call fails (refused, unresolved, or its httpx ConnectError) after the 201: a
+    MiddlewareError naming the hook, the POST sent once, may_have_been_processed True."""
+    library = _library(kind)
+
+    def report(_: Any) -> None:
+        raise _failure(which, library)
+
+    with LoopbackServer([respond(201, PET)]) as server:
+        http = callers.library_client(kind, event_hooks={"response": [_hook(kind, report)]})
+        client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2)
+        with pytest.raises(
+            MiddlewareError, match=r"^an event hook of http_client .* after the request was written"
+        ) as info:
+            client.create_pet(name="Rex", category_id=3)
+    _stored_once(server, info.value)
+
+
+def _aiohttp_session(callers: Callers, *, middleware: Any = None, trace: Any = None) -> aiohttp.ClientSession:
+    settings: dict[str, Any] = {}
+    if middleware is not None:
+        settings["middlewares"] = (middleware,)
+    if trace is not None:
+        config = aiohttp.TraceConfig()
+        config.on_request_end.append(trace)
+        settings["trace_configs"] = [config]
+    session: aiohttp.ClientSession = callers.library_client("aiohttp-async", **settings)
+    return session
+
+
+@pytest.mark.parametrize("which", FAILURES)
+@pytest.mark.parametrize("where", ["session middleware", "trace callback"])
+@pytest.mark.parametrize("kind", [AIOHTTP])
+def test_aiohttp_code_of_the_callers_failing_after_the_201_stores_the_pet_once(
+    kind: str, where: str, which: str, callers: Callers
+) -> None:
+    """An aiohttp session middleware or TraceConfig callback failing after the 201 (refused, unresolved, its
+    aiohttp ClientConnectionError): a MiddlewareError, the POST sent once, may_have_been_processed True."""
+
+    async def middleware(request: aiohttp.ClientRequest, handler: Any) -> aiohttp.ClientResponse:
+        await handler(request)
+        raise _failure(which, aiohttp)
+
+    async def on_end(*_: Any) -> None:
+        raise _failure(which, aiohttp)
+
+    with LoopbackServer([respond(201, PET)]) as server:
+        if where == "session middleware":
+            session = _aiohttp_session(callers, middleware=middleware)
+        else:
+            session = _aiohttp_session(callers, trace=on_end)
+        client = callers.sdk_client(kind, session, base_url=server.base_url, max_retries=2)
+        with pytest.raises(MiddlewareError, match=r"after the request was written") as info:
+            client.create_pet(name="Rex", category_id=3)
+    _stored_once(server, info.value)
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_an_sdk_middleware_failing_after_the_201_stores_the_pet_once(make_client: ClientFactory, variant: str) -> None:
+    """The same failure in an SDK middleware: a MiddlewareError, the POST sent once, on every pair."""
+
+    def report(request: httpx.Request, call_next: Any) -> httpx.Response:
+        call_next(request)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    async def areport(request: httpx.Request, call_next: Any) -> httpx.Response:
+        await call_next(request)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    with LoopbackServer([respond(201, PET)]) as server:
+        client = make_client(base_url=server.base_url, max_retries=2, middleware=[_either(variant, report, areport)])
+        with pytest.raises(MiddlewareError) as info:
+            client.create_pet(name="Rex", category_id=3)
+    _stored_once(server, info.value)
+
+
+def _either(variant: str, sync: Any, async_: Any) -> Any:
+    """The middleware for the variant's client: the async one for an async client."""
+    return async_ if variant.startswith("async") else sync
+
+
+# --- 2. a retry that ignores what the SDK already knows ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_synthetic_503_after_a_read_timeout_is_not_a_reason_to_send_the_post_again(
+    make_client: ClientFactory, variant: str
+) -> None:
+    """A circuit breaker answering call_next's read timeout with a 503 of its own: the POST sent once, and the
+    error says the pet may have been stored."""
+
+    def breaker(request: httpx.Request, call_next: Any) -> httpx.Response:
+        try:
+            return call_next(request)  # type: ignore[no-any-return]
+        except Exception:  # the SDK's timeout: answered as a breaker does
+            return httpx.Response(503, json={"code": "open", "message": "circuit open", "status": 503})
+
+    async def abreaker(request: httpx.Request, call_next: Any) -> httpx.Response:
+        try:
+            return await call_next(request)  # type: ignore[no-any-return]
+        except Exception:
+            return httpx.Response(503, json={"code": "open", "message": "circuit open", "status": 503})
+
+    with LoopbackServer() as server:
+        server.script = [server.hang()]
+        client = make_client(
+            base_url=server.base_url, max_retries=2, timeout=0.3, middleware=[_either(variant, breaker, abreaker)]
+        )
+        with pytest.raises(APIStatusError) as info:
+            client.create_pet(name="Rex", category_id=3)
+        server.wait_for_received(1)
+        assert info.value.status_code == 503
+        assert info.value.may_have_been_processed is True
+        assert info.value.attempts == 1
+        assert len(server.received) == 1
+
+
+# --- 3. a gateway's bare 503 -----------------------------------------------------------------------------------------
+
+ENVOY = b"upstream connect error or disconnect/reset before headers. reset reason: connection termination"
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_gateways_bare_503_is_not_retried_for_a_post_and_may_have_stored_it(make_client: ClientFactory) -> None:
+    """Envoy's 503 with a text body after the upstream took the request: an InternalServerError, sent once,
+    may_have_been_processed True."""
+    with LoopbackServer([respond(503, ENVOY, {"Content-Type": "text/plain"})]) as server:
+        client = make_client(base_url=server.base_url, max_retries=2)
+        with pytest.raises(InternalServerError) as info:
+            client.create_pet(name="Rex", category_id=3)
+    assert info.value.status_code == 503
+    assert info.value.may_have_been_processed is True
+    assert len(server.received) == 1
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_gateways_bare_503_is_still_retried_for_a_get(make_client: ClientFactory) -> None:
+    """A read is retried on a bare 503: repeating it changes nothing."""
+    script = [respond(503, ENVOY, {"Content-Type": "text/plain"}), respond(200, [PET])]
+    with LoopbackServer(script) as server:
+        client = make_client(base_url=server.base_url, max_retries=2)
+        assert [pet.id for pet in client.list_pets()] == [7]
+    assert len(server.received) == 2
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_the_services_own_503_is_retried_for_a_post(make_client: ClientFactory) -> None:
+    """The service's 503 with its Error body says it did not act: create_pet is sent again, and stored once."""
+    busy = respond(503, {"code": "unavailable", "message": "busy", "status": 503}, {"Retry-After": "0"})
+    with LoopbackServer([busy, respond(201, PET)]) as server:
+        client = make_client(base_url=server.base_url, max_retries=2)
+        assert client.create_pet(name="Rex", category_id=3).id == 7
+    assert len(server.received) == 2
+
+
+# --- 4. a caller's client sending the key elsewhere ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_request_hook_that_retargets_the_request_sends_nothing_anywhere(kind: str, callers: Callers) -> None:
+    """A request hook setting request.url to another host: a MiddlewareError naming it; neither host got a byte
+    of the request (nor the key), and nothing may have been stored."""
+    with LoopbackServer([respond(201, PET)]) as server, LoopbackServer([respond(201, PET)]) as elsewhere:
+        library = _library(kind)
+
+        def retarget(request: Any) -> None:
+            request.url = library.URL(f"{elsewhere.base_url}/pets")
+
+        http = callers.library_client(kind, event_hooks={"request": [_hook(kind, retarget)]})
+        client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2)
+        with pytest.raises(MiddlewareError, match=r"not to the client's base_url origin .* nothing was sent") as info:
+            client.create_pet(name="Rex", category_id=3)
+        assert info.value.may_have_been_processed is False
+        assert elsewhere.received == []
+        assert server.received == []
+
+
+@pytest.mark.parametrize("kind", [AIOHTTP])
+def test_an_aiohttp_middleware_that_retargets_the_request_sends_nothing_anywhere(kind: str, callers: Callers) -> None:
+    """A session middleware setting request.url: stopped before aiohttp sends, nothing anywhere."""
+    with LoopbackServer([respond(201, PET)]) as server, LoopbackServer([respond(201, PET)]) as elsewhere:
+
+        async def retarget(request: aiohttp.ClientRequest, handler: Any) -> aiohttp.ClientResponse:
+            request.url = URL(f"{elsewhere.base_url}/pets")
+            return await handler(request)  # type: ignore[no-any-return]
+
+        session = _aiohttp_session(callers, middleware=retarget)
+        client = callers.sdk_client(kind, session, base_url=server.base_url, max_retries=2)
+        with pytest.raises(MiddlewareError, match=r"not to the client's base_url origin") as info:
+            client.create_pet(name="Rex", category_id=3)
+        assert info.value.may_have_been_processed is False
+        assert elsewhere.received == []
+        assert server.received == []
+
+
+# --- 5. the deadline reaches code of the caller's -------------------------------------------------------------------
+
+WAIT = 3.0
+TOTAL = 1.0
+MARGIN = 0.5
+"""The issue's bound: a call ends within this of its total_timeout."""
+
+
+def _ends_by_the_deadline(call: Callable[[], Any]) -> None:
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        call()
+    assert time.monotonic() - started < TOTAL + MARGIN  # the promise is a duration: bounded from above only
+
+
+@pytest.mark.parametrize("variant", ASYNC_VARIANTS, indirect=True)
+def test_an_async_middleware_waiting_after_the_answer_ends_at_the_deadline(make_client: ClientFactory) -> None:
+    """An async middleware sleeping after call_next is cancelled at total_timeout: APITimeoutError in time."""
+
+    async def slow(request: httpx.Request, call_next: Any) -> httpx.Response:
+        response = await call_next(request)
+        await asyncio.sleep(WAIT)
+        return response  # type: ignore[no-any-return]
+
+    with LoopbackServer([respond(200, [PET])]) as server:
+        client = make_client(base_url=server.base_url, total_timeout=TOTAL, middleware=[slow])
+        _ends_by_the_deadline(client.list_pets)
+
+
+@pytest.mark.parametrize("kind", [k for k in HTTPX_KINDS if str(getattr(k, "values", [k])[0]).endswith("async")])
+def test_an_async_response_hook_waiting_ends_at_the_deadline(kind: str, callers: Callers) -> None:
+    """An async response hook of a caller's client that waits: cancelled at total_timeout."""
+
+    async def slow(_: Any) -> None:
+        await asyncio.sleep(WAIT)
+
+    with LoopbackServer([respond(200, [PET])]) as server:
+        http = callers.library_client(kind, event_hooks={"response": [slow]})
+        client = callers.sdk_client(kind, http, base_url=server.base_url, total_timeout=TOTAL)
+        _ends_by_the_deadline(client.list_pets)
+
+
+@pytest.mark.parametrize("kind", [AIOHTTP])
+def test_an_aiohttp_session_middleware_waiting_ends_at_the_deadline(kind: str, callers: Callers) -> None:
+    """A session middleware that waits after the answer: cancelled at total_timeout."""
+
+    async def slow(request: aiohttp.ClientRequest, handler: Any) -> aiohttp.ClientResponse:
+        response = await handler(request)
+        await asyncio.sleep(WAIT)
+        return response  # type: ignore[no-any-return]
+
+    with LoopbackServer([respond(200, [PET])]) as server:
+        session = _aiohttp_session(callers, middleware=slow)
+        client = callers.sdk_client(kind, session, base_url=server.base_url, total_timeout=TOTAL)
+        _ends_by_the_deadline(client.list_pets)
+
+
+# --- 6. no key in any text the SDK raises or chains -----------------------------------------------------------------
+
+
+def _texts(exc: BaseException) -> Iterator[str]:
+    """Every text a crash reporter records of ``exc`` and its chain: str, repr, each argument's repr."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield str(current)
+        yield repr(current)
+        yield from (repr(arg) for arg in current.args)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_middleware_quoting_the_key_puts_it_in_no_text(make_client: ClientFactory, variant: str) -> None:
+    """An SDK middleware whose exception quotes the Authorization header: the key is in no str, repr or args."""
+
+    def quoting(request: httpx.Request, call_next: Any) -> httpx.Response:
+        raise ValueError(f"refused {request.headers['authorization']}")
+
+    async def aquoting(request: httpx.Request, call_next: Any) -> httpx.Response:
+        raise ValueError(f"refused {request.headers['authorization']}")
+
+    client = make_client(base_url="http://127.0.0.1:9/v1", middleware=[_either(variant, quoting, aquoting)])
+    with pytest.raises(MiddlewareError) as info:
+        client.list_pets()
+    assert all(API_KEY not in text for text in _texts(info.value))
+    assert "[redacted]" in str(info.value)
+
+
+def _malformed(conn: socket.socket) -> bool:
+    conn.sendall(b"HTTP/1.1 ??? Nope\r\n\r\n")
+    return False
+
+
+def test_an_aiohttp_malformed_answer_chains_no_key() -> None:
+    """aiohttp's error for a malformed status line carries the request headers: chained with the key masked."""
+    pytest.importorskip("aiohttp")
+    with LoopbackServer([_malformed]) as server:
+
+        async def main() -> BaseException:
+            async with AsyncAnimalStoreClient(API_KEY, base_url=server.base_url, backend="aiohttp") as client:
+                try:
+                    await client.list_pets()
+                except Exception as exc:  # the one raised is the subject
+                    return exc
+            raise AssertionError("no error")
+
+        exc = asyncio.run(main())
+    texts = list(_texts(exc))
+    assert any("aiohttp" in text or "Response" in text for text in texts)
+    assert all(API_KEY not in text for text in texts)
+
+
+# --- the record itself: each phase, per library ----------------------------------------------------------------------
+
+
+def _reset_after_reading(conn: socket.socket) -> bool:
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    return False
+
+
+def _reset_after_the_head(conn: socket.socket) -> bool:
+    conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+    return _reset_after_reading(conn)
+
+
+SCENARIOS: dict[str, tuple[Any, int]] = {
+    "refused": (None, NOTHING),
+    "reset after the request was read": (_reset_after_reading, WRITTEN),
+    "reset after the head": (_reset_after_the_head, ANSWERED),
+    "answered": (respond(201, PET), ANSWERED),
+}
+
+
+def _transports() -> list[Any]:
+    return [
+        "pool-httpx",
+        on_library("httpx2", "pool-httpx2"),
+        "callers-httpx",
+        on_library("httpx2", "callers-httpx2"),
+        on_library("aiohttp", "callers-aiohttp"),
+    ]
+
+
+async def _send(which: str, url: str, wire: Wire) -> None:
+    """One POST through ``which`` library's async transport, its body read; failures left to the caller."""
+    request = httpx.Request("POST", url, json={"name": "Rex", "categoryId": 3})
+    timeouts: dict[str, float | None] = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
+    transport: Any
+    if which == "pool-httpx":
+        from animalstore_client._transports.pool.httpcore_async import AsyncHttpcoreTransport
+
+        transport = AsyncHttpcoreTransport(__import__("ssl").create_default_context())
+    elif which == "pool-httpx2":
+        from animalstore_client._transports.pool._generated.httpcore2.httpcore2_async import AsyncHttpcore2Transport
+
+        transport = AsyncHttpcore2Transport(__import__("ssl").create_default_context())
+    elif which == "callers-httpx":
+        from animalstore_client._transports.httpx_async import AsyncHttpxTransport
+
+        transport = AsyncHttpxTransport(httpx.AsyncClient())
+    elif which == "callers-httpx2":
+        import httpx2
+
+        from animalstore_client._transports.httpx2_async import AsyncHttpx2Transport
+
+        transport = AsyncHttpx2Transport(httpx2.AsyncClient())
+    else:
+        from animalstore_client._transports.aiohttp import AiohttpTransport
+
+        transport = AiohttpTransport(aiohttp.ClientSession())
+    try:
+        stream = await transport.send(request, timeouts, None, wire)
+        try:
+            async for _ in stream.aiter_raw():
+                pass
+        finally:
+            await stream.aclose()
+    finally:
+        await transport.aclose()
+        session = getattr(transport, "_session", None)
+        if session is not None:
+            await session.close()
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("which", _transports())
+def test_the_record_says_how_far_each_library_got(which: str, scenario: str) -> None:
+    """Refused: nothing (reported); reset after the request was read: written; reset after the head, or answered:
+    answered. The record shows what the connection did, whatever the failure's class."""
+    action, expected = SCENARIOS[scenario]
+    if action is None:
+        url = refused_url() + "/pets"
+        wire = Wire(httpx.URL(url))
+        with pytest.raises(Exception):  # noqa: B017, PT011  # each library's own class: the record is the subject
+            asyncio.run(_send(which, url, wire))
+        assert wire.phase == NOTHING
+        assert wire.proves_nothing_written
+        return
+    with LoopbackServer([action]) as server:
+        url = server.base_url + "/pets"
+        wire = Wire(httpx.URL(url))
+        with contextlib.suppress(Exception):  # a reset: the record, not the failure's class, is the subject
+            asyncio.run(_send(which, url, wire))
+        server.wait_for_received(1)
+    if which == "callers-aiohttp":  # the innermost middleware sees the sending as a whole: written, or answered
+        expected = ANSWERED if expected == ANSWERED else WRITING
+    assert wire.phase >= expected if expected == WRITTEN else wire.phase == expected
+    assert wire.may_have_written
+
+
+def test_the_record_takes_no_phase_back_and_names_each() -> None:
+    """Phases only move on; unreported, the record is 'unknown' and proves nothing."""
+    wire = Wire(httpx.URL("https://api.example/v1/pets"))
+    assert wire.phase_name == "unknown"
+    assert not wire.proves_nothing_written
+    assert not wire.may_have_written
+    wire.reach(CONNECTED)
+    assert wire.proves_nothing_written
+    wire.reach(ANSWERED)
+    wire.reach(WRITING)
+    assert (wire.phase, wire.phase_name) == (ANSWERED, "answered")
