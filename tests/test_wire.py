@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import struct
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -33,6 +35,7 @@ from animalstore_client import (
     InternalServerError,
     MiddlewareError,
 )
+from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response, status_may_have_been_processed
 from animalstore_client._core.wire import ANSWERED, CONNECTED, NOTHING, WRITING, WRITTEN, Wire
 
 from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, on_library
@@ -501,3 +504,36 @@ def test_the_record_takes_no_phase_back_and_names_each() -> None:
     wire.reach(ANSWERED)
     wire.reach(WRITING)
     assert (wire.phase, wire.phase_name) == (ANSWERED, "answered")
+
+
+# --- the docs' retry table is _core's -------------------------------------------------------------------------------
+
+RETRY_TABLE = Path(__file__).resolve().parent.parent / "docs" / "retries-and-timeouts.md"
+
+
+def _status_rows() -> list[tuple[str, list[int], str, str]]:
+    """The status rows of the docs' retry table: (label, its statuses, the read column, the write column)."""
+    rows = []
+    for line in RETRY_TABLE.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        statuses = [int(n) for n in re.findall(r"\b([1-5]\d\d)\b", cells[0])] if len(cells) == 3 else []
+        if statuses:
+            rows.append((cells[0], statuses, cells[1], cells[2]))
+    return rows
+
+
+def test_the_docs_retry_table_is_the_cores() -> None:
+    """Each status row of docs/retries-and-timeouts.md says what delay_after_response does, for reads and writes
+    (a 503 row with the service's Error body is told 'not processed', as the send loop tells it)."""
+    rows = _status_rows()
+    assert {status for _, statuses, _, _ in rows for status in statuses} >= set(TRANSIENT_STATUSES)
+    for label, statuses, read, write in rows:
+        service_said_so = "with the service's Error body" in label
+        for status in statuses:
+            for method, cell in (("GET", read), ("POST", write)):
+                processed = None if method == "GET" else status_may_have_been_processed(status, service_said_so)
+                delay = delay_after_response(
+                    method, status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=processed
+                )
+                documented = not cell.replace("*", "").startswith("not retried")
+                assert (delay is not None) is documented, (label, method, cell)

@@ -26,6 +26,7 @@ import email.utils
 import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from typing import cast
 
 import httpx
 
@@ -57,15 +58,18 @@ def is_service_error(body: bytes | None, status_code: int) -> bool:
     if not body or body.lstrip()[:1] != b"{":
         return False
     try:
-        parsed = json.loads(body)
+        parsed: object = json.loads(body)
     except ValueError:  # not JSON, or not UTF-8
         return False
+    if not isinstance(parsed, dict):
+        return False
+    fields = cast("dict[str, object]", parsed)
+    status = fields.get("status")
     return (
-        isinstance(parsed, dict)
-        and isinstance(parsed.get("code"), str)
-        and isinstance(parsed.get("message"), str)
-        and type(parsed.get("status")) is int
-        and parsed["status"] == status_code
+        isinstance(fields.get("code"), str)
+        and isinstance(fields.get("message"), str)
+        and type(status) is int
+        and status == status_code
     )
 
 

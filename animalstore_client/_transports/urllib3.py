@@ -40,25 +40,17 @@ from urllib3.exceptions import (
 from animalstore_client._core.deadline import DEADLINE, Timeouts, deadline_scope, remembered, within
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
-from animalstore_client._core.wire import Wire
+from animalstore_client._core.wire import NOTHING, WRITING, Wire
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, translated
 
 __all__ = ["Urllib3Transport"]
 
 
-class _Written:
-    """Whether the running send reached the point of writing its request (set by the connection)."""
-
-    __slots__ = ("written",)
-
-    def __init__(self) -> None:
-        self.written = False
-
-
-# One per send, in the sending thread's context: lets a TLS failure be told
-# apart as "before the request left" (the handshake) or "after".
-_SENDING: ContextVar[_Written | None] = ContextVar("animalstore_client_urllib3_sending", default=None)
+# The attempt's record (`_core.wire.Wire`), in the sending thread's context: the SDK's connection class
+# reports there when it begins writing the request, which tells a TLS failure "before the request left"
+# (the handshake) from "after", and says for "was it stored?" how far the attempt got.
+_SENDING: ContextVar[Wire | None] = ContextVar("animalstore_client_urllib3_sending", default=None)
 
 _MAX_INTERIM = 16
 """Most interim (1xx) responses skipped before the final one; more ends the connection."""
@@ -132,10 +124,15 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
 
     response_class = _SDKResponse
 
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
+    def send(self, data: Any) -> None:
+        if self.sock is None:
+            self.connect()  # what http.client's send does first: a connection refused here wrote nothing
         sending = _SENDING.get()
         if sending is not None:
-            sending.written = True
+            sending.reach(WRITING)
+        super().send(data)
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
         current: object = self.timeout
         # urllib3 sets it on the socket before writing.
         self.timeout = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
@@ -390,8 +387,9 @@ class Urllib3Transport:
             )
             timeout = remembered(self._timeouts, phases, lambda: urllib3.Timeout(connect=phases[0], read=read), _KEPT)
         started = time.monotonic()
-        sending = _Written()
-        token = _SENDING.set(sending)
+        if self._owned:
+            wire.reach(NOTHING)  # the SDK's own connection class reports: from here the record is known
+        token = _SENDING.set(wire)
         try:
             # The SDK's connection and response classes, inside urllib3, read the deadline from here.
             with deadline_scope(deadline):
@@ -410,7 +408,7 @@ class Urllib3Transport:
         except _FAILURES as exc:
             # A caller's pool manager has urllib3's own connections, which do not say
             # whether the request left: a TLS failure there may have followed it.
-            raise _translated(exc, request, written=sending.written or not self._owned) from exc
+            raise _translated(exc, request, written=wire.may_have_written or not self._owned) from exc
         finally:
             _SENDING.reset(token)
         if 100 <= response.status < 200:
