@@ -18,6 +18,7 @@ import contextlib
 import re
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -537,3 +538,38 @@ def test_the_docs_retry_table_is_the_cores() -> None:
                 )
                 documented = not cell.replace("*", "").startswith("not retried")
                 assert (delay is not None) is documented, (label, method, cell)
+
+
+# --- 5b. a sync name lookup is bounded ------------------------------------------------------------------------------
+
+SYNC_POOLS = ["sync", on_library("httpx2", "sync-httpx2")]
+"""The sync pairs over the SDK's own pool, whose network backend looks names up within the connect timeout."""
+
+
+@pytest.fixture
+def dead_resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A name service that never answers for ``dead.resolver.test`` (each lookup bounded at 10 s, released after)."""
+    release = threading.Event()
+    original = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "dead.resolver.test":
+            release.wait(10)
+            raise socket.gaierror(-3, "Temporary failure in name resolution")
+        return original(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield
+    release.set()
+
+
+@pytest.mark.parametrize("bound", ["connect timeout", "total_timeout"])
+@pytest.mark.parametrize("variant", SYNC_POOLS, indirect=True)
+@pytest.mark.usefixtures("dead_resolver")
+def test_a_sync_name_lookup_that_does_not_answer_is_bounded(make_client: ClientFactory, bound: str) -> None:
+    """A resolver that never answers: the sync client gives up at its connect timeout, or at total_timeout."""
+    options: dict[str, Any] = (
+        {"timeout": httpx.Timeout(30.0, connect=TOTAL)} if bound == "connect timeout" else {"total_timeout": TOTAL}
+    )
+    client = make_client(base_url="https://dead.resolver.test/v1", max_retries=0, **options)
+    _ends_by_the_deadline(client.list_pets)

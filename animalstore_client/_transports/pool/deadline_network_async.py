@@ -13,10 +13,13 @@ from typing import Any
 import httpcore
 
 from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._transports.pool.wait import connect_tcp_async
 
 __all__ = ["AsyncDeadlineBackend"]
 
 _NO_TIMEOUT: float | None = None
+_CONNECT_ERRORS = (httpcore.ConnectTimeout, httpcore.ConnectError)
+"""What a name lookup that does not answer in time, or fails, raises (the sync side looks names up itself)."""
 
 
 class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
@@ -91,7 +94,15 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        stream = await connect_tcp_async(
+            self._backend,
+            host,
+            port,
+            timeout,
+            local_address,
+            socket_options,
+            _CONNECT_ERRORS,
+        )
         return _AsyncDeadlineStream(stream, self._streams)
 
     async def connect_unix_socket(

@@ -1,10 +1,14 @@
-"""How the SDK's own pool waits and shields: the two things that differ by nature between its async and sync sides.
+"""How the SDK's own pool waits, shields and looks up names: what differs by nature between its async and sync sides.
 
 The pool itself (`_transports.pool.pool_async`, and `_transports.pool._generated.pool_sync` generated from it) is the
 same text on both sides; only a queued request's wait and the shield around
 closing a connection need an event loop on one side and a thread on the
 other, so they are written here by hand, twice, with the names unasync maps
-one onto the other (``AsyncWaiter`` -> ``Waiter``, ``AsyncShield`` -> ``Shield``).
+one onto the other (``AsyncWaiter`` -> ``Waiter``, ``AsyncShield`` -> ``Shield``,
+``connect_tcp_async`` -> ``connect_tcp_sync``). A name lookup is the third: an
+event loop's runs in a worker thread that the call's deadline cancels, a
+thread's blocks in ``getaddrinfo``, bounded by nothing, so the sync side looks
+the name up in a thread of its own and waits for it at most the connect timeout.
 
 anyio is imported inside the async side's methods, so a sync client never
 imports it (it costs import time) and the async side works under trio too.
@@ -12,10 +16,89 @@ imports it (it costs import time) and the async side works under trio too.
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import threading
+import time
 from typing import Any
 
-__all__ = ["AsyncShield", "AsyncWaiter", "Shield", "Waiter"]
+__all__ = ["AsyncShield", "AsyncWaiter", "Shield", "Waiter", "connect_tcp_async", "connect_tcp_sync"]
+
+
+async def connect_tcp_async(
+    backend: Any,
+    host: str,
+    port: int,
+    timeout: float | None,
+    local_address: str | None,
+    socket_options: Any,
+    errors: tuple[type[Exception], type[Exception]],
+) -> Any:
+    """``backend.connect_tcp``: an event loop's name lookup is already held to the call (anyio's, the SDK's)."""
+    del errors  # what the sync side raises for a lookup of its own
+    return await backend.connect_tcp(host, port, timeout, local_address, socket_options)
+
+
+def connect_tcp_sync(
+    backend: Any,
+    host: str,
+    port: int,
+    timeout: float | None,
+    local_address: str | None,
+    socket_options: Any,
+    errors: tuple[type[Exception], type[Exception]],
+) -> Any:
+    """``backend.connect_tcp`` with the name looked up within ``timeout`` (``errors``: connect timeout, error).
+
+    A literal address needs no lookup. Else each address found is tried in
+    turn, with what is left of ``timeout``, as ``socket.create_connection``
+    does; a lookup that does not answer in time is a connect timeout.
+    """
+    if timeout is None or _literal(host):
+        return backend.connect_tcp(host, port, timeout, local_address, socket_options)
+    timed_out, failed = errors
+    ends = time.monotonic() + timeout
+    addresses = _looked_up(host, port, timeout, timed_out, failed)
+    last: Exception | None = None
+    for address in addresses:
+        try:
+            return backend.connect_tcp(address, port, max(ends - time.monotonic(), 0.0), local_address, socket_options)
+        except timed_out:
+            raise
+        except failed as exc:
+            last = exc
+    assert last is not None  # getaddrinfo gives one address at least, or raises
+    raise last
+
+
+def _literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return True
+
+
+def _looked_up(host: str, port: int, timeout: float, timed_out: type[Exception], failed: type[Exception]) -> list[str]:
+    """``host``'s addresses, looked up in a daemon thread waited for at most ``timeout`` seconds."""
+    found: list[Any] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except Exception as exc:  # noqa: BLE001  # handed to the waiting thread, which raises it
+            found.append(exc)
+        done.set()
+
+    # A daemon: a lookup that never answers must not keep the process alive at its exit.
+    threading.Thread(target=look_up, name="animalstore-client lookup", daemon=True).start()
+    if not done.wait(timeout):
+        raise timed_out(f"the name {host} was not looked up within {timeout:g} s (the connect timeout or the deadline)")
+    result = found[0]
+    if isinstance(result, Exception):
+        raise failed(str(result)) from result
+    return list(dict.fromkeys(str(info[4][0]) for info in result))
 
 
 class _Grant:

@@ -14,10 +14,13 @@ from typing import Any
 import httpcore
 
 from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._transports.pool.wait import connect_tcp_sync
 
 __all__ = ["DeadlineBackend"]
 
 _NO_TIMEOUT: float | None = None
+_CONNECT_ERRORS = (httpcore.ConnectTimeout, httpcore.ConnectError)
+"""What a name lookup that does not answer in time, or fails, raises (the sync side looks names up itself)."""
 
 
 class _DeadlineStream(httpcore.NetworkStream):
@@ -92,7 +95,15 @@ class DeadlineBackend(httpcore.NetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        stream = connect_tcp_sync(
+            self._backend,
+            host,
+            port,
+            timeout,
+            local_address,
+            socket_options,
+            _CONNECT_ERRORS,
+        )
         return _DeadlineStream(stream, self._streams)
 
     def connect_unix_socket(

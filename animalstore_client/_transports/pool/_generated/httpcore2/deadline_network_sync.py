@@ -15,10 +15,13 @@ from typing import Any
 import httpcore2
 
 from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._transports.pool.wait import connect_tcp_sync
 
 __all__ = ["DeadlineBackend"]
 
 _NO_TIMEOUT: float | None = None
+_CONNECT_ERRORS = (httpcore2.ConnectTimeout, httpcore2.ConnectError)
+"""What a name lookup that does not answer in time, or fails, raises (the sync side looks names up itself)."""
 
 
 class _DeadlineStream(httpcore2.NetworkStream):
@@ -93,7 +96,15 @@ class DeadlineBackend(httpcore2.NetworkBackend):
         socket_options: Any = None,
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
-        stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        stream = connect_tcp_sync(
+            self._backend,
+            host,
+            port,
+            timeout,
+            local_address,
+            socket_options,
+            _CONNECT_ERRORS,
+        )
         return _DeadlineStream(stream, self._streams)
 
     def connect_unix_socket(
