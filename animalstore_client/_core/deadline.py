@@ -2,7 +2,8 @@
 
 `DEADLINE` is set around each send (`deadline_scope`) for the network-level
 code that cannot see the request (the httpx transport's network backend, the
-urllib3 transport's connection class); `within` cuts a timeout to the time
+urllib3 transport's connection class), and `WIRE`, the attempt's record, for
+that code to say when it writes the request's first byte; `within` cuts a timeout to the time
 left; `remembered` is the bounded table the transports keep the library form
 of repeated values in.
 """
@@ -12,9 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-__all__ = ["DEADLINE", "Timeouts", "deadline_scope", "remembered", "within"]
+if TYPE_CHECKING:
+    from animalstore_client._core.wire import Wire
+
+__all__ = ["DEADLINE", "WIRE", "Timeouts", "deadline_scope", "remembered", "within"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -33,22 +37,33 @@ send (and each body read), and reset it after; nothing else reads or writes it.
 """
 
 
+WIRE: ContextVar[Wire | None] = ContextVar("animalstore_client_wire", default=None)
+"""The running send's record (`_core.wire.Wire`), for the network-level code that writes the request.
+
+The default pool's network streams and the urllib3 transport's connection
+class mark it when they write; set with `DEADLINE` by `deadline_scope`.
+"""
+
+
 class deadline_scope:  # used as a function: ``with deadline_scope(deadline):``
-    """`DEADLINE` set to ``deadline`` inside the block, and reset to what it was after.
+    """`DEADLINE` set to ``deadline`` (and `WIRE` to ``wire``) inside the block, and reset to what it was after.
 
     A class rather than a ``contextlib.contextmanager`` generator: it is entered
     on every send, and the generator's machinery cost ~2 µs a call.
     """
 
-    __slots__ = ("_deadline", "_token")
+    __slots__ = ("_deadline", "_token", "_wire", "_wire_token")
 
-    def __init__(self, deadline: float | None) -> None:
+    def __init__(self, deadline: float | None, wire: Wire | None = None) -> None:
         self._deadline = deadline
+        self._wire = wire
 
     def __enter__(self) -> None:
         self._token = DEADLINE.set(self._deadline)
+        self._wire_token = WIRE.set(self._wire)
 
     def __exit__(self, *exc_info: object) -> None:
+        WIRE.reset(self._wire_token)
         DEADLINE.reset(self._token)
 
 

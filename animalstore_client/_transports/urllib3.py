@@ -20,7 +20,6 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -37,7 +36,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from animalstore_client._core.deadline import DEADLINE, Timeouts, deadline_scope, remembered, within
+from animalstore_client._core.deadline import DEADLINE, WIRE, Timeouts, deadline_scope, remembered, within
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import NOTHING, WRITING, Wire
@@ -46,11 +45,6 @@ from animalstore_client._transports.shared import LibraryStream, Translations, t
 
 __all__ = ["Urllib3Transport"]
 
-
-# The attempt's record (`_core.wire.Wire`), in the sending thread's context: the SDK's connection class
-# reports there when it begins writing the request, which tells a TLS failure "before the request left"
-# (the handshake) from "after", and says for "was it stored?" how far the attempt got.
-_SENDING: ContextVar[Wire | None] = ContextVar("animalstore_client_urllib3_sending", default=None)
 
 _MAX_INTERIM = 16
 """Most interim (1xx) responses skipped before the final one; more ends the connection."""
@@ -127,7 +121,9 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
     def send(self, data: Any) -> None:
         if self.sock is None:
             self.connect()  # what http.client's send does first: a connection refused here wrote nothing
-        sending = _SENDING.get()
+        # The attempt's record, set with the deadline: the first byte of the request tells a TLS failure
+        # "before the request left" (the handshake) from "after", and "was it stored?" how far it got.
+        sending = WIRE.get()
         if sending is not None:
             sending.reach(WRITING)
         super().send(data)
@@ -389,10 +385,9 @@ class Urllib3Transport:
         started = time.monotonic()
         if self._owned:
             wire.reach(NOTHING)  # the SDK's own connection class reports: from here the record is known
-        token = _SENDING.set(wire)
         try:
             # The SDK's connection and response classes, inside urllib3, read the deadline from here.
-            with deadline_scope(deadline):
+            with deadline_scope(deadline, wire):
                 response = manager.urlopen(
                     request.method,
                     str(request.url),
@@ -409,8 +404,6 @@ class Urllib3Transport:
             # A caller's pool manager has urllib3's own connections, which do not say
             # whether the request left: a TLS failure there may have followed it.
             raise _translated(exc, request, written=wire.may_have_written or not self._owned) from exc
-        finally:
-            _SENDING.reset(token)
         if 100 <= response.status < 200:
             # An interim answer taken for the final one (a caller's pool manager,
             # or a 101): the real answer would be read by the next request on

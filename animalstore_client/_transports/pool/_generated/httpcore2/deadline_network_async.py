@@ -14,7 +14,8 @@ from typing import Any
 
 import httpcore2
 
-from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._core.deadline import DEADLINE, WIRE, within
+from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_async
 
 __all__ = ["AsyncDeadlineBackend"]
@@ -49,6 +50,9 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
+        wire = WIRE.get()
+        if wire is not None and wire.phase < WRITING:
+            wire.phase = WRITING  # the request's first byte: from here the service may act on it
         await self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
 
     async def aclose(self) -> None:

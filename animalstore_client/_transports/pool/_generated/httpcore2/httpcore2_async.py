@@ -178,12 +178,14 @@ class AsyncHttpcore2Transport:
             url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw,
             content=request.content,
-            # The attempt's record of how far the connection got: what "was it stored?" is decided from.
-            extensions={"timeout": timeouts, "trace": wire.trace_async},
+            extensions={"timeout": timeouts},
         )
         started = time.monotonic()
+        # The pool's network streams record the first byte written in the attempt's record: what "was it
+        # stored?" is decided from. Nothing of the caller's runs below here, so it is known from the start.
+        wire.reported = True
         try:
-            with deadline_scope(deadline):
+            with deadline_scope(deadline, wire):
                 response = await pool.handle_async_request(core)
         except _FAILURES as exc:
             raise translated(exc, request, _HTTPCORE_FAILURES) from exc
