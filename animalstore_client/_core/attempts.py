@@ -330,9 +330,9 @@ def unknown_failure(
         return MiddlewareError(said.removeprefix(": "), request=attempts.request, attempts=attempts.count)
     text = name + said
     found = callers_code(exc)
-    if found is None and exc.__cause__ is not None:
+    if found is None and exc.__cause__ is not None and not isinstance(exc, httpx.RequestError):
         # A library's error wrapping what code of the caller's raised inside it (aiohttp's ClientOSError around
-        # a session middleware's ConnectionRefusedError), or the SDK's translation of one: the cause tells.
+        # a session middleware's ConnectionRefusedError), which its transport did not take for the connection's.
         found = callers_code(exc.__cause__)
     if found is not None and attempts.wire.may_have_written:
         return MiddlewareError(

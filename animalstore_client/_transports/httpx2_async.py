@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import httpx
 import httpx2
 
+from animalstore_client._core.attempts import raised_by_callers_code
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import headers_from_library
@@ -136,6 +137,8 @@ class AsyncHttpx2Transport:
         try:
             response = await self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
         except httpx2.TransportError as exc:
+            if wire.may_have_written and raised_by_callers_code(exc):
+                raise  # a hook's own call failing once the request was written: `unknown_failure` judges
             raise translated(exc, request, _HTTPX2_FAILURES) from exc
         return _AsyncHttpx2Stream(response, request, started)
 
