@@ -130,18 +130,19 @@ def _reset(conn: socket.socket) -> bool:
 
 
 def _raising(variant: str) -> Any:
-    """A middleware of the variant's kind that raises its own ValueError after the send."""
+    """A middleware of the variant's kind that raises its own ValueError after the send, quoting the key."""
     if variant.startswith("sync"):
 
         def middleware(request: httpx.Request, call_next: CallNext) -> httpx.Response:
             call_next(request)
-            raise ValueError("the middleware's own bug")
+            # Quoting the key, as a careless message does: no crash report may show it.
+            raise ValueError(f"the middleware's own bug ({request.headers['authorization']})")
 
         return middleware
 
     async def async_middleware(request: httpx.Request, call_next: AsyncCallNext) -> httpx.Response:
         await call_next(request)
-        raise ValueError("the middleware's own bug")
+        raise ValueError(f"the middleware's own bug ({request.headers['authorization']})")
 
     return async_middleware
 
