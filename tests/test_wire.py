@@ -40,7 +40,7 @@ from animalstore_client import (
 from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response, status_may_have_been_processed
 from animalstore_client._core.wire import ANSWERED, CONNECTED, NOTHING, WRITING, WRITTEN, Wire
 
-from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, on_library
+from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_VARIANT, ClientFactory, on_library
 from .servers import LoopbackServer, refused_url, respond
 from .test_callers_clients import HTTPX_KINDS, Callers, _hook, _library
 
@@ -580,8 +580,10 @@ def test_the_docs_retry_table_is_the_cores() -> None:
 
 # --- 5b. a sync name lookup is bounded ------------------------------------------------------------------------------
 
-SYNC_POOLS = ["sync", on_library("httpx2", "sync-httpx2")]
-"""The sync pairs over the SDK's own pool, whose network backend looks names up within the connect timeout."""
+SYNC_LOOKUPS = ["sync", on_library("httpx2", "sync-httpx2"), URLLIB3_VARIANT]
+"""The sync pairs whose transport looks names up itself, within the connect timeout: the SDK's own pool (httpx,
+httpx2) and urllib3's connection class. pyreqwest looks names up in its Rust runtime, which no patch of Python's
+getaddrinfo reaches: its connect timeout is not tested against a dead resolver here."""
 
 
 @pytest.fixture
@@ -602,7 +604,7 @@ def dead_resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("bound", ["connect timeout", "total_timeout"])
-@pytest.mark.parametrize("variant", SYNC_POOLS, indirect=True)
+@pytest.mark.parametrize("variant", SYNC_LOOKUPS, indirect=True)
 @pytest.mark.usefixtures("dead_resolver")
 def test_a_sync_name_lookup_that_does_not_answer_is_bounded(make_client: ClientFactory, bound: str) -> None:
     """A resolver that never answers: the sync client gives up at its connect timeout, or at total_timeout."""

@@ -3,9 +3,9 @@
 `DEADLINE` is set around each send (`deadline_scope`) for the network-level
 code that cannot see the request (the httpx transport's network backend, the
 urllib3 transport's connection class), and `WIRE`, the attempt's record, for
-that code to say when it writes the request's first byte; `within` cuts a timeout to the time
-left; `remembered` is the bounded table the transports keep the library form
-of repeated values in.
+that code to say when it writes the request's first byte; `within` cuts a
+timeout to the time left; `remembered` is the bounded table the transports
+keep the library form of repeated values in.
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ through `translated`, the library giving only its table.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+import ipaddress
+import socket
+import threading
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -23,6 +26,8 @@ __all__ = [
     "StreamHead",
     "Translations",
     "callers_part_in_httpx",
+    "is_literal",
+    "looked_up",
     "translated",
 ]
 
@@ -127,3 +132,43 @@ def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> st
     if package == library and function in _HTTPX_TRANSPORTS:
         return "the transport of http_client"
     return "code of yours inside http_client"
+
+
+# A thread's name lookup blocks in getaddrinfo, bounded by nothing: the sync transports look names up
+# in a thread of their own and wait for it at most the connect timeout (an event loop's lookup is
+# already held to the call).
+def is_literal(host: str) -> bool:
+    """Whether ``host`` needs no name lookup: an IP address, or ``localhost``."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return True
+
+
+def looked_up(host: str, port: int, timeout: float) -> list[str]:
+    """``host``'s addresses, looked up in a daemon thread waited for at most ``timeout`` seconds.
+
+    Raises `TimeoutError` when the lookup did not answer in time, and what ``getaddrinfo`` raised
+    (a `socket.gaierror`) when it failed: each transport says it in its library's classes.
+    """
+    found: list[Any] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except Exception as exc:  # noqa: BLE001  # handed to the waiting thread, which raises it
+            found.append(exc)
+        done.set()
+
+    # A daemon: a lookup that never answers must not keep the process alive at its exit.
+    threading.Thread(target=look_up, name="animalstore-client lookup", daemon=True).start()
+    if not done.wait(timeout):
+        raise TimeoutError(
+            f"the name {host} was not looked up within {timeout:g} s (the connect timeout or the deadline)"
+        )
+    result = found[0]
+    if isinstance(result, Exception):
+        raise result
+    return list(dict.fromkeys(str(info[4][0]) for info in result))

@@ -29,6 +29,7 @@ from urllib3.exceptions import (
     ConnectTimeoutError,
     EmptyPoolError,
     HTTPError,
+    NameResolutionError,
     NewConnectionError,
     ProtocolError,
     ProxyError,
@@ -41,7 +42,7 @@ from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import NOTHING, WRITING, Wire
 from animalstore_client._transports.proxies import PoolsByProxy
-from animalstore_client._transports.shared import LibraryStream, Translations, translated
+from animalstore_client._transports.shared import LibraryStream, Translations, is_literal, looked_up, translated
 
 __all__ = ["Urllib3Transport"]
 
@@ -128,6 +129,35 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
             sending.reach(WRITING)
         super().send(data)
 
+    def _new_conn(self) -> socket.socket:
+        # urllib3 looks the name up inside its create_connection, in getaddrinfo, bounded by nothing (a dead
+        # resolver holds a call 10 to 30 s): the name is looked up here first, in a thread waited for at most
+        # the connect timeout and the deadline, and urllib3 connects to each address found in turn.
+        host = self.host
+        current: object = self.timeout
+        seconds = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
+        if seconds is None or is_literal(host):
+            return super()._new_conn()
+        try:
+            addresses = looked_up(host, self.port, seconds)
+        except TimeoutError:
+            raise ConnectTimeoutError(self, f"Connection to {host} timed out looking its name up") from None
+        except socket.gaierror as exc:
+            raise NameResolutionError(host, self, exc) from exc
+        named = self._dns_host
+        last: Exception | None = None
+        try:
+            for address in addresses:
+                self._dns_host = address  # what urllib3 connects to; self.host (TLS's name) is restored below
+                try:
+                    return super()._new_conn()
+                except NewConnectionError as exc:
+                    last = exc
+        finally:
+            self._dns_host = named
+        assert last is not None  # getaddrinfo gives one address at least, or raises
+        raise last
+
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
         current: object = self.timeout
         # urllib3 sets it on the socket before writing.
@@ -169,6 +199,29 @@ def _check_pool_classes() -> None:
 
 
 _check_pool_classes()
+
+
+def _check_name_lookup() -> None:
+    """Fail loudly, naming them, if urllib3's connection no longer connects from ``_new_conn`` to ``_dns_host``.
+
+    `_SDKHTTPConnection._new_conn` looks the name up within the connect timeout and hands urllib3 each
+    address through ``_dns_host`` (its ``host`` keeps the name TLS checks): without them a lookup that
+    never answers would hold a call past every timeout.
+    """
+    connection = urllib3.connection.HTTPConnection("lookup.invalid", 80)  # opens nothing
+    if getattr(connection, "_dns_host", None) != "lookup.invalid" or not callable(
+        getattr(urllib3.connection.HTTPConnection, "_new_conn", None)
+    ):
+        from animalstore_client._core.exceptions import AnimalStoreError
+
+        raise AnimalStoreError(
+            f"urllib3 {getattr(urllib3, '__version__', '')} no longer has HTTPConnection._new_conn and _dns_host, "
+            "which the SDK uses to hold a name lookup to the connect timeout: install the urllib3 release this SDK "
+            "was tested with, or a newer animalstore-client"
+        )
+
+
+_check_name_lookup()
 
 # Headers urllib3 writes itself from the request.
 _LEFT_TO_URLLIB3 = frozenset({"host", "content-length", "transfer-encoding"})

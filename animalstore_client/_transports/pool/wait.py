@@ -16,11 +16,11 @@ imports it (it costs import time) and the async side works under trio too.
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import threading
 import time
 from typing import Any
+
+from animalstore_client._transports.shared import is_literal, looked_up
 
 __all__ = ["AsyncShield", "AsyncWaiter", "Shield", "Waiter", "connect_tcp_async", "connect_tcp_sync"]
 
@@ -54,11 +54,16 @@ def connect_tcp_sync(
     turn, with what is left of ``timeout``, as ``socket.create_connection``
     does; a lookup that does not answer in time is a connect timeout.
     """
-    if timeout is None or _literal(host):
+    if timeout is None or is_literal(host):
         return backend.connect_tcp(host, port, timeout, local_address, socket_options)
     timed_out, failed = errors
     ends = time.monotonic() + timeout
-    addresses = _looked_up(host, port, timeout, timed_out, failed)
+    try:
+        addresses = looked_up(host, port, timeout)
+    except TimeoutError as exc:
+        raise timed_out(str(exc)) from None
+    except OSError as exc:  # a name that does not resolve: the socket.gaierror stays the cause, as httpcore keeps it
+        raise failed(str(exc)) from exc
     last: Exception | None = None
     for address in addresses:
         try:
@@ -69,36 +74,6 @@ def connect_tcp_sync(
             last = exc
     assert last is not None  # getaddrinfo gives one address at least, or raises
     raise last
-
-
-def _literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return host == "localhost"
-    return True
-
-
-def _looked_up(host: str, port: int, timeout: float, timed_out: type[Exception], failed: type[Exception]) -> list[str]:
-    """``host``'s addresses, looked up in a daemon thread waited for at most ``timeout`` seconds."""
-    found: list[Any] = []
-    done = threading.Event()
-
-    def look_up() -> None:
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except Exception as exc:  # noqa: BLE001  # handed to the waiting thread, which raises it
-            found.append(exc)
-        done.set()
-
-    # A daemon: a lookup that never answers must not keep the process alive at its exit.
-    threading.Thread(target=look_up, name="animalstore-client lookup", daemon=True).start()
-    if not done.wait(timeout):
-        raise timed_out(f"the name {host} was not looked up within {timeout:g} s (the connect timeout or the deadline)")
-    result = found[0]
-    if isinstance(result, Exception):
-        raise failed(str(result)) from result
-    return list(dict.fromkeys(str(info[4][0]) for info in result))
 
 
 class _Grant:
