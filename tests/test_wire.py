@@ -40,7 +40,7 @@ from animalstore_client import (
 from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response, status_may_have_been_processed
 from animalstore_client._core.wire import ANSWERED, CONNECTED, NOTHING, WRITING, WRITTEN, Wire
 
-from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_VARIANT, ClientFactory, on_library
+from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_BACKEND, URLLIB3_VARIANT, ClientFactory, on_library
 from .servers import LoopbackServer, refused_url, respond
 from .test_callers_clients import HTTPX_KINDS, Callers, _hook, _library
 
@@ -613,3 +613,59 @@ def test_a_sync_name_lookup_that_does_not_answer_is_bounded(make_client: ClientF
     )
     client = make_client(base_url="https://dead.resolver.test/v1", max_retries=0, **options)
     _ends_by_the_deadline(client.list_pets)
+
+
+NAMES = {
+    "store.test": ["127.0.0.1"],
+    "two.test": ["127.0.0.2", "127.0.0.1"],  # the first refuses (nothing listens there): the next is tried
+}
+
+
+@pytest.fixture
+def names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name service knowing `NAMES`, and no other name (literal addresses still work, as in any resolver)."""
+    original = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in NAMES:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)) for address in NAMES[host]]
+        if host.endswith(".test"):
+            raise socket.gaierror(-2, "Name or service not known")
+        return original(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.mark.parametrize("library", ["httpcore", URLLIB3_BACKEND])
+@pytest.mark.parametrize("name", [*NAMES, "unknown.test"])
+@pytest.mark.usefixtures("names")
+def test_the_sdks_sync_lookup_connects_as_the_librarys_own_does(name: str, library: str) -> None:
+    """Differential: the SDK's sync network backend and urllib3 connection class, which look names up themselves,
+    end each lookup as the library's own do: connected (trying each address in turn), or the library's
+    connection error for a name nobody knows."""
+    with LoopbackServer() as server:
+        ours, reference = (_connected(library, server.port, name, own) for own in (True, False))
+    assert ours == reference == ("refused" if name == "unknown.test" else "connected")
+
+
+def _connected(library: str, port: int, name: str, sdks: bool) -> str:
+    """Whether the SDK's (``sdks``) or the library's own connection code reached ``name``."""
+    import httpcore
+    import urllib3.connection
+    from urllib3.exceptions import NameResolutionError
+
+    from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
+    from animalstore_client._transports.urllib3 import _SDKHTTPConnection  # pyright: ignore[reportPrivateUsage]
+
+    try:
+        if library == "httpcore":
+            backend = DeadlineBackend(httpcore.SyncBackend()) if sdks else httpcore.SyncBackend()
+            backend.connect_tcp(name, port, timeout=5.0).close()
+        else:
+            cls = _SDKHTTPConnection if sdks else urllib3.connection.HTTPConnection
+            connection = cls(name, port, timeout=5.0)
+            connection.connect()
+            connection.close()
+    except (httpcore.ConnectError, NameResolutionError):
+        return "refused"
+    return "connected"
