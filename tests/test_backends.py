@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import copy
@@ -13,9 +14,11 @@ import importlib.util
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -262,6 +265,24 @@ def test_importing_the_package_loads_no_optional_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+METADATA_MODULES = frozenset({"importlib.metadata", "zipfile", "csv", "email.parser", "email.message"})
+"""What reading installed metadata loads (importlib.metadata and the parts it reads RECORD and METADATA with)."""
+
+
+def test_importing_the_package_reads_no_installed_metadata() -> None:
+    """import animalstore_client, after httpx, attrs and cattrs, loads nothing to read installed metadata: the
+    library check reads it when a client first chooses a library. The modules it does load are listed."""
+    code = (
+        "import sys, httpx, attrs, cattrs\n"
+        "before = set(sys.modules)\n"
+        "import animalstore_client\n"
+        "print(sorted(m for m in set(sys.modules) - before if not m.startswith('animalstore_client')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert not loaded & METADATA_MODULES, sorted(loaded)
+
+
 @pytest.mark.parametrize("library", OPTIONAL)
 def test_each_installed_library_is_the_distribution_declared(library: str) -> None:
     """Each optional library installed for the tests is the distribution its declaration names: nothing refused."""
@@ -278,40 +299,93 @@ def _record_line(path: str, content: bytes) -> str:
     return f"{path},sha256={digest},{len(content)}\n"
 
 
-def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Path) -> None:
-    """urllib3-future writing over urllib3's files (as installing niquests does) is refused, naming both, before a send.
+def _dist_info(site: Path, name: str, version: str, record: dict[str, bytes]) -> None:
+    """A distribution's metadata in ``site`` as pip writes it: METADATA, RECORD (``record``'s files), top_level.txt."""
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
+    (info / "RECORD").write_text("".join(_record_line(path, content) for path, content in record.items()))
+    # Where Python 3.10 looks for the packages a distribution provides (3.11 reads RECORD too).
+    (info / "top_level.txt").write_text("urllib3\n" if record else "")
 
-    A site directory holds urllib3's record of its ``__init__.py`` and urllib3-future's of the file now there,
-    with another hash: the shape pip leaves when the second writes over the first.
-    """
-    site = tmp_path / "site"
-    (site / "urllib3").mkdir(parents=True)
-    theirs = b"__version__ = '2.99.900'  # urllib3-future's file, written over urllib3's\n"
-    (site / "urllib3" / "__init__.py").write_bytes(theirs)
-    for name, version, content in (
-        ("urllib3", "2.8.0", b"# urllib3's own file\n"),
-        ("urllib3_future", "2.99.900", theirs),
-    ):
-        info = site / f"{name}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
-        (info / "RECORD").write_text(_record_line("urllib3/__init__.py", content))
-        # Where Python 3.10 looks for the packages a distribution provides (3.11 reads RECORD too).
-        (info / "top_level.txt").write_text("urllib3\n")
-    code = (
-        "import animalstore_client as a\n"
-        "try:\n"
-        "    a.AnimalStoreClient('k', backend='urllib3')\n"
-        "except a.AnimalStoreError as exc:\n"
-        "    print(type(exc).__name__, exc)\n"
+
+_MAKE_URLLIB3_CLIENT = (
+    "import animalstore_client as a\n"
+    "try:\n"
+    "    a.AnimalStoreClient('k', backend='urllib3').close()\n"
+    "    print('accepted')\n"
+    "except Exception as exc:\n"
+    "    print(type(exc).__name__, exc)\n"
+)
+
+
+def _made_on(*path: Path) -> str:
+    """What making a client on urllib3 prints, with ``path`` ahead of the environment's site-packages."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(str(p) for p in path),
+        "PYTHONWARNINGS": "ignore::DeprecationWarning",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", _MAKE_URLLIB3_CLIENT], capture_output=True, text=True, check=True, timeout=60, env=env
     )
-    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONWARNINGS": "ignore::DeprecationWarning"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, env=env)
-    assert out.stdout.startswith(
-        'AnimalStoreError backend="urllib3" needs the urllib3 distribution, but the urllib3 package here was '
-        "installed by urllib3-future, another library under the same name that the SDK is not tested with: "
-        'choose backend="httpx"'
-    ), out.stdout + out.stderr
+    return out.stdout.strip() + out.stderr
+
+
+REFUSED = (
+    'ClientValidationError backend="urllib3" needs the urllib3 distribution, but the urllib3 package here holds '
+    "files of urllib3-future, another library under the same name that the SDK is not tested with: "
+    'choose backend="httpx"'
+)
+
+
+@pytest.mark.parametrize("replaced", ["__init__.py", "connectionpool.py"])
+def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Path, replaced: str) -> None:
+    """urllib3-future writing over urllib3's files (as installing niquests does) is refused, naming it, before a send:
+    found from its RECORD, whichever file it replaced (a look-alike that kept urllib3's __init__.py too)."""
+    site = tmp_path / "site"
+    package = site / "urllib3"
+    package.mkdir(parents=True)
+    ours = b"# urllib3's own file\n"
+    theirs = b"__version__ = '2.99.900'  # urllib3-future's file, written over urllib3's\n"
+    (package / "__init__.py").write_bytes(theirs if replaced == "__init__.py" else ours)
+    (package / "connectionpool.py").write_bytes(theirs if replaced == "connectionpool.py" else ours)
+    _dist_info(site, "urllib3", "2.8.0", {"urllib3/__init__.py": ours, "urllib3/connectionpool.py": ours})
+    _dist_info(site, "urllib3_future", "2.99.900", {f"urllib3/{replaced}": theirs})
+    assert _made_on(site).startswith(REFUSED)
+
+
+def _real_urllib3() -> Path:
+    return Path(importlib.import_module("urllib3").__file__ or "").parent
+
+
+def test_a_vendored_copy_ahead_on_sys_path_is_accepted(tmp_path: Path) -> None:
+    """A byte-identical copy of urllib3 in a folder ahead on sys.path (vendored), beside an impostor's record in
+    another site directory: no other distribution's files are in the folder imported, so it is accepted."""
+    vendor = tmp_path / "vendor"
+    shutil.copytree(_real_urllib3(), vendor / "urllib3", ignore=shutil.ignore_patterns("__pycache__"))
+    elsewhere = tmp_path / "site"
+    _dist_info(elsewhere, "urllib3_future", "2.99.900", {"urllib3/__init__.py": b"theirs\n"})
+    assert _made_on(vendor, elsewhere) == "accepted"
+
+
+def test_an_editable_install_is_accepted(tmp_path: Path) -> None:
+    """urllib3 installed editable: its dist-info records no package file (the source stays in the checkout)."""
+    checkout = tmp_path / "checkout" / "src"
+    shutil.copytree(_real_urllib3(), checkout / "urllib3", ignore=shutil.ignore_patterns("__pycache__"))
+    site = tmp_path / "site"
+    _dist_info(site, "urllib3", "2.8.0", {})
+    assert _made_on(checkout, site) == "accepted"
+
+
+def test_a_zipapp_of_the_real_library_is_accepted(tmp_path: Path) -> None:
+    """urllib3 imported from a zip archive (a zipapp's): accepted, and nothing but an SDK error could escape."""
+    archive = tmp_path / "app.zip"
+    source = _real_urllib3()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in source.rglob("*.py"):
+            zipped.write(path, Path("urllib3") / path.relative_to(source))
+    assert _made_on(archive) == "accepted"
 
 
 # --- the urllib3 backend's deprecation ---------------------------------------------------------------

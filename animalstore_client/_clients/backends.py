@@ -10,11 +10,9 @@ pool (over httpcore or httpcore2: the same code, generated).
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 import importlib
-import importlib.metadata
+import os
 import re
 import ssl
 import sys
@@ -128,9 +126,9 @@ def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
     if others is not None:
         # Another distribution installs a package of the same import name (urllib3-future's urllib3, which
         # niquests brings, writes over urllib3's files): its behaviour is not what the SDK is tested against.
-        raise AnimalStoreError(
+        raise ClientValidationError(
             f'backend="{library}" needs the {declared.distribution} distribution, but the {library} package here '
-            f"was installed by {others}, another library under the same name that the SDK is not tested with: "
+            f"holds files of {others}, another library under the same name that the SDK is not tested with: "
             f"choose backend={_instead(library, classes)}, or install {declared.requirement!r} in an environment "
             f"without {others}"
         )
@@ -143,33 +141,34 @@ def _normalized(distribution: str) -> str:
 
 @functools.cache
 def _stand_in(package: str, init: str | None, distribution: str | None) -> str | None:
-    """The distribution that installed the imported ``package`` in place of ``distribution``; ``None`` if its own.
+    """The distributions other than ``distribution`` whose files lie in the imported ``package``; else ``None``.
 
-    The imported ``__init__.py`` must be the file ``distribution`` recorded, with the hash it recorded:
-    a stand-in that wrote over the same path leaves the original's record behind. A package no
-    installed distribution records (a checkout on ``sys.path``) is taken as it is. Read once per process.
+    An impostor is found from installed metadata: a distribution whose recorded files (its
+    ``RECORD``) lie inside the folder ``package`` was imported from, whatever files it replaced
+    (urllib3-future writes over urllib3's ``connectionpool.py`` as over its ``__init__.py``). The
+    declared distribution's own install, editable or not, a vendored copy ahead on ``sys.path`` and a
+    zipapp have no other distribution's files in that folder, and are accepted. Read when a client
+    first chooses the library, once a process: ``import animalstore_client`` reads no metadata.
     """
     if distribution is None or init is None:
         return None
-    path = Path(init).resolve()
+    import importlib.metadata  # here, not at import: it loads zipfile, csv and email parts (~10 ms)
+
+    folder = Path(os.path.realpath(Path(init).parent))
+    declared = _normalized(distribution)
+    found: list[str] = []
     try:
-        files = importlib.metadata.distribution(distribution).files or []
-    except importlib.metadata.PackageNotFoundError:
-        files = []
-    for file in files:
-        if file.parts != (package, path.name) or Path(str(file.locate())).resolve() != path:
-            continue
-        if file.hash is None or file.hash.mode != "sha256":
-            return None
-        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-        if digest == file.hash.value:
-            return None
-        break
-    providers = importlib.metadata.packages_distributions().get(package, [])
-    others = sorted({name for name in providers if _normalized(name) != _normalized(distribution)})
-    if not others and not files:
-        return None  # recorded by nothing: not a distribution's install
-    return " or ".join(others) if others else "another distribution"
+        providers = importlib.metadata.packages_distributions().get(package, [])
+        for name in sorted({name for name in providers if _normalized(name) != declared}):
+            files = importlib.metadata.distribution(name).files or []
+            if any(
+                file.parts[:1] == (package,) and Path(os.path.realpath(str(file.locate()))).is_relative_to(folder)
+                for file in files
+            ):
+                found.append(name)
+    except Exception:  # noqa: BLE001  # metadata the SDK cannot read proves no impostor: the library is taken as it is
+        return None
+    return " or ".join(found) if found else None
 
 
 def _imported(place: tuple[str, str]) -> Any:
