@@ -1,9 +1,15 @@
-"""The index's "Where next" links every page of the site's navigation, so no page is reachable only by search."""
+"""The docs' first pages: the index's "Where next" links every page of the nav, and the README and index say the host is a
+placeholder before the first call."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
+
+from animalstore_client import AnimalStoreClient
+from animalstore_client._core.environments import PLACEHOLDER_HOSTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,3 +29,25 @@ def test_where_next_links_every_page_of_the_nav() -> None:
     linked = set(re.findall(r"\]\(([\w.-]+\.md)(?:#[\w-]*)?\)", where_next))
     assert _nav_pages() - {"index.md"} <= linked, sorted(_nav_pages() - {"index.md"} - linked)
     assert len(_nav_pages()) >= 14
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_first_page_says_the_host_is_a_placeholder_before_the_first_call(page: str) -> None:
+    """Before the first code block that calls the service, the page names the built-in placeholder hosts (exactly
+    the SDK's) and both ways to set the real one, each of which the client reads."""
+    text = (ROOT / page).read_text()
+    before = text.split("with AnimalStoreClient() as client:", 1)[0]
+    named = set(re.findall(r"`([\w.]+\.animalstore\.example)`", before))
+    assert named == PLACEHOLDER_HOSTS
+    assert "ANIMALSTORE_BASE_URL" in before
+    assert "base_url=" in before
+    client = AnimalStoreClient("k", base_url="https://store.example.net/v1")
+    assert client.base_url == "https://store.example.net/v1"
+    client.close()
+
+
+def test_the_environment_variable_the_first_page_names_sets_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANIMALSTORE_BASE_URL, as the README says, replaces the placeholder."""
+    monkeypatch.setenv("ANIMALSTORE_BASE_URL", "https://store.example.net/v1")
+    with AnimalStoreClient("k") as client:
+        assert client.base_url == "https://store.example.net/v1"

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 import animalstore_client as sdk
+from animalstore_client._core.exceptions import stored_note
 from animalstore_client._core.operations import status_error
 from animalstore_client._core.show import show
 
@@ -141,12 +142,14 @@ def test_show_never_raises_and_stays_short(value: object, shown: str) -> None:
 
 
 def test_status_error_message_includes_status_code_message_and_request_id() -> None:
-    """str() shows the status, the method and URL, the code, the message and the request id."""
+    """str() shows the status, the method and URL, the code, the message and the request id, then (a POST's)
+    whether the pet may have been stored."""
     exc = _status_error(
         404, json={"code": "not_found", "message": "No pet 7", "status": 404}, headers={"x-request-id": "r-1"}
     )
     assert str(exc) == (
         "404 Not Found from POST https://api.animalstore.example/v1/pets: not_found: No pet 7 (request id r-1)"
+        "; nothing was stored: safe to send again"
     )
 
 
@@ -154,7 +157,7 @@ def test_long_html_error_is_shortened_in_the_message() -> None:
     """A long non-JSON body is flattened and cut in the message but kept whole in body."""
     html = "<html>\n" + "x" * 5000 + "\n</html>"
     exc = _status_error(503, text=html)
-    assert len(str(exc)) < 300
+    assert len(str(exc)) < 300 + len(stored_note(exc))  # the note on storing is the same length whatever the body
     assert exc.body == html
     assert isinstance(exc, sdk.InternalServerError)
 
@@ -199,3 +202,44 @@ def test_deeply_nested_error_bodies_are_kept_as_text() -> None:
     assert isinstance(exc, sdk.InternalServerError)
     assert exc.body == "[" * 5000
     assert exc.error is None
+
+
+# --- str(exc) says whether the pet may have been stored ------------------------------------------------------------
+
+
+def _failed_create(fault: int) -> sdk.APIError:
+    store = sdk.testing.FakeAnimalStore()
+    store.fail_next(fault, times=3)
+    with store.client() as client, pytest.raises(sdk.APIError) as info:
+        client.create_pet(name="Rex", category_id=1)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        (500, "the pet may have been stored: check before sending it again"),
+        (400, "nothing was stored: safe to send again"),
+    ],
+)
+def test_str_of_a_failed_create_pet_says_whether_the_pet_may_have_been_stored(fault: int, said: str) -> None:
+    """A log line written with %s keeps what may_have_been_processed says, in words, and keeps it when pickled."""
+    exc = _failed_create(fault)
+    assert str(exc).endswith(f"; {said}")
+    assert (said.startswith("the pet may")) is exc.may_have_been_processed
+    assert str(pickle.loads(pickle.dumps(exc))) == str(exc)
+    assert said not in repr(exc)  # the repr says it as may_have_been_processed=...
+
+
+def test_str_of_a_read_or_a_middleware_error_before_sending_says_it_plainly() -> None:
+    """A read changes nothing and says nothing of storing; a POST's MiddlewareError says what may_have_been_processed
+    says."""
+    store = sdk.testing.FakeAnimalStore()
+    store.fail_next(500, times=3)
+    with store.client() as client, pytest.raises(sdk.APIError) as info:
+        client.list_pets()
+    assert "stored" not in str(info.value)
+    post = httpx.Request("POST", "https://api.example/v1/pets")
+    error = sdk.MiddlewareError("middleware m raised ValueError: no", request=post)
+    error.may_have_been_processed = False
+    assert str(error) == "middleware m raised ValueError: no; nothing was stored: safe to send again"

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from animalstore_client._core.retry import status_may_have_been_processed
+from animalstore_client._core.retry import is_idempotent, status_may_have_been_processed
 from animalstore_client._core.secrets import is_secret_name, redact_url
 from animalstore_client._core.show import show
 
@@ -160,6 +160,25 @@ class ClientValidationError(AnimalStoreError, ValueError):
         self.value = value
 
 
+def stored_note(exc: MiddlewareError | APIError) -> str:
+    """What ``str(exc)`` adds for a call that changes the store: what ``may_have_been_processed`` says, in words.
+
+    A log line written with ``%s`` keeps the one fact an importer needs. Reads (GET, HEAD, OPTIONS)
+    change nothing, and add nothing.
+    """
+    request = exc.__dict__.get("request")
+    if not isinstance(request, httpx.Request) or is_idempotent(request.method):
+        return ""
+    pet = request.method == "POST" and request.url.path.endswith("/pets")
+    if getattr(exc, "may_have_been_processed", True):
+        return (
+            "; the pet may have been stored: check before sending it again"
+            if pet
+            else "; the service may have acted on it: check before sending it again"
+        )
+    return "; nothing was stored: safe to send again" if pet else "; the service did not act on it"
+
+
 class MiddlewareError(AnimalStoreError):
     """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
 
@@ -201,6 +220,9 @@ class MiddlewareError(AnimalStoreError):
         self.request = request
         self.attempts = attempts
         self.may_have_been_processed = True  # the send loop says what it knows
+
+    def __str__(self) -> str:
+        return super().__str__() + stored_note(self)
 
     def __repr__(self) -> str:
         return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
@@ -256,6 +278,9 @@ class APIError(AnimalStoreError):
         self.request = request
         self.attempts = attempts
         self.may_have_been_processed = True  # the send loop says what it knows
+
+    def __str__(self) -> str:
+        return super().__str__() + stored_note(self)
 
     def __repr__(self) -> str:
         return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
