@@ -1,5 +1,5 @@
-"""The docs' first pages: the index's "Where next" links every page of the nav, and the README and index say the host is a
-placeholder before the first call."""
+"""The docs' first pages: the index's "Where next" links every page of the nav, and the README and the index say
+the host is a placeholder before the first call."""
 
 from __future__ import annotations
 

@@ -30,13 +30,13 @@ from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unver
 from animalstore_client._clients.options import OPTION_NAMES, Settings
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
-from animalstore_client._core.deprecation import warn_at_callers_line
+from animalstore_client._core.deprecation import GET_PET_SUNSET, notice_message, service_notice, warn_at_callers_line
 from animalstore_client._core.environments import Environment
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
 from animalstore_client._core.libraries import by_name
 from animalstore_client._core.log import configure_from_env, logger
 from animalstore_client._core.middleware import AsyncMiddleware, Middleware
-from animalstore_client._core.operations import RequestConfig
+from animalstore_client._core.operations import ROUTES, RequestConfig, operation_of
 from animalstore_client._core.secrets import forget_locals, redact_url
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.validation import (
@@ -50,7 +50,7 @@ from animalstore_client._version import __version__
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
     from animalstore_client._clients.telemetry import CallObserver, Telemetry
-    from animalstore_client._core.attempts import Attempts
+    from animalstore_client._core.attempts import Attempts, Finished
 
 __all__ = ["Wiring"]
 
@@ -141,6 +141,8 @@ class Pool:
         self.transport = transport
         self.owned = owned
         self.lock = threading.Lock()
+        self.notices: set[str] = set()
+        """The operations whose deprecation the service announced and the client warned of (once each)."""
         self.current: tuple[weakref.ref[Any], Any] | None = None
         self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
         self.pid = _process.pid
@@ -484,6 +486,29 @@ class _BaseClient:
         wiring = self._wiring
         if wiring is not None and wiring.on_close is not None and self._owns_pool:
             wiring.on_close()
+
+    def _heed(self, operation: str, request: httpx.Request, response: Finished) -> None:
+        """Warn, once per client and operation, at the caller's line, of a deprecation the answer announces.
+
+        The service's ``Deprecation`` and ``Sunset`` headers (RFC 9745, RFC 8594) may announce a removal
+        this SDK was released before. ``get_pet`` warns at every call already: a notice that says no more
+        than its warning (the same date, no link) is not shown again.
+        """
+        notice = service_notice(response.headers.raw)
+        if notice is None:
+            return
+        if operation == "get_pet" and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:
+            return  # this call warned of it already
+        if operation == "request":  # a route the SDK knows is named as its operation: one warning for every pet id
+            operation = operation_of(request.method, request.url.path) or operation
+        route = ROUTES.get(operation, request.url.path)
+        key = f"{request.method} {route}"
+        pool = self._pool
+        with pool.lock:
+            if key in pool.notices:
+                return
+            pool.notices.add(key)
+        warn_at_callers_line(notice_message(operation, request.method, route, notice))
 
     def _jitter_source(self) -> Callable[[], float]:
         return self._jitter if self._wiring is None else _no_jitter

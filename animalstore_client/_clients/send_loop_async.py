@@ -83,6 +83,7 @@ class AsyncSendLoop(IOAsync):
                         break
                     delay = retry_delay
                 await (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+            self._heed(operation, request, response)
             result = parse(response, attempts.count)
         except BaseException as exc:
             if isinstance(exc, (APIError, MiddlewareError)) and attempts is not None:

@@ -7,15 +7,22 @@ Type checkers read the message only from a string literal in the
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import inspect
+import re
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from datetime import date, datetime, timezone
+from typing import Any, NamedTuple, TypeVar, cast
 
 __all__ = [
     "GET_PET_DEPRECATION",
+    "GET_PET_SUNSET",
     "URLLIB3_DEPRECATION",
+    "ServiceNotice",
+    "notice_message",
+    "service_notice",
     "warn_at_callers_line",
     "warns_deprecated",
 ]
@@ -80,3 +87,90 @@ def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarn
         level += 1
     del here, frame  # frames hold their locals: a reference kept here would keep the caller's alive
     warnings.warn(message, category, stacklevel=level)
+
+
+# --- what the service announces at run time (RFC 9745 Deprecation, RFC 8594 Sunset) --------------------------------
+
+_LINK = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)")
+_REL = re.compile(r"""\brel\s*=\s*"?([^";,]+)"?""", re.IGNORECASE)
+
+
+class ServiceNotice(NamedTuple):
+    """A deprecation the service announced in an answer's headers: ``Deprecation``, ``Sunset`` and their links."""
+
+    deprecated_since: date | None
+    """When the deprecation took effect (RFC 9745 ``@<unix time>``); ``None`` for the older ``true``, or none sent."""
+    deprecated: bool
+    """Whether a valid ``Deprecation`` field was sent."""
+    sunset: date | None
+    """When the operation goes (RFC 8594 ``Sunset``, an HTTP date); ``None`` when none was sent, or not a date."""
+    links: tuple[str, ...]
+    """The ``Link`` targets whose ``rel`` is ``deprecation`` or ``sunset``, in order."""
+
+
+def _deprecation(value: str) -> tuple[bool, date | None] | None:
+    """A ``Deprecation`` value: (deprecated, since), or ``None`` when malformed (ignored, never an error)."""
+    text = value.strip()
+    if text.lower() == "true":  # the draft's form, before RFC 9745
+        return True, None
+    if text.startswith("@") and text[1:].isascii() and text[1:].lstrip("-").isdigit():
+        try:
+            return True, datetime.fromtimestamp(int(text[1:]), tz=timezone.utc).date()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def _http_date(value: str) -> date | None:
+    try:
+        parsed = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return parsed.date()
+
+
+def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
+    """What an answer's raw headers announce of a deprecation; ``None`` when nothing valid is announced.
+
+    Malformed ``Deprecation`` and ``Sunset`` values are ignored, never an error: the answer stays what it is.
+    """
+    deprecation: tuple[bool, date | None] | None = None
+    sunset: date | None = None
+    links: list[str] = []
+    for name, value in raw:
+        lowered = name.lower()
+        if lowered == b"deprecation":
+            deprecation = _deprecation(value.decode("latin-1"))
+        elif lowered == b"sunset":
+            sunset = _http_date(value.decode("latin-1"))
+        elif lowered == b"link":
+            links.append(value.decode("latin-1"))
+    if deprecation is None and sunset is None:
+        return None
+    targets = tuple(
+        target
+        for field in links
+        for target, params in _LINK.findall(field)
+        if any(rel.lower() in ("deprecation", "sunset") for found in _REL.findall(params) for rel in found.split())
+    )
+    deprecated, since = deprecation or (False, None)
+    return ServiceNotice(since, deprecated, sunset, targets)
+
+
+def notice_message(operation: str, method: str, route: str, notice: ServiceNotice) -> str:
+    """The warning for ``notice``, naming the operation, the dates and the links the service gave."""
+    what = f"{operation}() ({method} {route})" if operation != "request" else f"{method} {route}"
+    parts = [f"The animal store announces that {what} is deprecated"]
+    if notice.deprecated_since is not None:
+        parts.append(f" since {notice.deprecated_since.isoformat()}")
+    if notice.sunset is not None:
+        parts.append(f" and will be removed on {notice.sunset.isoformat()}")
+    if notice.links:
+        from animalstore_client._core.secrets import redact_url  # a link is the service's: shown with no secret
+
+        parts.append(f"; see {', '.join(redact_url(link) for link in notice.links)}")
+    return "".join(parts) + " (its Deprecation and Sunset headers)."
+
+
+GET_PET_SUNSET = date(2030, 12, 5)
+"""The removal date `GET_PET_DEPRECATION` states: a service notice for ``get_pet`` saying no more is not shown again."""

@@ -517,3 +517,16 @@ OPERATIONS: tuple[Operation, ...] = (
 
 ROUTES: dict[str, str] = {operation.name: operation.route for operation in OPERATIONS}
 """Each operation's route template, by operation name: telemetry names spans ``GET /pets/{petId}`` with it."""
+
+_ROUTE_PATTERNS = tuple(
+    (operation.name, operation.method, re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(operation.route)) + "$"))
+    for operation in OPERATIONS
+)
+
+
+def operation_of(method: str, path: str) -> str | None:
+    """The operation a ``request()`` of ``method`` to ``path`` (under the base URL) is, by its route; else ``None``."""
+    for name, operation_method, pattern in _ROUTE_PATTERNS:
+        if method == operation_method and pattern.search(path):
+            return name
+    return None

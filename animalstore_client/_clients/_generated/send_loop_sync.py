@@ -84,6 +84,7 @@ class SendLoop(IOSync):
                         break
                     delay = retry_delay
                 (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
+            self._heed(operation, request, response)
             result = parse(response, attempts.count)
         except BaseException as exc:
             if isinstance(exc, (APIError, MiddlewareError)) and attempts is not None:
