@@ -247,6 +247,11 @@ def deprecated(library: str) -> pytest.MarkDecorator:
     return pytest.mark.filterwarnings(f"ignore:{re.escape(message)}:DeprecationWarning")
 
 
+GET_PET_NOTICE = pytest.mark.filterwarnings("ignore:The animal store announces that get_pet:DeprecationWarning")
+"""Marks a test that sends ``request("GET", "/pets/{id}")`` to the fake store on purpose: the store's Deprecation
+and Sunset headers warn of get_pet's removal (tests/test_service_deprecation.py holds that warning)."""
+
+
 def on_library(library: str, value: str) -> Any:
     """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once,
     its deprecation warning expected if it is deprecated."""

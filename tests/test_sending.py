@@ -88,7 +88,10 @@ def test_a_read_timeout_on_a_post_ends_the_call_with_an_sdk_error() -> None:
     assert info.value.request is attempts.request
     assert info.value.attempts == 1
     assert info.value.__cause__ is cause
-    assert str(info.value) == f"Request timed out: POST {URL} (ReadTimeout('slow'))"
+    assert str(info.value) == (
+        f"Request timed out: POST {URL} (ReadTimeout('slow')); the pet may have been stored: check before sending it "
+        "again"
+    )
 
 
 def test_the_final_error_says_how_many_attempts_were_made() -> None:

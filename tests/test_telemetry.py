@@ -41,7 +41,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, ClientFactory
+from .conftest import ALL_VARIANTS, API_KEY, GET_PET_NOTICE, ClientFactory
 from .servers import refused_url
 from .tls import ca_file, serve_tls
 
@@ -489,6 +489,7 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
+@GET_PET_NOTICE
 @pytest.mark.usefixtures("restore_propagator")
 @pytest.mark.parametrize("failure", _FAILURES)
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
@@ -533,6 +534,7 @@ def test_a_failing_telemetry_component_changes_no_outcome(
     assert sum(point.value for point in otel.points("animalstore.client.retries")) == (1 if broken.counted else 0)
 
 
+@GET_PET_NOTICE
 @pytest.mark.parametrize("failure", ["on_start", "on_end"])
 def test_a_failing_span_leaves_the_context_as_it_was(failure: str, otel: Otel) -> None:
     """A span whose start or end raises: nothing stays attached or suppressed after the call; inside, only a span."""
