@@ -259,8 +259,11 @@ try:
         wanted, bound = len(calls) + 16, time.monotonic() + 2
         while len(calls) < wanted and time.monotonic() < bound:
             time.sleep(0.001)
-        pid = os.fork()
+        # Cleared before the fork, not after: a child must take no lock a parent thread may hold at the fork,
+        # and a thread entering go.wait() holds the Event's (a child that cleared it hung on it, under load).
+        # The threads in a call at the fork finish it; they wait at their next go.wait() while the child runs.
         go.clear()
+        pid = os.fork()
         if pid == 0:
             try:
                 code = 0 if client.list_pets(limit=3)[0].id == 3 else 1
