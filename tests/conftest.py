@@ -39,12 +39,52 @@ PRODUCTION = "https://api.animalstore.example/v1"
 STAGING = "https://staging.api.animalstore.example/v1"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--everyday``: every test function once (CONTRIBUTING.md), where the full suite runs every parametrization."""
+    parser.addoption(
+        "--everyday",
+        action="store_true",
+        help="run each test function once: its first parametrization on the default client/library pair",
+    )
+
+
+DEFAULT_PAIRS = ("sync", "async")
+"""The default library's pairs (`_pair` of ``LIBRARIES[0]``): what the everyday tier runs a pair-wise function on."""
+
+
+def everyday(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """``items`` split into the everyday tier's (one per test function) and the rest.
+
+    Of a function's parametrizations, the first on a default pair is kept (or the first at all, for a function
+    not run over pairs): every function runs, with the smallest inputs its parameters list first.
+    """
+    kept: dict[str, pytest.Item] = {}
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        callspec = getattr(item, "callspec", None)
+        variant = callspec.params.get("variant") if callspec is not None else None
+        current = kept.get(function)
+        if current is None:
+            kept[function] = item
+            continue
+        current_spec = getattr(current, "callspec", None)
+        current_variant = current_spec.params.get("variant") if current_spec is not None else None
+        if variant in DEFAULT_PAIRS and current_variant not in DEFAULT_PAIRS:
+            kept[function] = item
+    chosen = set(map(id, kept.values()))
+    return [item for item in items if id(item) in chosen], [item for item in items if id(item) not in chosen]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the Prism contract tests last, after the unit and end-to-end tests; on pytest-xdist's workers, first.
 
     The workers (pyproject's ``-n``) are handed tests in this order, so there the longest ones start first and no
     worker is left running one alone at the end: the Prism group (_PrismOnOneWorker), then the stress tier.
+    With ``--everyday``, each test function runs once (`everyday`).
     """
+    if config.getoption("everyday"):
+        items[:], deselected = everyday(items)
+        config.hook.pytest_deselected(items=deselected)
     if hasattr(config, "workerinput"):
         items.sort(
             key=lambda item: (item.get_closest_marker("contract") is None, item.get_closest_marker("slow") is None)

@@ -63,3 +63,32 @@ def test_pyright_names_get_pet_and_the_misspelt_status(tmp_path: Path) -> None:
     )
     assert 'The method "get_pet" in class "AnimalStoreClient" is deprecated' in result.stdout, result.stdout
     assert "\"Literal['availble']\" is not assignable" in result.stdout, result.stdout
+
+
+def _collected(*options: str) -> set[str]:
+    """The node ids ``pytest --collect-only`` lists for the whole suite, in a process of its own."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", *options],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return {line for line in result.stdout.splitlines() if "::" in line}
+
+
+def test_the_everyday_tier_runs_every_test_function() -> None:
+    """pytest --everyday (CONTRIBUTING.md) runs each test function of the full suite once: none left out, none
+    twice, and a function run over client/library pairs on the default pair."""
+    full = _collected()
+    daily = _collected("--everyday")
+    functions = {nodeid.split("[", 1)[0] for nodeid in full}
+    assert daily <= full
+    assert sorted(nodeid.split("[", 1)[0] for nodeid in daily) == sorted(functions)
+    # A function run over the pairs alone (``[sync]``, ``[async-aiohttp]``...) runs on a default pair.
+    alone = {nodeid.split("[", 1)[0] for nodeid in full if nodeid.endswith("[sync]")}
+    chosen = {nodeid.split("[", 1)[0]: nodeid for nodeid in daily}
+    wrong = [chosen[function] for function in alone if not chosen[function].endswith(("[sync]", "[async]"))]
+    assert not wrong, wrong
