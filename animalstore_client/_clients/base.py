@@ -28,6 +28,7 @@ from typing_extensions import Self
 from animalstore_client._clients.backends import callers_base_url
 from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
 from animalstore_client._clients.options import OPTION_NAMES, Settings
+from animalstore_client._core.attempts import Answer
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
 from animalstore_client._core.deprecation import GET_PET_SUNSET, notice_message, service_notice, warn_at_callers_line
@@ -494,7 +495,7 @@ class _BaseClient:
         this SDK was released before. ``get_pet`` warns at every call already: a notice that says no more
         than its warning (the same date, no link) is not shown again.
         """
-        notice = service_notice(response.headers.raw)
+        notice = service_notice(response.raw_headers() if isinstance(response, Answer) else response.headers.raw)
         if notice is None:
             return
         if operation == "get_pet" and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:

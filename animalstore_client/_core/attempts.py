@@ -651,6 +651,10 @@ class ResponseStreamLike(Protocol):
         """The response's headers."""
         ...
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The response's header fields as they came, without making `headers` (read on every answer)."""
+        ...
+
     def complete(self, content: bytes) -> httpx.Response:
         """The finished `httpx.Response` carrying ``content``."""
         ...
@@ -683,6 +687,11 @@ class Answer:
     def headers(self) -> httpx.Headers:
         """The response's headers (a transport may convert them only now: a typed 2xx call never reads them)."""
         return self._stream.headers
+
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The response's header fields as they came: what the client reads of every answer (its deprecation
+        notices) without making `headers`."""
+        return self._stream.raw_headers()
 
     @property
     def reason_phrase(self) -> str:

@@ -60,6 +60,10 @@ class StreamHead(Generic[R]):
         """The library's response headers in httpx's form (`_core.httpx_private.headers_from_library`)."""
         raise NotImplementedError
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The header fields as they came (a library that holds them as pairs of bytes gives them without copying)."""
+        return self.headers.raw
+
     def _reason(self) -> str | None:
         """The reason phrase, as far as the library gives it."""
         raise NotImplementedError

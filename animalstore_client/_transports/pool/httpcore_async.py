@@ -60,6 +60,9 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore.Response]):
     def _library_headers(self) -> httpx.Headers:
         return headers_from_library(self._response.headers)
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        return self._response.headers
+
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.headers)
 
