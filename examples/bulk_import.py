@@ -91,9 +91,13 @@ def import_rows(client: AnimalStoreClient, rows: Iterable[Row], journal_path: Pa
         if entry["state"] == "sending":  # sent by a run that stopped before the outcome: it may be stored
             journal.write(key, "may have been stored", error="the run stopped before the outcome was known")
     todo = [row for row in rows if journal.states.get(row[0], {}).get("state") not in FINAL]
+
+    def one(row: Row) -> str:
+        return import_row(client, journal, row)
+
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda row: import_row(client, journal, row), todo))
+            list(pool.map(one, todo))
     finally:
         journal.close()
     return journal

@@ -12,6 +12,7 @@ import animalstore_client as sdk
 from animalstore_client._core.exceptions import stored_note
 from animalstore_client._core.operations import status_error
 from animalstore_client._core.show import show
+from animalstore_client.testing import FakeAnimalStore
 
 REQUEST = httpx.Request(
     "POST",
@@ -208,7 +209,7 @@ def test_deeply_nested_error_bodies_are_kept_as_text() -> None:
 
 
 def _failed_create(fault: int) -> sdk.APIError:
-    store = sdk.testing.FakeAnimalStore()
+    store = FakeAnimalStore()
     store.fail_next(fault, times=3)
     with store.client() as client, pytest.raises(sdk.APIError) as info:
         client.create_pet(name="Rex", category_id=1)
@@ -234,7 +235,7 @@ def test_str_of_a_failed_create_pet_says_whether_the_pet_may_have_been_stored(fa
 def test_str_of_a_read_or_a_middleware_error_before_sending_says_it_plainly() -> None:
     """A read changes nothing and says nothing of storing; a POST's MiddlewareError says what may_have_been_processed
     says."""
-    store = sdk.testing.FakeAnimalStore()
+    store = FakeAnimalStore()
     store.fail_next(500, times=3)
     with store.client() as client, pytest.raises(sdk.APIError) as info:
         client.list_pets()

@@ -42,6 +42,10 @@ class AsyncResponseStream(Protocol):
         """The response's headers, as they came (converted when first read: a typed call may never read them)."""
         ...
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The header fields as they came, read on every answer without making `headers` (deprecation notices)."""
+        ...
+
     def content_codings(self) -> list[bytes]:
         """The values of the response's Content-Encoding fields, in order."""
         ...
