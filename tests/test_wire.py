@@ -669,3 +669,34 @@ def _connected(library: str, port: int, name: str, sdks: bool) -> str:
     except (httpcore.ConnectError, NameResolutionError):
         return "refused"
     return "connected"
+
+
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_an_instrumented_clients_own_read_timeout_stays_the_networks(kind: str, callers: Callers) -> None:
+    """A caller's client whose transport a tracer wraps (OpenTelemetry's instrumentation, Sentry's): the library's
+    own read timeout, raised through the wrapper's frame, is still an APITimeoutError, and a GET is retried."""
+    library = _library(kind)
+    asynchronous = kind.endswith("async")
+    transport = library.AsyncHTTPTransport() if asynchronous else library.HTTPTransport()
+    if asynchronous:
+        handle = transport.handle_async_request
+
+        async def traced(request: Any) -> Any:  # a tracer's wrapper: code of the caller's between httpx frames
+            return await handle(request)
+
+        transport.handle_async_request = traced
+    else:
+        handle_sync = transport.handle_request
+
+        def traced_sync(request: Any) -> Any:
+            return handle_sync(request)
+
+        transport.handle_request = traced_sync
+    with LoopbackServer() as server:
+        server.script = [server.hang()]
+        http = callers.library_client(kind, transport=transport)
+        client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2, timeout=0.3)
+        with pytest.raises(APITimeoutError) as info:
+            client.list_pets()
+        server.wait_for_received(3)
+    assert info.value.attempts == 3

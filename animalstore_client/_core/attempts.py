@@ -41,7 +41,7 @@ from animalstore_client._core.retry import (
 )
 from animalstore_client._core.secrets import SHORTEST_MASKED, redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
-from animalstore_client._core.wire import ClientRuleBroken, Wire
+from animalstore_client._core.wire import ANSWERED, ClientRuleBroken, Wire
 
 if TYPE_CHECKING:
     from animalstore_client._core.budget import RetryBudget
@@ -63,6 +63,7 @@ __all__ = [
     "callers_code",
     "callers_text",
     "connection_error",
+    "contradicts_the_wire",
     "error_type",
     "full_response",
     "raised_by_callers_code",
@@ -276,6 +277,17 @@ def callers_text(exc: BaseException, request: httpx.Request) -> str:
         said = " (its text cannot be shown)"
     key = request.headers.get("authorization", "").removeprefix("Bearer ")
     return redact_text(said.replace(key, "[redacted]") if len(key) >= SHORTEST_MASKED else said)
+
+
+def contradicts_the_wire(wire: Wire, exc: httpx.RequestError) -> bool:
+    """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``wire`` shows.
+
+    A failure that claims nothing was sent (a connect error) once a byte of the request was written, or any
+    failure once the answer's head had arrived (only code run after it, an event hook, raises then), came
+    from code of the caller's inside the client. A read timeout after the write is what the library's own
+    I/O gives: it stays the network's, even with an instrumented client's wrapper in its traceback.
+    """
+    return wire.may_have_written and (wire.phase >= ANSWERED or not error_may_have_been_processed(exc))
 
 
 def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] | None], str | None]) -> str:

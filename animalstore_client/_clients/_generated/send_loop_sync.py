@@ -18,7 +18,14 @@ import httpx
 
 from animalstore_client._clients.base import IOSync
 from animalstore_client._clients._generated.middleware_runner_sync import run_middleware_sync
-from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response, unknown_failure
+from animalstore_client._core.attempts import (
+    Answer,
+    Attempts,
+    Finished,
+    contradicts_the_wire,
+    full_response,
+    unknown_failure,
+)
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
 from animalstore_client._core.middleware import Middleware
@@ -152,6 +159,7 @@ class SendLoop(IOSync):
     ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
         wire = attempts.wire
+        stream = None
         try:
             # Checked here, after any middleware: a request never leaves past the call's deadline.
             stream = transport.send(request, attempts.before_send(timeouts), attempts.deadline, wire)
@@ -161,9 +169,9 @@ class SendLoop(IOSync):
                 content = self._read(stream, attempts)
             return attempts.complete(stream, content)
         except (httpx.RequestError, AnimalStoreError) as exc:  # an SDK error here came with an answer: sent
-            if wire.may_have_written and isinstance(exc, httpx.RequestError):
-                # Once the request may have been written, an httpx error raised by code of the caller's (a hook's
-                # own call to a service that is down) says who failed, never that nothing was sent.
+            if stream is None and isinstance(exc, httpx.RequestError) and contradicts_the_wire(wire, exc):
+                # An httpx error no I/O of the library's gives at this point came from code of the caller's (a
+                # hook's own call to a service that is down): it says who failed, never that nothing was sent.
                 failure = unknown_failure(exc, attempts, transport.callers_part)
                 if failure is not exc:
                     attempts.failed(failure)

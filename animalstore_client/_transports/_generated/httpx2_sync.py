@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import httpx
 import httpx2
 
-from animalstore_client._core.attempts import raised_by_callers_code
+from animalstore_client._core.attempts import contradicts_the_wire, raised_by_callers_code
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import headers_from_library
@@ -138,9 +138,10 @@ class Httpx2Transport:
         try:
             response = self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
         except httpx2.TransportError as exc:
-            if wire.may_have_written and raised_by_callers_code(exc):
+            failure = translated(exc, request, _HTTPX2_FAILURES)
+            if contradicts_the_wire(wire, failure) and raised_by_callers_code(exc):
                 raise  # a hook's own call failing once the request was written: `unknown_failure` judges
-            raise translated(exc, request, _HTTPX2_FAILURES) from exc
+            raise failure from exc
         return _Httpx2Stream(response, request, started)
 
     def close(self) -> None:
