@@ -178,3 +178,25 @@ def test_forget_locals_never_raises() -> None:
     if sys.version_info >= (3, 11):
         group = BaseExceptionGroup("group", [ValueError("a"), odd])  # noqa: F821  # builtin from 3.11
         forget_locals(group)
+
+
+def test_the_key_quoted_in_an_oserrors_strerror_is_masked_when_it_leaves() -> None:
+    """str() of an OSError is made from its strerror, not its args: both are masked in an exception a call chains."""
+    from animalstore_client._core.secrets import forget_locals
+
+    key = "sk-live-0123456789abcdef"
+
+    def failing() -> None:
+        raise ConnectionError(111, f"refused for {key}")
+
+    try:
+        try:
+            failing()
+        except ConnectionError as inner:
+            raise RuntimeError("the call failed") from inner
+    except RuntimeError as exc:
+        forget_locals(exc, (key,))
+        cause = exc.__cause__
+    assert cause is not None
+    assert key not in str(cause)
+    assert key not in repr(cause.args)

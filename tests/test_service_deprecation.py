@@ -112,3 +112,19 @@ def test_get_pets_own_warning_is_not_doubled_by_a_notice_that_says_the_same() ->
 def test_what_the_headers_announce_is_read_or_ignored_never_an_error(raw: Any, expected: Any) -> None:
     """Values read as the RFCs write them; a malformed or overflowing one is ignored; a link alone announces nothing."""
     assert service_notice(raw) == (None if expected is None else expected)
+
+
+def test_a_notice_under_warnings_as_errors_keeps_the_stored_pet(caplog: pytest.LogCaptureFixture) -> None:
+    """With a filter that makes warnings errors, a notice on create_pet's 201 cannot lose the pet: the call returns
+    it, and the notice is logged instead."""
+    from animalstore_client import AnimalStoreClient
+
+    with (
+        LoopbackServer([respond(201, PET, {"Deprecation": "true"})]) as server,
+        AnimalStoreClient("k" * 16, base_url=server.base_url) as client,
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("error")
+        pet = client.create_pet(name="Rex", category_id=3)
+    assert pet.id == 7
+    assert "The animal store announces that create_pet() (POST /pets) is deprecated" in caplog.text

@@ -509,7 +509,11 @@ class _BaseClient:
             if key in pool.notices:
                 return
             pool.notices.add(key)
-        warn_at_callers_line(notice_message(operation, request.method, route, notice))
+        message = notice_message(operation, request.method, route, notice)
+        try:
+            warn_at_callers_line(message)
+        except Exception:  # noqa: BLE001  # a filter making warnings errors: the call's result (a stored pet) is kept
+            logger.warning("%s (a warnings filter made it an error: logged, so the call's result is kept)", message)
 
     def _jitter_source(self) -> Callable[[], float]:
         return self._jitter if self._wiring is None else _no_jitter

@@ -59,7 +59,7 @@ def is_service_error(body: bytes | None, status_code: int) -> bool:
         return False
     try:
         parsed: object = json.loads(body)
-    except ValueError:  # not JSON, or not UTF-8
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the recursion limit
         return False
     if not isinstance(parsed, dict):
         return False

@@ -200,6 +200,8 @@ def _mask_args(exc: BaseException, secrets: tuple[str, ...]) -> None:
     masked = tuple(_masked(arg, secrets) if isinstance(arg, str) else arg for arg in args)
     if masked != args:
         exc.args = masked
+    if isinstance(exc, OSError) and isinstance(exc.strerror, str):  # its str() is made from strerror, not args
+        exc.strerror = _masked(exc.strerror, secrets)
 
 
 def _masked(text: str, secrets: tuple[str, ...]) -> str:

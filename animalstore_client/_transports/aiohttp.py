@@ -170,6 +170,8 @@ class _OneSend:
 
     async def __call__(self, request: aiohttp.ClientRequest, handler: _Handler) -> aiohttp.ClientResponse:
         """Send ``request`` through ``handler`` (aiohttp's own sending), the first time only."""
+        wire = self._wire
+        wire.reach(NOTHING)  # reported: from here, what aiohttp's sending did is known (a refusal below sent nothing)
         if self._sent:
             if self._failure is not None:
                 raise self._failure
@@ -188,7 +190,6 @@ class _OneSend:
                 "session without that middleware (or with_options(api_key=...) for another key)"
             )
         url = request.url
-        wire = self._wire
         wire.check_origin(
             url.scheme.encode("ascii"),
             (url.raw_host or "").encode("ascii"),
@@ -196,7 +197,6 @@ class _OneSend:
             "http_client (an aiohttp session)",
         )
         self._sent = True
-        wire.reach(NOTHING)  # reported: from here, what aiohttp's sending did is known
         try:
             response = await handler(request)
         except BaseException as exc:

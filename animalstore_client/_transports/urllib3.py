@@ -138,23 +138,25 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
         seconds = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
         if seconds is None or is_literal(host):
             return super()._new_conn()
+        ends = time.monotonic() + seconds
         try:
             addresses = looked_up(host, self.port, seconds)
         except TimeoutError:
             raise ConnectTimeoutError(self, f"Connection to {host} timed out looking its name up") from None
         except socket.gaierror as exc:
             raise NameResolutionError(host, self, exc) from exc
-        named = self._dns_host
+        named, timeout = self._dns_host, self.timeout
         last: Exception | None = None
         try:
             for address in addresses:
                 self._dns_host = address  # what urllib3 connects to; self.host (TLS's name) is restored below
+                self.timeout = max(ends - time.monotonic(), 0.0)  # each address gets what is left, no more
                 try:
                     return super()._new_conn()
                 except NewConnectionError as exc:
                     last = exc
         finally:
-            self._dns_host = named
+            self._dns_host, self.timeout = named, timeout
         assert last is not None  # getaddrinfo gives one address at least, or raises
         raise last
 
