@@ -18,6 +18,7 @@ from __future__ import annotations
 
 # --8<-- [start:import]
 import json
+import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,8 +28,8 @@ from typing import Any
 from animalstore_client import AnimalStoreClient, AnimalStoreError, ClientValidationError
 
 Row = tuple[str, str, int, Any]
-"""A row: its key (unique and stable across runs, a line number say), name, category id, and status as read (a
-str from a file, or None): the SDK checks it, and refuses a mistyped one before sending."""
+"""A row: its key (unique, and the same in every run: from the row's content, not its place in the file), name,
+category id, and status as read (a str from a file, or None): the SDK checks it, refusing a mistyped one unsent."""
 FINAL = ("created", "refused", "may have been stored")
 """Outcomes a later run leaves alone; "not stored" is sent again."""
 
@@ -47,6 +48,8 @@ class Journal:
                         continue
                     self.states[entry["row"]] = entry
         self._file = path.open("a", encoding="utf-8")
+        if self._file.tell() and not path.read_bytes().endswith(b"\n"):
+            self._file.write("\n")  # a line a kill cut short ends here: the next entry starts a line of its own
         self._lock = threading.Lock()
 
     def write(self, row: str, state: str, **details: object) -> None:
@@ -56,6 +59,7 @@ class Journal:
             self.states[row] = entry
             self._file.write(json.dumps(entry) + "\n")
             self._file.flush()
+            os.fsync(self._file.fileno())  # on the disk before the row is sent: a power cut keeps "sending" too
 
     def close(self) -> None:
         self._file.close()
@@ -74,10 +78,11 @@ def import_row(client: AnimalStoreClient, journal: Journal, row: Row) -> str:
         if getattr(exc, "may_have_been_processed", True):
             journal.write(key, "may have been stored", error=str(exc))
             return "may have been stored"
-        status_code = getattr(exc, "status_code", 0)
-        if 400 <= status_code < 500 and status_code != 429:  # the service refused the row itself
+        if getattr(exc, "status_code", 0) in (400, 409, 422):  # the service refused the row itself
             journal.write(key, "refused", rule=str(exc))
             return "refused"
+        # Anything else the service certainly did not act on (a 401 for a wrong key, a 404 for a wrong base URL,
+        # a 429, a refused connection) is the run's, not the row's: the next run sends the row again.
         journal.write(key, "not stored", error=str(exc))
         return "not stored"
     journal.write(key, "created", id=pet.id)
@@ -107,14 +112,22 @@ def import_rows(client: AnimalStoreClient, rows: Iterable[Row], journal_path: Pa
 
 
 def read_rows(path: Path) -> list[Row]:
-    """``name,categoryId,status`` rows of a CSV file with a header line; the key is the row's line number."""
+    """``name,categoryId,status`` rows of a CSV file with a header line.
+
+    A row's key is its content, numbered among identical rows: removing or adding another row (a refused
+    one, fixed) changes no other row's key, so a resumed run never takes one row's outcome for another's.
+    """
     import csv
 
+    rows: list[Row] = []
+    seen: dict[str, int] = {}
     with path.open(newline="", encoding="utf-8") as file:
-        return [
-            (str(line), record["name"], int(record["categoryId"]), record.get("status") or None)
-            for line, record in enumerate(csv.DictReader(file), start=2)
-        ]
+        for record in csv.DictReader(file):
+            content = json.dumps([record["name"], record["categoryId"], record.get("status") or ""])
+            seen[content] = seen.get(content, 0) + 1
+            key = f"{content}#{seen[content]}"
+            rows.append((key, record["name"], int(record["categoryId"]), record.get("status") or None))
+    return rows
 
 
 def summary(journal: Journal) -> dict[str, int]:

@@ -130,8 +130,36 @@ def test_an_import_killed_at_a_random_row_and_run_again_stores_nothing_twice(tmp
         _, errors = second.communicate(timeout=120)
         assert second.returncode == 0, errors.decode()
         _no_pet_twice(store)
-    journal = _example().Journal(journal_path)
+    example = _example()
+    journal = example.Journal(journal_path)
     journal.close()
-    keys = {str(line) for line in range(2, len(rows) + 2)}  # read_rows keys a row by its line in the file
-    assert set(journal.states) == keys
+    assert set(journal.states) == {row[0] for row in example.read_rows(rows_path)}
     assert {str(entry["state"]) for entry in journal.states.values()} <= OUTCOMES
+
+
+def test_a_rows_key_is_its_content_so_removing_another_row_changes_no_key(tmp_path: Path) -> None:
+    """Keys come from a row's content (numbered among identical rows), not its line: fixing or removing a refused
+    row between runs leaves every other row's outcome its own."""
+    example = _example()
+    rows = [("", "Rex", 1, "available"), ("", "Typo", 1, "availble"), ("", "Rex", 1, "available"), ("", "Max", 2, "")]
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+    _write_csv(before, rows)
+    _write_csv(after, [row for row in rows if row[1] != "Typo"])
+    keys_before = [row[0] for row in example.read_rows(before)]
+    keys_after = [row[0] for row in example.read_rows(after)]
+    assert len(set(keys_before)) == 4  # the two identical Rex rows are two rows
+    assert keys_after == [keys_before[0], keys_before[2], keys_before[3]]
+
+
+def test_a_line_cut_short_by_a_kill_is_not_glued_to_the_next_runs_first_entry(tmp_path: Path) -> None:
+    """A journal whose last line a kill cut short: the next run's entries start on a line of their own, so none is
+    lost (a lost "sending" could let a third run send that row again)."""
+    example = _example()
+    path = tmp_path / "journal.jsonl"
+    path.write_text('{"row": "a", "state": "created", "id": 1}\n{"row": "b", "sta')
+    journal = example.Journal(path)
+    journal.write("c", "sending")
+    journal.close()
+    again = example.Journal(path)
+    again.close()
+    assert set(again.states) == {"a", "c"}
