@@ -189,6 +189,7 @@ def test_the_key_quoted_in_an_oserrors_strerror_is_masked_when_it_leaves() -> No
     def failing() -> None:
         raise ConnectionError(111, f"refused for {key}")
 
+    cause: BaseException | None = None
     try:
         try:
             failing()
