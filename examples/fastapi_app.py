@@ -25,6 +25,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 
 from animalstore_client import (
+    DEFAULT_MAX_RETRIES,
     APIConnectionError,
     APIStatusError,
     AsyncAnimalStoreClient,
@@ -97,7 +98,7 @@ async def call_the_app(store: Any) -> None:
         print("GET /pets ->", (await http.get("/pets", params={"status": "available"})).json())
         print("GET /pets?limit=500 ->", (await http.get("/pets", params={"limit": 500})).status_code)
         if store is not None:
-            store.fail_next(500, times=3)
+            store.fail_next(500, times=1 + DEFAULT_MAX_RETRIES)  # every attempt of the call fails
             print("during an outage ->", (await http.get("/pets")).json()["detail"])
 
 
