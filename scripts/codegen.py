@@ -31,6 +31,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "animalstore_client"
+_RUFF_LINE_LENGTH = re.search(r"^line-length = (\d+)$", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+assert _RUFF_LINE_LENGTH is not None, "pyproject.toml's [tool.ruff] line-length"
+LINE_LENGTH = int(_RUFF_LINE_LENGTH[1])
+"""The linter's line length (pyproject.toml's ``[tool.ruff]``), which a generated docstring is wrapped to."""
 
 _REGION = re.compile(
     r"^(?P<indent>[ \t]*)# <(?P<kind>options|operations|libraries): (?P<name>[\w ]+)>.*\n"
@@ -327,15 +331,37 @@ def libraries_region(name: str) -> str:
             ("sync", "BackendName", "AnimalStoreClient"),
             ("async", "AsyncBackendName", "AsyncAnimalStoreClient"),
         ):
-            names = ", ".join(f'"{library.name}"' for library in libraries if client in library.clients)
+            offered = [library for library in libraries if client in library.clients]
+            names = ", ".join(f'"{library.name}"' for library in offered)
+            each = [f'``"{library.name}"`` ({_needs(library, index == 0)})' for index, library in enumerate(offered)]
+            listed = ", ".join(each[:-1]) + f" or {each[-1]}"
             lines += [
                 f"{alias} = Literal[{names}]",
-                f'"""The libraries `{cls}` can send through: its ``backend=`` argument\'s type."""',
+                f'"""The libraries `{cls}` can send through: its ``backend=`` argument\'s type.',
+                "",
+                *_wrapped(f"{listed}. docs/index.md's backends table says which to choose.", ""),
+                '"""',
             ]
         return "\n".join(lines) + "\n"
     if name == "http client types":
         return _http_client_types(libraries)
     raise SystemExit(f"scripts/codegen.py: no libraries region is called {name!r}")
+
+
+def _needs(library: Any, default: bool) -> str:
+    """What choosing a library takes, as `BackendName`'s docs say it: its extra and Python, or nothing."""
+    parts = ["the default"] if default else []
+    parts.append("a dependency" if library.extra is None else f"the ``[{library.extra}]`` extra")
+    if library.python > _libraries().PACKAGE_FLOOR:
+        parts.append(f"Python {library.python[0]}.{library.python[1]}+")
+    if library.deprecation is not None:
+        parts.append("deprecated")
+    return ", ".join(parts)
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    """A docstring paragraph wrapped to the line length the linter holds (120), less the indent."""
+    return textwrap.wrap(text, width=LINE_LENGTH - len(indent), break_on_hyphens=False, break_long_words=False)
 
 
 def _http_client_types(libraries: Any) -> str:
@@ -348,14 +374,16 @@ def _http_client_types(libraries: Any) -> str:
         taken = [library for library in libraries if client in library.client_types]
         refused = [library for library in libraries if client in library.clients and library.callers_clients_refused]
         names = [f"``{'.'.join(library.client_classes[client])}``" for library in taken]
-        listed = ", ".join(names[:-1]) + f"\nor {names[-1]}"
+        listed = ", ".join(names[:-1]) + f" or {names[-1]}"
         refusals = "".join(
             f' (a {library.name} client is refused: ``backend="{library.name}"`` builds the SDK\'s own)'
             for library in refused
         )
+        first, *rest = _wrapped(f"What `{cls}` takes as ``http_client``: {listed}{refusals}.", '"""')
         out += [
             f"{alias}: TypeAlias = {' | '.join(library.client_types[client] for library in taken)}",
-            f'"""What `{cls}` takes as ``http_client``: {listed}{refusals}.',
+            f'"""{first}',
+            *rest,
             "",
             "httpx's class by name; each optional library's by a Protocol of a few of",
             "its members, so that this type is complete whether that library is",

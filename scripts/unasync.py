@@ -153,11 +153,6 @@ PHRASES = {
         ("pyreqwest.response.Response", "pyreqwest.response.SyncResponse"),
     ],
     "_clients/client_async.py": [
-        ("aiohttp.ClientSession", "urllib3.PoolManager"),
-        (
-            '``"aiohttp"`` (installed by the ``[aiohttp]`` extra)',
-            '``"urllib3"`` (installed by the ``[urllib3]`` extra)',
-        ),
         (
             "An asyncio client for the animal store; the same API as `AnimalStoreClient`.\n\n"
             "    Safe to share across the tasks of one event loop. Used from a new event\n"

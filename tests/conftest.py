@@ -271,12 +271,12 @@ def _needs(library: str, installed: bool) -> pytest.MarkDecorator:
 
 NEEDS = {library.name: _needs(library.name, _importable(library.name)) for library in LIBRARIES if library.extra}
 """A mark per optional library skipping a test where it is not installed, saying why."""
-RUN_ONCE = frozenset({"httpx2", "pyreqwest", "urllib3"})
+RUN_ONCE = frozenset(library.name for library in LIBRARIES if library.runs_once)
 """Libraries whose client/library pairs carry a mark of their name, which the sessions on the other Pythons leave
-out (noxfile.py), to keep CI within 15 minutes: the pairs of httpx2 and pyreqwest, new in 1.2.0, and of urllib3,
-deprecated, run from the README's command on 3.11, and each library's pairs at its floor (urllib3's on 3.10 in
-``minimum``, pyreqwest's on 3.12). Their own test modules (tests/test_pyreqwest.py: its runtime at interpreter
-exit and across a fork) still run on every Python."""
+out (noxfile.py), to keep CI within 15 minutes (their declarations' ``runs_once``): the pairs of httpx2 and
+pyreqwest, new in 1.2.0, and of urllib3, deprecated, run from the README's command on 3.11, and each library's
+pairs at its floor (urllib3's on 3.10 in ``minimum``, pyreqwest's on 3.12). Their own test modules
+(tests/test_pyreqwest.py: its runtime at interpreter exit and across a fork) still run on every Python."""
 
 
 def deprecated(library: str) -> pytest.MarkDecorator:

@@ -8,12 +8,15 @@ declarations here: pyproject.toml's extras and requires-python.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 from animalstore_client._core.libraries import LIBRARIES, OTHER_EXTRAS, PACKAGE_FLOOR, distribution_of
+
+from .conftest import RUN_ONCE
 
 tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+; this runs once, on 3.11 (noxfile.py's ONCE)")
 
@@ -110,3 +113,35 @@ def test_the_docs_include_the_table_rather_than_a_list_of_their_own() -> None:
     for name, text in pages.items():
         for library in LIBRARIES:
             assert not re.search(rf'^\s*\| `"{re.escape(library.name)}"`', text, re.MULTILINE), (name, library.name)
+
+
+def test_the_libraries_that_run_once_are_their_declarations_everywhere() -> None:
+    """noxfile.py's left-out markers and pyproject.toml's markers name exactly the libraries declared
+    ``runs_once`` (tests/conftest.py's RUN_ONCE is derived from them): a library declared so runs once in CI
+    with no other edit, and one that stops being so runs on every Python again."""
+    declared = [library.name for library in LIBRARIES if library.runs_once]
+    assert set(declared) == RUN_ONCE
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    [value] = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RUN_ONCE_MARKERS" for t in node.targets)
+    ]
+    markers = ast.literal_eval(value)
+    assert sorted(m for m in markers if m not in ("contract", "slow")) == sorted(declared)
+    registered = {line.split(":", 1)[0] for line in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]}
+    assert set(declared) <= registered
+
+
+def test_the_readmes_extras_sentence_says_which_are_deprecated() -> None:
+    """README.md's sentence naming the extras marks a deprecated library's extra so, and no other."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = re.search(r"The extras are (.+?);", readme, re.DOTALL)
+    assert sentence is not None
+    text = " ".join(sentence[1].split())
+    for library in LIBRARIES:
+        if library.extra is None:
+            continue
+        after = text.split(f"`[{library.extra}]`", 1)[1]
+        deprecated_here = after.lstrip().startswith("(deprecated")
+        assert deprecated_here == (library.deprecation is not None), library.name

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import attrs
 import pytest
 
 from animalstore_client._core.deprecation import GET_PET_DEPRECATION
@@ -177,3 +178,32 @@ def test_a_phrase_that_no_longer_matches_stops_the_generator(unasync: ModuleType
     source = (unasync.PACKAGE / "_clients/client_async.py").read_text().replace("An asyncio client", "An async client")
     with pytest.raises(SystemExit, match="no longer occurs"):
         unasync.unasync(source, "_clients/client_async.py")
+
+
+def test_the_generated_library_docs_fit_the_line_length_however_many_libraries_refuse() -> None:
+    """The ``http_client`` types' and ``backend=`` names' docs are wrapped to the linter's line length, with every
+    library refusing callers' clients and every one needing a newer Python: a sixth library breaks no lint."""
+    codegen = _load("codegen_script", ROOT / "scripts" / "codegen.py")
+    declared = codegen._libraries()
+    widened = tuple(
+        attrs.evolve(
+            library,
+            name=f"{library.name}_with_a_longer_name",
+            callers_clients_refused=True,
+            python=(3, 13),
+            deprecation=library.deprecation or "deprecated",
+        )
+        for library in declared.LIBRARIES
+    )
+    texts = [codegen._http_client_types(declared.LIBRARIES), codegen._http_client_types(widened)]
+    original = declared.LIBRARIES
+    try:
+        declared.LIBRARIES = widened
+        texts.append(codegen.libraries_region("backend names"))
+    finally:
+        declared.LIBRARIES = original
+    for text in texts:
+        assert "refused" in text or "Literal" in text
+        long = [line for line in text.splitlines() if len(line) > codegen.LINE_LENGTH]
+        assert not long, long
+    assert texts[1].count("client is refused") == sum(len(library.clients) for library in widened)

@@ -463,9 +463,9 @@ class _BaseClient:
         raise NotImplementedError  # defined by each client
 
     def _transport_verify(self) -> bool | str | ssl.SSLContext:
-        """The trust a new transport of the SDK's gets: the context made when the client was, or for
-        pyreqwest (rustls, which takes no `ssl.SSLContext`) ``verify`` itself."""
-        if self._settings.backend == "pyreqwest":
+        """The trust a new transport of the SDK's gets: the context made when the client was, or for a library
+        that takes no `ssl.SSLContext` (pyreqwest's rustls) ``verify`` itself."""
+        if not by_name(self._settings.backend).takes_ssl_context:
             return self._settings.verify
         return self._ssl_context or True
 

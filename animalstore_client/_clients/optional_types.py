@@ -126,8 +126,8 @@ class Urllib3PoolManager(Protocol):
 
 # <libraries: http client types> written by scripts/codegen.py from _core.libraries.LIBRARIES
 AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClientSession
-"""What `AsyncAnimalStoreClient` takes as ``http_client``: ``httpx.AsyncClient``, ``httpx2.AsyncClient``
-or ``aiohttp.ClientSession`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
+"""What `AsyncAnimalStoreClient` takes as ``http_client``: ``httpx.AsyncClient``, ``httpx2.AsyncClient`` or
+``aiohttp.ClientSession`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is
@@ -137,8 +137,8 @@ itself checks the class when it is made.
 """
 
 HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager
-"""What `AnimalStoreClient` takes as ``http_client``: ``httpx.Client``, ``httpx2.Client``
-or ``urllib3.PoolManager`` (a pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
+"""What `AnimalStoreClient` takes as ``http_client``: ``httpx.Client``, ``httpx2.Client`` or ``urllib3.PoolManager`` (a
+pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is

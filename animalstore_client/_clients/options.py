@@ -166,19 +166,19 @@ OPTIONS: tuple[Option, ...] = (
         "Headers sent with every request.",
         changes="Mapping[str, str] | NotGiven",
     ),
-    # Not a union of the libraries' classes: aiohttp, urllib3 and httpx2 are optional, and
-    # a class of a library that is not installed is unknown to a type checker. `AsyncHTTPClient`
-    # (_optional_types, which says why) names httpx's class and a Protocol for each of the others.
+    # Not a union of the libraries' classes: an optional library's class is unknown to a type checker where
+    # it is not installed. `AsyncHTTPClient` (written from _core.libraries) names httpx's class and a Protocol
+    # for each of the others. Neither this text nor backend's names a library: the declarations' own docs do
+    # (AsyncHTTPClient's and AsyncBackendName's are written from them), so a new library changes no text here.
     Option(
         "http_client",
         "AsyncHTTPClient | None",
         "None",
-        "An `httpx.AsyncClient`, `httpx2.AsyncClient` or `aiohttp.ClientSession`\n"
-        "to send through; the SDK does not close it (not a pyreqwest client:\n"
-        '``backend="pyreqwest"`` builds the SDK\'s own, which follows no redirect).\n'
-        "Typed `AsyncHTTPClient`: the optional libraries' classes by their\n"
-        "members (Protocols), so the type is complete without them installed;\n"
-        "the class itself is checked when the client is made.",
+        "A client of one of the libraries `AsyncHTTPClient` names, to send\n"
+        "through; the SDK does not close it. Typed by the members of the\n"
+        "optional libraries' classes (Protocols), so the type is complete\n"
+        "without them installed; the class itself is checked when the client\n"
+        "is made.",
         kit=False,
         pickled=False,
     ),
@@ -202,11 +202,9 @@ OPTIONS: tuple[Option, ...] = (
         "backend",
         "AsyncBackendName | None",
         "None",
-        'The HTTP library to send through: ``"httpx"`` (the default),\n'
-        '``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),\n'
-        '``"aiohttp"`` (installed by the ``[aiohttp]`` extra) or ``"pyreqwest"``\n'
-        "(the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it\n"
-        "follows from ``http_client``.",
+        "The HTTP library to send through, by name: one of `AsyncBackendName`,\n"
+        "whose docs say the extra and Python each needs. Left out, the library\n"
+        'of ``http_client``, else ``"httpx"``.',
     ),
     Option(
         "verify",

@@ -14,9 +14,10 @@ holds them to these declarations.
 
 Adding a library: one `Library` here, its transport module(s) under
 ``_transports``, a Protocol for its client class in ``_clients/optional_types.py``
-(when a caller may pass one), its extra in ``pyproject.toml``, its pin in
-``tests/requirements.txt``; then ``python scripts/codegen.py``. The behaviour
-suite runs on it with no test edited.
+(when a caller may pass one), its extra in ``pyproject.toml`` and README.md's
+install sentence, its pin in ``tests/requirements.txt``; then
+``python scripts/codegen.py``. The behaviour suite runs on it with no test
+edited (docs/architecture.md's "Where each kind of change goes" lists it all).
 
 Nothing here imports an HTTP library: the core may read it anywhere.
 """
@@ -86,6 +87,13 @@ class Library:
     """Whether the library's client has an ``auth`` of its own, which the SDK refuses (it sends the Bearer key)."""
     deprecation: str | None = None
     """The warning a client made on it gives (``_core.deprecation``), naming its replacement and removal; ``None``."""
+    takes_ssl_context: bool = True
+    """Whether its transport takes ``verify=`` as an `ssl.SSLContext` the client makes once (``False``: the
+    ``verify`` value itself, for a library with a TLS stack of its own, such as pyreqwest's rustls)."""
+    runs_once: bool = False
+    """Whether CI runs its client/library pairs once, from the README's command on one Python, rather than on
+    every Python (tests/conftest.py marks them with its name; noxfile.py's sessions leave them out): a library
+    new in a release, or deprecated, to keep CI near its 15 minutes."""
     stack: frozenset[str] = frozenset()
     """The top-level packages of its HTTP stack: their frames are the library's, not the caller's code."""
     extra_packages: tuple[str, ...] = ()
@@ -158,6 +166,7 @@ LIBRARIES: tuple[Library, ...] = (
         client_classes={"async": ("httpx2", "AsyncClient"), "sync": ("httpx2", "Client")},
         client_types={"async": "Httpx2AsyncClient", "sync": "Httpx2Client"},
         client_auth=True,
+        runs_once=True,
         stack=frozenset({"httpx2", "httpcore2", "h11", "h2", "anyio", "sniffio", "certifi", "idna"}),
         choose_for=(
             "the SDK's own pool over httpcore2, from httpx2 (pydantic's fork of httpx); for an application on "
@@ -200,6 +209,7 @@ LIBRARIES: tuple[Library, ...] = (
         client_classes={"sync": ("urllib3", "PoolManager")},
         client_types={"sync": "Urllib3PoolManager"},
         deprecation=URLLIB3_DEPRECATION,
+        runs_once=True,
         stack=frozenset({"urllib3"}),
         choose_for=(
             "**deprecated, to be removed in 2.0**: a client made on it (or on a `urllib3.PoolManager` of yours) "
@@ -220,6 +230,8 @@ LIBRARIES: tuple[Library, ...] = (
         },
         client_classes={"async": ("pyreqwest.client", "Client"), "sync": ("pyreqwest.client", "SyncClient")},
         callers_clients_refused=True,
+        takes_ssl_context=False,
+        runs_once=True,
         stack=frozenset({"pyreqwest"}),
         choose_for=(
             "Rust's reqwest, hyper and rustls: the most calls per second and per core with many calls in flight, "
@@ -257,9 +269,19 @@ OTHER_EXTRAS: tuple[Extra, ...] = (
 
 # <libraries: backend names> written by scripts/codegen.py from _core.libraries.LIBRARIES
 BackendName = Literal["httpx", "httpx2", "urllib3", "pyreqwest"]
-"""The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type."""
+"""The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type.
+
+``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+), ``"urllib3"`` (the
+``[urllib3]`` extra, deprecated) or ``"pyreqwest"`` (the ``[pyreqwest]`` extra, Python 3.11+). docs/index.md's backends
+table says which to choose.
+"""
 AsyncBackendName = Literal["httpx", "httpx2", "aiohttp", "pyreqwest"]
-"""The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type."""
+"""The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type.
+
+``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+), ``"aiohttp"`` (the
+``[aiohttp]`` extra) or ``"pyreqwest"`` (the ``[pyreqwest]`` extra, Python 3.11+). docs/index.md's backends table says
+which to choose.
+"""
 # </libraries>
 
 

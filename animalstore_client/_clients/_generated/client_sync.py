@@ -72,21 +72,18 @@ class AnimalStoreClient(SendLoop):
         timeout: Seconds, an `httpx.Timeout`, or ``None`` for no timeout at all.
         max_retries: Retries after the first attempt; ``0`` disables them.
         default_headers: Headers sent with every request.
-        http_client: An `httpx.Client`, `httpx2.Client` or `urllib3.PoolManager`
-            to send through; the SDK does not close it (not a pyreqwest client:
-            ``backend="pyreqwest"`` builds the SDK's own, which follows no redirect).
-            Typed `HTTPClient`: the optional libraries' classes by their
-            members (Protocols), so the type is complete without them installed;
-            the class itself is checked when the client is made.
+        http_client: A client of one of the libraries `HTTPClient` names, to send
+            through; the SDK does not close it. Typed by the members of the
+            optional libraries' classes (Protocols), so the type is complete
+            without them installed; the class itself is checked when the client
+            is made.
         total_timeout: Seconds one call may take in all (attempts, sleeps, bodies);
             ``None`` for no deadline.
         max_response_bytes: The largest response body read, after decoding;
             ``None`` for no cap (unsafe with servers you do not trust).
-        backend: The HTTP library to send through: ``"httpx"`` (the default),
-            ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+),
-            ``"urllib3"`` (installed by the ``[urllib3]`` extra) or ``"pyreqwest"``
-            (the ``[pyreqwest]`` extra, Python 3.11+; the fastest). Left out, it
-            follows from ``http_client``.
+        backend: The HTTP library to send through, by name: one of `BackendName`,
+            whose docs say the extra and Python each needs. Left out, the library
+            of ``http_client``, else ``"httpx"``.
         verify: Which TLS certificates the SDK's own connection pool trusts: ``True``
             (certifi's bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), the path of a CA
             bundle, an `ssl.SSLContext`, or ``False`` (no check; warns unless the host
