@@ -115,7 +115,7 @@ def _parameters(lines: Iterable[str], indent: str) -> str:
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def option_parameters(which: str) -> list[str]:
+def option_parameters(which: str) -> list[str]:  # noqa: PLR0911  # a return per kind of region
     """The parameter lines of one signature that takes the options."""
     options = _options()
     if which == "constructor":
@@ -130,6 +130,17 @@ def option_parameters(which: str) -> list[str]:
     if which in ("kit", "kit sync"):
         lines = [f"{o.name}: {o.annotation} = {o.default}," for o in options if o.kit]
         return [_unasync_words(line) for line in lines] if which == "kit sync" else lines
+    # What a signature's body passes on, by name: a reader (or a tool) follows each option from the parameter
+    # to `Arguments`' field of the same name, and from there to where `Settings` checks it.
+    if which == "arguments":
+        return [f"{o.name}: object = NOT_GIVEN" for o in options]
+    if which == "given":
+        return ["given = Arguments(", *(f"    {o.name}={o.name}," for o in options), ")"]
+    if which == "given changes":
+        return ["given = Arguments(", *(f"    {o.name}={o.name}," for o in options if o.changes is not None), ")"]
+    if which == "kit passed":  # the kit's factories pass the options on to the public constructor
+        passed = [o for o in options if o.kit and o.name not in ("api_key", "backend")]
+        return ["options: dict[str, Any] = {", *(f'    "{o.name}": {o.name},' for o in passed), "}"]
     raise SystemExit(f"scripts/codegen.py: no options region named {which!r}")
 
 

@@ -216,3 +216,25 @@ def test_with_options_refuses_huge_and_deep_values(make_client: ClientFactory, v
     with pytest.raises(ClientValidationError, match=rf"^{argument} must ") as info:
         client.with_options(**cast("dict[str, Any]", {argument: value}))
     assert info.value.argument == argument
+
+
+def test_every_option_is_read_by_name_where_settings_are_made_and_changed() -> None:
+    """`Settings.from_arguments` reads every option of `OPTIONS` as ``given.<name>``, and `Settings.changed`
+    every option `with_options` takes: an option added to the declaration and forgotten there fails here
+    (it would otherwise be taken by the signatures and silently dropped)."""
+    import ast
+    import inspect
+    import textwrap
+
+    from animalstore_client._clients.options import OPTIONS, Settings
+
+    def read(function: Any) -> set[str]:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        return {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "given"
+        }
+
+    assert read(Settings.from_arguments) == {option.name for option in OPTIONS}
+    assert read(Settings.changed) == {option.name for option in OPTIONS if option.changes is not None}

@@ -27,7 +27,7 @@ from typing_extensions import Self
 
 from animalstore_client._clients.backends import callers_base_url
 from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
-from animalstore_client._clients.options import OPTION_NAMES, Settings
+from animalstore_client._clients.options import Arguments, Settings
 from animalstore_client._core.attempts import Answer
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
@@ -219,8 +219,8 @@ class _BaseClient:
 
         return random.random()
 
-    def __init__(self, given: Mapping[str, Any], choose_backend: Callable[[object, object], str]) -> None:
-        """Check and keep the constructor's arguments (`_clients.options.OPTIONS` by name)."""
+    def __init__(self, given: Arguments, choose_backend: Callable[[object, object], str]) -> None:
+        """Check and keep the constructor's arguments."""
         # A module a call imports first holds its import lock in that thread while it loads, and a child forked
         # then waits on the lock for ever (tests/test_fork.py caught this one): socket.getaddrinfo looks up the
         # idna codec on a process's first connect. Imported here rather than with the SDK: 1.8 ms, 2.5 % of
@@ -231,7 +231,7 @@ class _BaseClient:
         self._settings = settings = Settings.from_arguments(
             given, is_async=self._is_async, choose_backend=choose_backend
         )
-        http_client = given["http_client"]
+        http_client = given.http_client
         self._telemetry = _telemetry_for(settings.tracer_provider, settings.meter_provider)
         # Built now, so a CA file that is not one fails here rather than inside a call.
         self._ssl_context = ssl_context(settings.verify) if http_client is None else None
@@ -273,9 +273,9 @@ class _BaseClient:
             self._pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
         )
 
-    def _derive(self, given: Mapping[str, Any]) -> Self:
-        """A copy of this client with `with_options`'s arguments (`_clients.options.OPTIONS` by name) applied."""
-        verify_given = given["verify"] is not NOT_GIVEN
+    def _derive(self, given: Arguments) -> Self:
+        """A copy of this client with `with_options`'s arguments applied."""
+        verify_given = given.verify is not NOT_GIVEN
 
         def refuse_unowned(verify: object) -> None:
             if not self._pool.owned:
@@ -299,14 +299,14 @@ class _BaseClient:
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
         # Only the client that created the pool closes it.
         state.update(_settings=settings, _owns_pool=False, _closed=False)
-        if given["tracer_provider"] is not NOT_GIVEN or given["meter_provider"] is not NOT_GIVEN:
+        if given.tracer_provider is not NOT_GIVEN or given.meter_provider is not NOT_GIVEN:
             state["_telemetry"] = _telemetry_for(settings.tracer_provider, settings.meter_provider)
         if verify_given:
             state["_ssl_context"] = ssl_context(settings.verify)
             # Other trust needs other connections: a pool of the new client's own, which it closes.
             state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
             state["_owns_pool"] = True
-        if verify_given or given["base_url"] is not NOT_GIVEN or given["environment"] is not NOT_GIVEN:
+        if verify_given or given.base_url is not NOT_GIVEN or given.environment is not NOT_GIVEN:
             warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
         state["_config"] = clone._request_config()  # noqa: SLF001  # the same class
         return clone
@@ -344,8 +344,23 @@ class _BaseClient:
         patient = client.with_options(timeout=120, max_retries=5, total_timeout=600)
         ```
         """
-        # Every parameter is an option of _options.OPTIONS: they travel on by name.
-        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        # <options: given changes> written by scripts/codegen.py from _clients.options.OPTIONS
+        given = Arguments(
+            api_key=api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
+            verify=verify,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+        )
+        # </options>
         try:
             return self._derive(given)
         except BaseException as exc:
@@ -353,8 +368,7 @@ class _BaseClient:
             kept = self._settings.api_key
             forget_locals(exc, (api_key, kept) if isinstance(api_key, str) else (kept,))
             # This frame is still running, so it cannot be cleared: its secrets go by hand.
-            del api_key, base_url, default_headers, kept
-            given.clear()
+            del api_key, base_url, default_headers, kept, given
             raise
 
     @property

@@ -16,7 +16,7 @@ from typing_extensions import Self
 
 from animalstore_client._clients.backends import AsyncBackendName, choose_backend_async, new_transport_async
 from animalstore_client._clients.base import Pool
-from animalstore_client._clients.options import OPTION_NAMES
+from animalstore_client._clients.options import Arguments
 from animalstore_client._clients.response import APIResponse
 from animalstore_client._clients.send_loop_async import AsyncSendLoop
 from animalstore_client._core.attempts import Finished
@@ -121,8 +121,25 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
         meter_provider: MeterProvider | None = None,
         # </options>
     ) -> None:
-        # Every parameter is an option of _options.OPTIONS: they travel on by name.
-        given = {name: value for name, value in locals().items() if name in OPTION_NAMES}
+        # <options: given> written by scripts/codegen.py from _clients.options.OPTIONS
+        given = Arguments(
+            api_key=api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            http_client=http_client,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
+            backend=backend,
+            verify=verify,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+        )
+        # </options>
         try:
             super().__init__(given, choose_backend_async)
             self._owns_pool = http_client is None
@@ -135,8 +152,7 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
             # The traceback keeps this frame, and those below it, for a crash reporter to read: no secret.
             forget_locals(exc, (api_key,) if isinstance(api_key, str) else ())
             # This frame is still running, so it cannot be cleared: its secrets go by hand.
-            del api_key, base_url, default_headers
-            given.clear()
+            del api_key, base_url, default_headers, given
             raise
 
     def _new_transport(self) -> AsyncTransport:

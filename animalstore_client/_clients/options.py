@@ -3,15 +3,17 @@
 `OPTIONS` is the one list. The client constructors, `with_options` and the
 testing kit's client factories have explicit, typed signatures, written into
 their modules from this list by ``scripts/codegen.py`` (``--check`` in CI), and
-their bodies pass the arguments on by name; `Settings` holds the checked
+their bodies pass the arguments on by name (`Arguments`); `Settings` holds the checked
 values a client keeps, and pickling sends those of the options marked
 ``pickled``. A test compares every signature with this list.
 
-Adding an option: an `Option` here (with its check, for a plain value), a
-`Settings` field beside it, and the code that uses it; then run
-``python scripts/codegen.py``. A name its annotation or default uses for the
-first time needs its import in the modules with the regions (mypy and
-pyright say which).
+Adding an option: an `Option` here, a `Settings` field checked by name in
+`Settings.from_arguments` and `Settings.changed`, and the code that uses it;
+then run ``python scripts/codegen.py``, which writes `Arguments`' field and
+the calls that fill it by name (no ``locals()``: a reader or a tool follows
+each option from a signature to its use). A name its annotation or default
+uses for the first time needs its import in the modules with the regions
+(mypy and pyright say which).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import attrs
 import httpx
 
 from animalstore_client._clients.backends import caller_timeout
@@ -46,7 +49,12 @@ from animalstore_client._core.validation import (
     check_total_timeout,
 )
 
-__all__ = ["OPTIONS", "Option", "Settings"]
+if TYPE_CHECKING:
+    from animalstore_client._core.environments import Environment
+
+T = TypeVar("T")
+
+__all__ = ["OPTIONS", "Arguments", "Option", "Settings"]
 
 
 class Option:
@@ -62,7 +70,7 @@ class Option:
     ``import animalstore_client`` about a millisecond more.
     """
 
-    __slots__ = ("annotation", "changes", "check", "default", "doc", "kit", "name", "pickled")
+    __slots__ = ("annotation", "changes", "default", "doc", "kit", "name", "pickled")
 
     def __init__(
         self,
@@ -71,7 +79,6 @@ class Option:
         default: str,
         doc: str,
         *,
-        check: Callable[[object], object] | None = None,
         changes: str | None = None,
         kit: bool = True,
         pickled: bool = True,
@@ -80,7 +87,6 @@ class Option:
         self.annotation = annotation
         self.default = default
         self.doc = doc
-        self.check = check
         self.changes = changes
         self.kit = kit
         self.pickled = pickled
@@ -156,7 +162,6 @@ OPTIONS: tuple[Option, ...] = (
         "int",
         "DEFAULT_MAX_RETRIES",
         "Retries after the first attempt; ``0`` disables them.",
-        check=check_max_retries,
         changes="int | NotGiven",
     ),
     Option(
@@ -187,7 +192,6 @@ OPTIONS: tuple[Option, ...] = (
         "float | None",
         "DEFAULT_TOTAL_TIMEOUT",
         "Seconds one call may take in all (attempts, sleeps, bodies);\n``None`` for no deadline.",
-        check=check_total_timeout,
         changes="float | NotGiven | None",
     ),
     Option(
@@ -195,7 +199,6 @@ OPTIONS: tuple[Option, ...] = (
         "int | None",
         "DEFAULT_MAX_RESPONSE_BYTES",
         "The largest response body read, after decoding;\n``None`` for no cap (unsafe with servers you do not trust).",
-        check=check_max_response_bytes,
         changes="int | NotGiven | None",
     ),
     Option(
@@ -230,7 +233,6 @@ OPTIONS: tuple[Option, ...] = (
         "NOT_GIVEN",
         "The `RetryBudget` bounding this client's retries (by default a\n"
         "new ``RetryBudget()``: 20 % of recent calls, at least 10 a second);\n``None`` for none.",
-        check=_check_budget,
         changes="RetryBudget | NotGiven | None",
     ),
     Option(
@@ -239,7 +241,6 @@ OPTIONS: tuple[Option, ...] = (
         "None",
         "The OpenTelemetry tracer provider for spans (installed by the\n"
         "``[otel]`` extra); by default the global one, if set.",
-        check=_provider_check("tracer_provider", "get_tracer", "TracerProvider"),
         changes="TracerProvider | NotGiven | None",
         pickled=False,
     ),
@@ -248,14 +249,52 @@ OPTIONS: tuple[Option, ...] = (
         "MeterProvider | None",
         "None",
         "The OpenTelemetry meter provider for metrics; by default the\nglobal one.",
-        check=_provider_check("meter_provider", "get_meter", "MeterProvider"),
         changes="MeterProvider | NotGiven | None",
         pickled=False,
     ),
 )
 
-OPTION_NAMES = frozenset(option.name for option in OPTIONS)
-_CHECKS = {option.name: option.check for option in OPTIONS if option.check is not None}
+_check_tracer_provider = _provider_check("tracer_provider", "get_tracer", "TracerProvider")
+_check_meter_provider = _provider_check("meter_provider", "get_meter", "MeterProvider")
+
+
+@attrs.define(kw_only=True, repr=False, eq=False)
+class Arguments:
+    """The options one constructor, `with_options` or kit factory call was given, by name and unchecked.
+
+    Its body builds one by name (``Arguments(max_retries=max_retries, ...)``,
+    written by ``scripts/codegen.py``), and `Settings` reads each field by
+    name where it checks it: a reader, or a tool that follows a parameter
+    through its calls, follows each option from the signature to its use. A
+    field a call does not take stays `NOT_GIVEN`. No ``repr``: it holds the
+    API key.
+    """
+
+    # <options: arguments> written by scripts/codegen.py from _clients.options.OPTIONS
+    api_key: object = NOT_GIVEN
+    environment: object = NOT_GIVEN
+    base_url: object = NOT_GIVEN
+    timeout: object = NOT_GIVEN
+    max_retries: object = NOT_GIVEN
+    default_headers: object = NOT_GIVEN
+    http_client: object = NOT_GIVEN
+    total_timeout: object = NOT_GIVEN
+    max_response_bytes: object = NOT_GIVEN
+    backend: object = NOT_GIVEN
+    verify: object = NOT_GIVEN
+    middleware: object = NOT_GIVEN
+    retry_budget: object = NOT_GIVEN
+    tracer_provider: object = NOT_GIVEN
+    meter_provider: object = NOT_GIVEN
+    # </options>
+
+    def __repr__(self) -> str:
+        return "Arguments(...)"
+
+
+def _kept_or(given: object, kept: T, check: Callable[[Any], T]) -> T:
+    """What `Settings.changed` keeps of one option: the current value if not given, else the given one checked."""
+    return kept if given is NOT_GIVEN else check(given)
 
 
 class Settings:
@@ -296,11 +335,37 @@ class Settings:
     tracer_provider: Any
     meter_provider: Any
 
-    def __init__(self, **values: Any) -> None:
-        if set(values) != set(self.__slots__):
-            raise TypeError(f"Settings takes exactly {', '.join(self.__slots__)}; got {', '.join(sorted(values))}")
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
+    def __init__(  # one keyword per kept option, by name
+        self,
+        *,
+        api_key: str,
+        base_url: str,
+        timeout: httpx.Timeout,
+        max_retries: int,
+        default_headers: Mapping[str, str],
+        total_timeout: float | None,
+        max_response_bytes: int | None,
+        backend: str,
+        verify: bool | str | ssl.SSLContext,
+        middleware: tuple[Any, ...],
+        retry_budget: RetryBudget | None,
+        tracer_provider: Any,
+        meter_provider: Any,
+    ) -> None:
+        init = object.__setattr__  # frozen: __setattr__ refuses
+        init(self, "api_key", api_key)
+        init(self, "base_url", base_url)
+        init(self, "timeout", timeout)
+        init(self, "max_retries", max_retries)
+        init(self, "default_headers", default_headers)
+        init(self, "total_timeout", total_timeout)
+        init(self, "max_response_bytes", max_response_bytes)
+        init(self, "backend", backend)
+        init(self, "verify", verify)
+        init(self, "middleware", middleware)
+        init(self, "retry_budget", retry_budget)
+        init(self, "tracer_provider", tracer_provider)
+        init(self, "meter_provider", meter_provider)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Settings are frozen: make new ones with changed(), not by setting {name}")
@@ -309,23 +374,20 @@ class Settings:
         # No secret: not the key, and no header value (default headers may carry tokens of their own).
         return f"Settings(base_url={redact_url(self.base_url)!r}, backend={self.backend!r}, ...)"
 
-    def _replace(self, changes: Mapping[str, Any]) -> Settings:
-        return Settings(**{name: changes.get(name, getattr(self, name)) for name in self.__slots__})
-
     @classmethod
     def from_arguments(
-        cls, given: Mapping[str, Any], *, is_async: bool, choose_backend: Callable[[object, object], str]
+        cls, given: Arguments, *, is_async: bool, choose_backend: Callable[[object, object], str]
     ) -> Settings:
-        """The settings of a new client from its constructor's arguments (`OPTIONS` by name); raises on a bad one.
+        """The settings of a new client from its constructor's arguments; raises on a bad one.
 
         The checks run in the order of `OPTIONS` (the backend first, the
         ``verify``/``http_client`` conflict last), so that of several bad
         arguments the same one is named whatever changes here.
         """
         env = os.environ
-        http_client = given["http_client"]
-        values: dict[str, Any] = {"backend": choose_backend(given["backend"], http_client)}
-        api_key = given["api_key"]
+        http_client = given.http_client
+        backend = choose_backend(given.backend, http_client)
+        api_key = given.api_key
         if api_key is None:
             api_key = env.get(API_KEY_VARIABLE, "").strip() or None
             if api_key is None:
@@ -333,40 +395,47 @@ class Settings:
                     "No API key given: pass api_key=... to the client or set the "
                     f"{API_KEY_VARIABLE} environment variable."
                 )
-        values["api_key"] = check_api_key(api_key)
-        values["base_url"] = resolve_base_url(base_url=given["base_url"], environment=given["environment"], env=env)
-        timeout = given["timeout"]
+        api_key = check_api_key(api_key)
+        # The constructor's own types (Arguments holds them as object): resolve_base_url checks them anyway.
+        base_url = resolve_base_url(
+            base_url=cast("str | None", given.base_url),
+            environment=cast("Environment | str | None", given.environment),
+            env=env,
+        )
+        timeout = given.timeout
         if timeout is NOT_GIVEN:
             # A caller's own httpx (or httpx2) client keeps its timeout unless
             # it is the stock 5 s, which is shorter than this API needs.
             theirs = caller_timeout(http_client)
             timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
-        values["timeout"] = check_timeout(timeout)
-        for option in OPTIONS:
-            name = option.name
-            if name in values or name in ("environment", "http_client"):
-                continue
-            if option.check is not None:
-                values[name] = option.check(given[name])
-            elif name == "default_headers":
-                values[name] = check_headers(given[name], name)
-            elif name == "verify":
-                values[name] = check_verify(given[name])
-            elif name == "middleware":
-                values[name] = check_middleware(given[name], is_async=is_async)
-        if http_client is not None and given["verify"] is not True:
+        settings = cls(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=check_timeout(timeout),
+            max_retries=check_max_retries(given.max_retries),
+            default_headers=check_headers(given.default_headers, "default_headers"),
+            total_timeout=check_total_timeout(given.total_timeout),
+            max_response_bytes=check_max_response_bytes(given.max_response_bytes),
+            backend=backend,
+            verify=check_verify(given.verify),
+            middleware=check_middleware(given.middleware, is_async=is_async),
+            retry_budget=_check_budget(given.retry_budget),
+            tracer_provider=_check_tracer_provider(given.tracer_provider),
+            meter_provider=_check_meter_provider(given.meter_provider),
+        )
+        if http_client is not None and given.verify is not True:
             raise ClientValidationError(
                 "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
                 "trust settings: configure them on it, or leave http_client out",
                 argument="verify",
                 rule="left out (True) when http_client is given",
-                value=given["verify"],
+                value=given.verify,
             )
-        return cls(**values)
+        return settings
 
     def changed(
         self,
-        given: Mapping[str, Any],
+        given: Arguments,
         *,
         is_async: bool,
         on_verify: Callable[[object], None],
@@ -380,36 +449,44 @@ class Settings:
         checked (the client may refuse it), ``on_base_url`` once a new
         ``base_url`` is (the client warns about plain http).
         """
-
-        def given_(name: str) -> bool:
-            return given.get(name, NOT_GIVEN) is not NOT_GIVEN
-
-        changes: dict[str, Any] = {}
-        if given_("middleware"):
-            changes["middleware"] = check_middleware(given["middleware"], is_async=is_async)
-        for name in ("retry_budget", "tracer_provider", "meter_provider"):
-            if given_(name):
-                changes[name] = _CHECKS[name](given[name])
-        if given_("verify"):
-            on_verify(given["verify"])
-            changes["verify"] = check_verify(given["verify"])
-        if given_("api_key"):
-            changes["api_key"] = check_api_key(given["api_key"])
-        # base_url wins over environment.
-        if given_("base_url"):
-            changes["base_url"] = normalize_base_url(given["base_url"], argument="base_url")
-            on_base_url(changes["base_url"])
-        elif given_("environment"):
-            changes["base_url"] = parse_environment(given["environment"], argument="environment").base_url
-        if given_("timeout"):
-            changes["timeout"] = check_timeout(given["timeout"])
-        for option in OPTIONS:
-            name = option.name
-            if name == "default_headers" and given_(name):
-                changes[name] = {**self.default_headers, **check_headers(given[name], name)}
-            elif option.check is not None and name not in changes and given_(name):
-                changes[name] = option.check(given[name])
-        return self._replace(changes)
+        middleware = _kept_or(given.middleware, self.middleware, lambda v: check_middleware(v, is_async=is_async))
+        retry_budget = _kept_or(given.retry_budget, self.retry_budget, _check_budget)
+        tracer_provider = _kept_or(given.tracer_provider, self.tracer_provider, _check_tracer_provider)
+        meter_provider = _kept_or(given.meter_provider, self.meter_provider, _check_meter_provider)
+        if given.verify is not NOT_GIVEN:
+            on_verify(given.verify)
+        verify = _kept_or(given.verify, self.verify, check_verify)
+        api_key = _kept_or(given.api_key, self.api_key, check_api_key)
+        base_url = self.base_url
+        if given.base_url is not NOT_GIVEN:  # base_url wins over environment
+            base_url = normalize_base_url(given.base_url, argument="base_url")
+            on_base_url(base_url)
+        elif given.environment is not NOT_GIVEN:
+            base_url = parse_environment(given.environment, argument="environment").base_url
+        timeout = _kept_or(given.timeout, self.timeout, check_timeout)
+        max_retries = _kept_or(given.max_retries, self.max_retries, check_max_retries)
+        default_headers = _kept_or(
+            given.default_headers,
+            self.default_headers,
+            lambda v: {**self.default_headers, **check_headers(v, "default_headers")},
+        )
+        total_timeout = _kept_or(given.total_timeout, self.total_timeout, check_total_timeout)
+        max_response_bytes = _kept_or(given.max_response_bytes, self.max_response_bytes, check_max_response_bytes)
+        return Settings(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            total_timeout=total_timeout,
+            max_response_bytes=max_response_bytes,
+            backend=self.backend,
+            verify=verify,
+            middleware=middleware,
+            retry_budget=retry_budget,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+        )
 
     def pickled(self) -> dict[str, object]:
         """The constructor arguments that make these settings again, in another process: the API key too."""

@@ -20,7 +20,6 @@ import httpx
 
 from animalstore_client._clients._generated.client_sync import AnimalStoreClient
 from animalstore_client._clients.client_async import AsyncAnimalStoreClient
-from animalstore_client._clients.options import OPTION_NAMES
 from animalstore_client._core.budget import RetryBudget
 from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from animalstore_client._core.exceptions import ClientValidationError
@@ -312,10 +311,20 @@ class FakeAnimalStore:
         itself on 127.0.0.1 for this client and stops when the client is
         closed (or collected).
         """
-        # Every parameter is an option of _options.OPTIONS: they travel on by name.
-        options = {name: value for name, value in locals().items() if name in OPTION_NAMES}
-        key, backend = options.pop("api_key"), options.pop("backend")
-        return _clients.client(self, self.api_key if key is None else key, backend, options, self._clock)
+        # <options: kit passed> written by scripts/codegen.py from _clients.options.OPTIONS
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "default_headers": default_headers,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "middleware": middleware,
+            "retry_budget": retry_budget,
+            "tracer_provider": tracer_provider,
+            "meter_provider": meter_provider,
+        }
+        # </options>
+        return _clients.client(self, self.api_key if api_key is None else api_key, backend, options, self._clock)
 
     def async_client(
         self,
@@ -342,10 +351,20 @@ class FakeAnimalStore:
         starts a fresh transport there, so a client made once (a
         module-scoped fixture) serves tests that each run their own loop.
         """
-        # Every parameter is an option of _options.OPTIONS: they travel on by name.
-        options = {name: value for name, value in locals().items() if name in OPTION_NAMES}
-        key, backend = options.pop("api_key"), options.pop("backend")
-        return _clients.async_client(self, self.api_key if key is None else key, backend, options, self._clock)
+        # <options: kit passed> written by scripts/codegen.py from _clients.options.OPTIONS
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "default_headers": default_headers,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "middleware": middleware,
+            "retry_budget": retry_budget,
+            "tracer_provider": tracer_provider,
+            "meter_provider": meter_provider,
+        }
+        # </options>
+        return _clients.async_client(self, self.api_key if api_key is None else api_key, backend, options, self._clock)
 
     def adopt(self, client: ClientT) -> ClientT:
         """Make a client you built over `serve` behave as the kit's own; returns it.
