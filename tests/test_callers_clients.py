@@ -42,7 +42,7 @@ from animalstore_client import (
     MiddlewareError,
     NotFoundError,
 )
-from animalstore_client._core.attempts import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
+from animalstore_client._core.failures import HTTP_STACK_PACKAGES, callers_code, raised_by_callers_code
 from animalstore_client._core.libraries import LIBRARIES, Library, by_name
 
 from .conftest import API_KEY, ClientFactory, SyncView, needs_pyreqwest, on_library

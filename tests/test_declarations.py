@@ -36,7 +36,7 @@ from animalstore_client._clients.backends import (  # pyright: ignore[reportPriv
 )
 from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
 from animalstore_client._clients.options import OPTIONS, Settings
-from animalstore_client._core.attempts import HTTP_STACK_PACKAGES
+from animalstore_client._core.failures import HTTP_STACK_PACKAGES
 from animalstore_client._core.operations import OPERATIONS, ROUTES, Operation, RequestConfig
 from animalstore_client.testing import FakeAnimalStore
 

@@ -41,7 +41,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from animalstore_client._core.attempts import error_type
+from animalstore_client._core.failures import error_type
 from animalstore_client._core.log import logger
 from animalstore_client._core.operations import ROUTES
 from animalstore_client._core.secrets import redact_url

@@ -3,7 +3,7 @@
 One `Library` per ``backend=`` value says everything the rest of the package,
 the docs and the tests need to know of it. What is read at run time is derived
 from `LIBRARIES` (`_clients.backends`' choice and install advice, the HTTP
-stack `_core.attempts` tells apart from a caller's code, the testing kit's
+stack `_core.failures` tells apart from a caller's code, the testing kit's
 backend lists, the tests' client/library pairs); what a type checker or a
 reader needs written out is generated from it by ``scripts/codegen.py`` (the
 ``backend=`` types `BackendName` and `AsyncBackendName` below, the check that

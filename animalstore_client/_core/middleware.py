@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 
-from animalstore_client._core.attempts import ATTEMPT, CALL_ID, OPERATION, callers_text
+from animalstore_client._core.attempts import ATTEMPT, CALL_ID, OPERATION
 from animalstore_client._core.exceptions import ClientValidationError, MiddlewareError
+from animalstore_client._core.failures import callers_text
 from animalstore_client._core.validation import CLIENT_HEADERS
 
 if TYPE_CHECKING:

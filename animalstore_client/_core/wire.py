@@ -67,7 +67,7 @@ class ClientRuleBroken(Exception):
     (a retrying or authenticating middleware) or replacing its ``Authorization``
     header, the session adding credentials of its own, or an event hook or a
     middleware of a caller's client sending the request to another origin, is
-    stopped before it goes out; ``_core.attempts.unknown_failure`` ends the call
+    stopped before it goes out; ``_core.failures.unknown_failure`` ends the call
     with a `MiddlewareError` carrying this text, unretried, as for any other code
     of the caller's.
     """

@@ -22,11 +22,10 @@ from animalstore_client._core.attempts import (
     Answer,
     Attempts,
     Finished,
-    contradicts_the_wire,
     full_response,
-    unknown_failure,
 )
 from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.failures import contradicts_the_wire, unknown_failure
 from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import httpx
 import httpx2
 
-from animalstore_client._core.attempts import contradicts_the_wire, raised_by_callers_code
+from animalstore_client._core.failures import contradicts_the_wire, raised_by_callers_code
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import headers_from_library

@@ -90,7 +90,7 @@ class Transport(Protocol):
         """What of the caller's the library ran, as an error names it, from the frame that called it.
 
         ``called_by`` is that frame's (top-level package, function): a
-        `_core.attempts.CallersCode`'s. ``"an event hook of http_client"``, say;
+        `_core.failures.CallersCode`'s. ``"an event hook of http_client"``, say;
         ``None`` when the SDK made the library's client (no ``http_client`` to name).
         """
         ...
