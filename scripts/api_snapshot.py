@@ -609,7 +609,16 @@ class Finding:
 _JUDGED_HERE = (griffe.ClassRemovedBaseBreakage, griffe.ReturnChangedTypeBreakage)
 
 
-def _change(breakage: griffe.Breakage) -> tuple[str, str]:
+def _describe(obj: object, kind: object) -> str:
+    """An object's kind as users see it: ``property`` and ``classmethod`` rather than griffe's attribute, function."""
+    if isinstance(obj, griffe.Attribute) and "property" in obj.labels:
+        return "property"
+    if isinstance(obj, griffe.Function):
+        return function_kind(obj)
+    return str(kind)
+
+
+def _change(breakage: griffe.Breakage, old_root: griffe.Module) -> tuple[str, str]:
     """The path griffe's breakage is about (``func(param)`` for a parameter) and what changed."""
     old: Any = breakage.old_value
     new: Any = breakage.new_value
@@ -623,7 +632,11 @@ def _change(breakage: griffe.Breakage) -> tuple[str, str]:
     elif isinstance(breakage, griffe.ParameterChangedDefaultBreakage):
         change = f"{old.default} -> {new.default}"
     elif isinstance(breakage, griffe.ObjectChangedKindBreakage):
-        change = f"{old} -> {new}"
+        try:
+            before: object = old_root[path.removeprefix(f"{old_root.path}.")]
+        except KeyError:
+            before = None
+        change = f"{_describe(before, old)} -> {_describe(breakage.obj, new)}"
     if isinstance(parameter, griffe.Parameter):
         path = f"{path}({parameter.name})"
     return path, change
@@ -806,6 +819,20 @@ def _attrs_fields(class_: griffe.Object) -> bool:
     return init is not None and not init.is_alias and "attrs" in cast("griffe.Object", init).labels
 
 
+def _writable(attribute: griffe.Attribute) -> bool:
+    # A functools.cached_property may be assigned to (it is an instance attribute once computed).
+    return "writable" in attribute.labels or "cached" in attribute.labels
+
+
+def _property_findings(old: griffe.Attribute, new: griffe.Attribute) -> Iterator[tuple[str, str, str]]:
+    """A property's setter or deleter lost (griffe reads a property as an attribute labelled ``property``)."""
+    if "property" in old.labels and "property" in new.labels:
+        if _writable(old) and not _writable(new):
+            yield old.path, "Property lost its setter", "assigning to it now raises AttributeError"
+        if "deletable" in old.labels and "deletable" not in new.labels:
+            yield old.path, "Property lost its deleter", "deleting it now raises AttributeError"
+
+
 def _attribute_findings(
     old: griffe.Attribute, new: griffe.Attribute, parent: griffe.Object, *, implemented: bool
 ) -> Iterator[tuple[str, str, str]]:
@@ -871,7 +898,7 @@ def _function_findings(
         for parameter in new.parameters:
             if parameter.name not in old_names and not parameter.required:  # a required one: griffe's finding
                 kind = "Parameter was added to a Protocol member users implement"
-                yield f"{old.path}({parameter.name})", kind, f"{parameter.name}: the methods users wrote do not accept it"
+                yield f"{old.path}({parameter.name})", kind, "the methods users wrote do not accept it"
         if (change := _any_annotation_change(old.returns, new.returns)) is not None:
             yield old.path, "Return annotation was changed on a Protocol users implement", change + _IMPLEMENTERS
     elif (change := annotation_change(old.returns, new.returns, accepted=False)) is not None:
@@ -882,20 +909,15 @@ _KINDS = ("property", "classmethod", "staticmethod")
 
 
 def function_kind(function: griffe.Function) -> str:
-    """``property``, ``classmethod``, ``staticmethod``, ``method`` (in a class) or ``function``, from griffe's labels."""
+    """``property``, ``classmethod``, ``staticmethod``, ``method`` (in a class) or ``function``: griffe's labels."""
     kind = next((kind for kind in _KINDS if kind in function.labels), None)
     if kind is not None:
         return kind
     return "method" if function.parent is not None and function.parent.is_class else "function"
 
 
-def _writable(function: griffe.Function) -> bool:
-    # A functools.cached_property may be assigned to (it is an instance attribute once computed).
-    return "writable" in function.labels or "cached" in function.labels
-
-
 def _kind_findings(old: griffe.Function, new: griffe.Function) -> Iterator[tuple[str, str, str]]:
-    """A function made async or sync, a method's kind changed, a property's setter or deleter lost."""
+    """A function made async or sync, a method's kind changed (classmethod, staticmethod, method)."""
     what = "Method" if old.parent is not None and old.parent.is_class else "Function"
     was_async, is_async = "async" in old.labels, "async" in new.labels
     if is_async and not was_async:
@@ -905,11 +927,6 @@ def _kind_findings(old: griffe.Function, new: griffe.Function) -> Iterator[tuple
     old_kind, new_kind = function_kind(old), function_kind(new)
     if old_kind != new_kind:
         yield old.path, "Method kind was changed", f"{old_kind} -> {new_kind}: code that uses it as a {old_kind} fails"
-    elif old_kind == "property":
-        if _writable(old) and not _writable(new):
-            yield old.path, "Property lost its setter", "assigning to it now raises AttributeError"
-        if "deletable" in old.labels and "deletable" not in new.labels:
-            yield old.path, "Property lost its deleter", "deleting it now raises AttributeError"
 
 
 def _facts(class_: griffe.Object) -> Mapping[str, Any]:
@@ -941,8 +958,10 @@ def _class_findings(old: griffe.Class, new: griffe.Class, *, known: bool) -> Ite
             yield old.path, "Class is no longer a Protocol", "classes written to satisfy it no longer type-check"
         elif old_protocol is None and new_protocol is not None:
             yield old.path, "Class was made a Protocol", "it can no longer be instantiated"
-        elif old_protocol is not None and new_protocol is not None and _lost(
-            old_protocol, new_protocol, "runtime_checkable"
+        elif (
+            old_protocol is not None
+            and new_protocol is not None
+            and _lost(old_protocol, new_protocol, "runtime_checkable")
         ):
             yield old.path, "Protocol is no longer runtime_checkable", "isinstance() against it now raises TypeError"
         old_attrs, new_attrs = old_facts.get("attrs"), new_facts.get("attrs")
@@ -958,7 +977,8 @@ def _class_findings(old: griffe.Class, new: griffe.Class, *, known: bool) -> Ite
                 yield old.path, breaks[0][0], "; ".join(effect for _, effect in breaks)
     if old_protocol if known else new_protocol:
         for name in sorted(new.members.keys() - old.members.keys()):
-            yield f"{old.path}.{name}", "Member was added to a Protocol users implement", "the classes users wrote lack it"
+            kind = "Member was added to a Protocol users implement"
+            yield f"{old.path}.{name}", kind, "the classes users wrote lack it"
 
 
 def _implemented(old: griffe.Object | None, new: griffe.Object | None, *, known: bool) -> bool:
@@ -995,6 +1015,7 @@ def value_findings(
         elif isinstance(old_member, griffe.Attribute) and isinstance(new_member, griffe.Attribute):
             parent = old_member.parent
             assert parent is not None
+            yield from _property_findings(old_member, new_member)
             yield from _attribute_findings(old_member, new_member, parent, implemented=implemented)
         elif isinstance(old_member, griffe.TypeAlias) and isinstance(new_member, griffe.TypeAlias):
             removed = sorted(annotation_members(str(old_member.value)) - annotation_members(str(new_member.value)))
@@ -1037,7 +1058,7 @@ def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
     for breakage in griffe.find_breaking_changes(old, new):
         if isinstance(breakage, _JUDGED_HERE):
             continue
-        path, change = _change(breakage)
+        path, change = _change(breakage, old)
         # str(breakage) is its kind's text: "Parameter was removed".
         findings.append(Finding(path, str(breakage), change, where(breakage.obj.path)))
     for path, kind, change in value_findings(old, new, built.ancestors):
