@@ -19,8 +19,11 @@ members (no leading underscore; dunders such as ``__init__`` count), inherited
 ones included, since users call them on the public class whichever base holds
 them. Functions keep their parameters (name, kind, annotation, default) and
 return annotation; attributes their annotation and value; classes their public
-bases. It is griffe's own JSON format (``griffe.json_decoder`` reads it back),
-with three choices made for a file kept in the repository:
+bases; each object griffe's labels, which hold a function's kind (``async``,
+``classmethod``, ``staticmethod``; griffe reads a property as an attribute
+labelled ``property``, ``writable`` with a setter, ``cached`` for a
+``cached_property``). It is griffe's own JSON format (``griffe.json_decoder``
+reads it back), with three choices made for a file kept in the repository:
 
 - Annotations, defaults and values are stored as source text (``"int | None"``),
   not as griffe's expression trees: they read as the code does, and a diff
@@ -32,12 +35,19 @@ with three choices made for a file kept in the repository:
 - An instance attribute's value (what ``__init__`` assigns to it) and dunder
   attributes such as ``__slots__`` are left out: how a class is built, not API.
 
-Two things griffe does not see are added here, narrowly. attrs classes
-(``Pet``, ``NewPet``, ...) get the ``__init__`` attrs writes (their fields in
-order, with their defaults), so removing a field or making one required is
-reported as for any constructor. Bases private to the package (``_JSONModel``)
-are left out: their public members are listed on the class itself, so moving
-code between private bases is no change to users.
+What griffe does not see is added here, narrowly. attrs classes (``Pet``,
+``NewPet``, ...) get the ``__init__`` attrs writes (their fields in order, with
+their defaults), so removing a field or making one required is reported as for
+any constructor. Bases private to the package (``_JSONModel``) are left out:
+their public members are listed on the class itself, so moving code between
+private bases is no change to users. Since format 2, two facts per class, each
+written only where it applies (so in format 2 a class without it is none):
+``"protocol": {"runtime_checkable": ...}`` for a ``typing.Protocol`` (Protocol
+among its own bases), and ``"attrs": {"frozen", "hashable", "slots", "eq",
+"order"}`` for an attrs class, worked out from its decorator with attrs' own
+rules (see ``attrs_facts``; tests/test_api_snapshot.py holds them to what attrs
+builds). The snapshots of 1.1.0 to 1.3.0 were given these facts from their
+release commits' trees; the rest of each file was left as committed.
 
 How ``check`` decides. It compares HEAD with the snapshot of the highest
 version under ``api/`` (versions compared as numbers; no git tags or history
@@ -46,7 +56,7 @@ breaking change is reported with its public path, what changed and where HEAD
 defines it. griffe's ``find_breaking_changes`` finds a removed public name,
 member or parameter (an enum member included), a parameter moved, made
 required, changed in kind or in default, a required parameter added. griffe
-compares no values, bases or annotations; this script does:
+compares no values, bases, annotations, kinds or class facts; this script does:
 
 - Bases. Each public base a class had in the snapshot must still be among its
   ancestors in HEAD (through any base, private ones included, by the name as
@@ -66,6 +76,28 @@ compares no values, bases or annotations; this script does:
   is compatible, a member removed breaks code that passes it; an alias that is
   no longer a plain ``Literal[...]`` is reported, since it can no longer be
   compared.
+- Kinds. A function or method made ``async``, or no longer ``async``; a
+  method's kind changed between method, ``classmethod`` and ``staticmethod``
+  (reported once: the receiver, ``self`` or ``cls``, is not compared as a
+  parameter of a method whose kind changed); a property made a method (griffe's
+  "different kind of object", written ``property -> method``); a property that
+  lost its setter or deleter.
+- Protocols users implement. Every public ``typing.Protocol`` (``Middleware``,
+  ``CallNext``, ...) is taken to be one users write classes for as well as
+  call, so what may only widen or only narrow for a caller may not change at
+  all: any change to a member's parameter or return annotation (once
+  normalised, as below) is reported, and so is an optional parameter added to
+  a member, a member added, a runtime_checkable decorator removed, and a class
+  that stops being, or becomes, a Protocol.
+- attrs classes. Made mutable or made frozen (fields set, or no longer
+  settable), no longer hashable, given ``__slots__``, ``==`` changed between
+  value and identity, ordering lost, no longer an attrs class
+  (``attrs.evolve`` fails): one finding per class, named by its main change
+  (``@attrs.frozen`` -> ``@attrs.define`` is "no longer frozen", and says
+  instances no longer hash).
+- Facts an old snapshot lacks. A format 1 snapshot records no class facts:
+  each is unknown, and no finding is made of it; whether a class is a Protocol
+  is then taken from HEAD. Labels are in every format.
 - Annotations, as sets of union members. An annotation is parsed and
   normalised: ``Optional[X]`` is ``X | None``, ``Union[A, B]`` is ``A | B``,
   ``Literal[a, b]`` is ``Literal[a] | Literal[b]``, ``typing.`` is dropped, and
@@ -76,10 +108,14 @@ compares no values, bases or annotations; this script does:
   are checked), may narrow: compatible when its new members are among the old
   ones (``Pet | None`` -> ``Pet``). An annotation added where there was none is
   compatible, one removed is compatible for a parameter and breaking for a
-  return. Anything else is breaking, the sound side of what text can tell:
-  ``list[Pet]`` -> ``Pet``, ``int`` -> ``str``, also ``list`` -> ``Sequence``
-  for a parameter, and an alias written in place of the union it stands for
-  (the rule compares text, it does not expand aliases or know subclasses).
+  return. So for callers a parameter narrowed or a return widened breaks. On
+  a Protocol's member any change breaks (above). Anything else is reported as
+  breaking, the sound side of what text can tell: ``list[Pet]`` -> ``Pet``,
+  ``int`` -> ``str``, also ``list`` -> ``Sequence`` for a parameter, and an
+  alias written in place of the union it stands for (the rule compares text,
+  it does not expand aliases or know subclasses). Such a change, even one a
+  maintainer has found compatible by hand, needs a major version or an
+  ``accepted-breaks.json`` entry with its reason.
 
 Findings fail the check (exit 1) unless HEAD's major version is greater than
 the snapshot's; then they are listed as allowed. A break made on purpose in a
@@ -89,10 +125,14 @@ minor release (a refusal that closes a security hole, say) is accepted when
 ``(old -> new)`` may be left out, so that a type alias's later, unrelated members do not stale the entry);
 each is printed with its reason, and an entry no finding matches fails the
 check, so the list cannot outlive what it excuses. A HEAD version lower than the
-latest snapshot's fails too. Not seen: a change of behaviour, a base lost
-through a private base (the snapshot holds public bases only), and classes
-reached only through an attribute (the ``with_raw_response`` views, which
-scripts/codegen.py writes from the same declarations as the clients' methods).
+latest snapshot's fails too. Not seen: a change of behaviour no declaration
+shows (what a function does, what it raises), an attribute made a read-only
+property, ``abstractmethod`` added to a class users subclass, a base lost
+through a private base (the snapshot holds public bases only), Protocols and
+classes not in ``__all__`` (the optional libraries' Protocols that
+``HTTPClient`` names) or reached only through an attribute (the
+``with_raw_response`` views, which scripts/codegen.py writes from the same
+declarations as the clients' methods).
 
 Cutting a release: set ``__version__`` in ``animalstore_client/_version.py``,
 date the CHANGELOG section, run ``python scripts/api_snapshot.py dump`` and
