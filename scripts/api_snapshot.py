@@ -335,15 +335,16 @@ def _attrs_init(class_: griffe.Class) -> dict[str, Any] | None:
 
 
 _LITERAL_FLAGS: dict[str, bool | None] = {"True": True, "False": False, "None": None}
+_ATTRS_OPTIONS = frozenset({"frozen", "slots", "eq", "order", "cmp", "hash", "unsafe_hash", "auto_detect"})
 
 
 def _attrs_options(class_: griffe.Class, decorator: griffe.Decorator) -> dict[str, bool | None]:
-    """The decorator's keyword arguments that are literal ``True``/``False``/``None``; anything else stops the dump."""
+    """The decorator's options ``attrs_facts`` reads; one that is not a literal True, False or None stops the dump."""
     if not isinstance(decorator.value, griffe.ExprCall):
         return {}
     options: dict[str, bool | None] = {}
     for argument in decorator.value.arguments:
-        if not isinstance(argument, griffe.ExprKeyword):
+        if not isinstance(argument, griffe.ExprKeyword) or argument.name not in _ATTRS_OPTIONS:
             continue
         text = str(argument.value)
         if text not in _LITERAL_FLAGS:
@@ -1083,7 +1084,10 @@ def _drop_receivers(old: griffe.Module, new: griffe.Module) -> None:
 
 
 def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
-    """Every breaking change from the snapshot ``old`` to the package ``built``."""
+    """Every breaking change from the snapshot ``old`` to the package ``built``.
+
+    ``old`` loses the receivers of the methods whose kind changed (``_drop_receivers``, once however often called).
+    """
     _, new = decode(render(built.document), "HEAD")
 
     def where(path: str) -> str | None:

@@ -839,6 +839,7 @@ ATTRS_CASES = {
     "FrozenHashFalse": "@attrs.frozen(unsafe_hash=False)",
     "FrozenDict": "@attrs.frozen(slots=False)",
     "DefineOrder": "@attrs.define(order=True)",
+    "OtherOptions": "@attrs.define(repr=False, kw_only=True, field_transformer=None)",
     "OldStyle": "@attr.s(auto_attribs=True)",
     "OldFrozen": "@attr.s(auto_attribs=True, frozen=True)",
     "OldNoEq": "@attr.s(auto_attribs=True, eq=False)",
@@ -852,10 +853,12 @@ def test_the_attrs_facts_are_what_attrs_does(
     snapshot: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the snapshot says of an attrs class, read from its decorator's text, is what attrs builds: each
-    decorator variant is read by griffe and the same module is imported and its instances tried."""
+    decorator variant is read by griffe and the same module is imported and its instances tried. An option that
+    is not a literal stops the dump rather than being guessed."""
     import griffe
 
-    lines = ["import attr", "import attrs", ""]
+    lines = ["import attr", "import attrs", "", "FLAG = True", "", "", "@attrs.define(frozen=FLAG)", "class ByName:"]
+    lines += ["    x: int = 1", "", ""]
     for name, decorator in ATTRS_CASES.items():
         base = "(Frozen)" if name == "SubOfFrozen" else ""
         lines += [decorator, f"class {name}{base}:", "    x: int = 1"]
@@ -889,3 +892,5 @@ def test_the_attrs_facts_are_what_attrs_does(
             "order": "__lt__" in vars(class_),
         }
         assert snapshot.attrs_facts(loaded[name]) == built, name
+    with pytest.raises(snapshot.SnapshotError, match=r"ByName: the attrs option frozen=FLAG is not a literal"):
+        snapshot.attrs_facts(loaded["ByName"])
