@@ -19,8 +19,11 @@ members (no leading underscore; dunders such as ``__init__`` count), inherited
 ones included, since users call them on the public class whichever base holds
 them. Functions keep their parameters (name, kind, annotation, default) and
 return annotation; attributes their annotation and value; classes their public
-bases. It is griffe's own JSON format (``griffe.json_decoder`` reads it back),
-with three choices made for a file kept in the repository:
+bases; each object griffe's labels, which hold a function's kind (``async``,
+``classmethod``, ``staticmethod``; griffe reads a property as an attribute
+labelled ``property``, ``writable`` with a setter, ``cached`` for a
+``cached_property``). It is griffe's own JSON format (``griffe.json_decoder``
+reads it back), with three choices made for a file kept in the repository:
 
 - Annotations, defaults and values are stored as source text (``"int | None"``),
   not as griffe's expression trees: they read as the code does, and a diff
@@ -32,12 +35,19 @@ with three choices made for a file kept in the repository:
 - An instance attribute's value (what ``__init__`` assigns to it) and dunder
   attributes such as ``__slots__`` are left out: how a class is built, not API.
 
-Two things griffe does not see are added here, narrowly. attrs classes
-(``Pet``, ``NewPet``, ...) get the ``__init__`` attrs writes (their fields in
-order, with their defaults), so removing a field or making one required is
-reported as for any constructor. Bases private to the package (``_JSONModel``)
-are left out: their public members are listed on the class itself, so moving
-code between private bases is no change to users.
+What griffe does not see is added here, narrowly. attrs classes (``Pet``,
+``NewPet``, ...) get the ``__init__`` attrs writes (their fields in order, with
+their defaults), so removing a field or making one required is reported as for
+any constructor. Bases private to the package (``_JSONModel``) are left out:
+their public members are listed on the class itself, so moving code between
+private bases is no change to users. Since format 2, two facts per class, each
+written only where it applies (so in format 2 a class without it is none):
+``"protocol": {"runtime_checkable": ...}`` for a ``typing.Protocol`` (Protocol
+among its own bases), and ``"attrs": {"frozen", "hashable", "slots", "eq",
+"order"}`` for an attrs class, worked out from its decorator with attrs' own
+rules (see ``attrs_facts``; tests/test_api_snapshot.py holds them to what attrs
+builds). The snapshots of 1.1.0 to 1.3.0 were given these facts from their
+release commits' trees; the rest of each file was left as committed.
 
 How ``check`` decides. It compares HEAD with the snapshot of the highest
 version under ``api/`` (versions compared as numbers; no git tags or history
@@ -46,7 +56,7 @@ breaking change is reported with its public path, what changed and where HEAD
 defines it. griffe's ``find_breaking_changes`` finds a removed public name,
 member or parameter (an enum member included), a parameter moved, made
 required, changed in kind or in default, a required parameter added. griffe
-compares no values, bases or annotations; this script does:
+compares no values, bases, annotations, kinds or class facts; this script does:
 
 - Bases. Each public base a class had in the snapshot must still be among its
   ancestors in HEAD (through any base, private ones included, by the name as
@@ -66,6 +76,28 @@ compares no values, bases or annotations; this script does:
   is compatible, a member removed breaks code that passes it; an alias that is
   no longer a plain ``Literal[...]`` is reported, since it can no longer be
   compared.
+- Kinds. A function or method made ``async``, or no longer ``async``; a
+  method's kind changed between method, ``classmethod`` and ``staticmethod``
+  (reported once: the receiver, ``self`` or ``cls``, is not compared as a
+  parameter of a method whose kind changed); a property made a method (griffe's
+  "different kind of object", written ``property -> method``); a property that
+  lost its setter or deleter.
+- Protocols users implement. Every public ``typing.Protocol`` (``Middleware``,
+  ``CallNext``, ...) is taken to be one users write classes for as well as
+  call, so what may only widen or only narrow for a caller may not change at
+  all: any change to a member's parameter or return annotation (once
+  normalised, as below) is reported, and so is an optional parameter added to
+  a member, a member added, a runtime_checkable decorator removed, and a class
+  that stops being, or becomes, a Protocol.
+- attrs classes. Made mutable or made frozen (fields set, or no longer
+  settable), no longer hashable, given ``__slots__``, ``==`` changed between
+  value and identity, ordering lost, no longer an attrs class
+  (``attrs.evolve`` fails): one finding per class, named by its main change
+  (``@attrs.frozen`` -> ``@attrs.define`` is "no longer frozen", and says
+  instances no longer hash).
+- Facts an old snapshot lacks. A format 1 snapshot records no class facts:
+  each is unknown, and no finding is made of it; whether a class is a Protocol
+  is then taken from HEAD. Labels are in every format.
 - Annotations, as sets of union members. An annotation is parsed and
   normalised: ``Optional[X]`` is ``X | None``, ``Union[A, B]`` is ``A | B``,
   ``Literal[a, b]`` is ``Literal[a] | Literal[b]``, ``typing.`` is dropped, and
@@ -76,10 +108,14 @@ compares no values, bases or annotations; this script does:
   are checked), may narrow: compatible when its new members are among the old
   ones (``Pet | None`` -> ``Pet``). An annotation added where there was none is
   compatible, one removed is compatible for a parameter and breaking for a
-  return. Anything else is breaking, the sound side of what text can tell:
-  ``list[Pet]`` -> ``Pet``, ``int`` -> ``str``, also ``list`` -> ``Sequence``
-  for a parameter, and an alias written in place of the union it stands for
-  (the rule compares text, it does not expand aliases or know subclasses).
+  return. So for callers a parameter narrowed or a return widened breaks. On
+  a Protocol's member any change breaks (above). Anything else is reported as
+  breaking, the sound side of what text can tell: ``list[Pet]`` -> ``Pet``,
+  ``int`` -> ``str``, also ``list`` -> ``Sequence`` for a parameter, and an
+  alias written in place of the union it stands for (the rule compares text,
+  it does not expand aliases or know subclasses). Such a change, even one a
+  maintainer has found compatible by hand, needs a major version or an
+  ``accepted-breaks.json`` entry with its reason.
 
 Findings fail the check (exit 1) unless HEAD's major version is greater than
 the snapshot's; then they are listed as allowed. A break made on purpose in a
@@ -89,10 +125,14 @@ minor release (a refusal that closes a security hole, say) is accepted when
 ``(old -> new)`` may be left out, so that a type alias's later, unrelated members do not stale the entry);
 each is printed with its reason, and an entry no finding matches fails the
 check, so the list cannot outlive what it excuses. A HEAD version lower than the
-latest snapshot's fails too. Not seen: a change of behaviour, a base lost
-through a private base (the snapshot holds public bases only), and classes
-reached only through an attribute (the ``with_raw_response`` views, which
-scripts/codegen.py writes from the same declarations as the clients' methods).
+latest snapshot's fails too. Not seen: a change of behaviour no declaration
+shows (what a function does, what it raises), an attribute made a read-only
+property, ``abstractmethod`` added to a class users subclass, a base lost
+through a private base (the snapshot holds public bases only), Protocols and
+classes not in ``__all__`` (the optional libraries' Protocols that
+``HTTPClient`` names) or reached only through an attribute (the
+``with_raw_response`` views, which scripts/codegen.py writes from the same
+declarations as the clients' methods).
 
 Cutting a release: set ``__version__`` in ``animalstore_client/_version.py``,
 date the CHANGELOG section, run ``python scripts/api_snapshot.py dump`` and
@@ -116,12 +156,31 @@ import griffe
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "animalstore_client"
 PUBLIC_MODULES = (PACKAGE, f"{PACKAGE}.testing")
-FORMAT = 1
-"""The snapshot format: bumped if what this script writes changes, so an old snapshot is not misread."""
+FORMAT = 2
+"""The snapshot format: bumped if what this script writes changes, so an old snapshot is not misread.
 
-ATTRS_CLASSES = frozenset(
-    {"attrs.define", "attrs.frozen", "attrs.mutable", "attr.define", "attr.frozen", "attr.mutable", "attr.s"}
-)
+Format 2 added the classes' ``protocol`` and ``attrs`` facts; a format 1 snapshot is still read, its facts unknown.
+"""
+READABLE_FORMATS = frozenset({1, FORMAT})
+EXTRA = "api_snapshot"
+"""The namespace of griffe's ``Object.extra`` where a decoded class keeps its facts (and the module its format)."""
+
+# attrs' own defaults for what each class decorator makes: the new API (attrs.define and the like) writes slotted
+# classes without ordering and honours a __hash__ the class defines; attr.s writes dict classes that order.
+_NEW_ATTRS = {"slots": True, "eq": True, "order": False, "auto_detect": True}
+_OLD_ATTRS = {"slots": False, "eq": True, "order": None, "auto_detect": False}  # order None: as eq
+ATTRS_DEFAULTS: dict[str, dict[str, bool | None]] = {
+    "attrs.define": {**_NEW_ATTRS, "frozen": False},
+    "attrs.mutable": {**_NEW_ATTRS, "frozen": False},
+    "attrs.frozen": {**_NEW_ATTRS, "frozen": True},
+    "attr.define": {**_NEW_ATTRS, "frozen": False},
+    "attr.mutable": {**_NEW_ATTRS, "frozen": False},
+    "attr.frozen": {**_NEW_ATTRS, "frozen": True},
+    "attr.s": {**_OLD_ATTRS, "frozen": False},
+    "attr.attrs": {**_OLD_ATTRS, "frozen": False},
+    "attr.attributes": {**_OLD_ATTRS, "frozen": False},
+}
+ATTRS_CLASSES = frozenset(ATTRS_DEFAULTS)
 ATTRS_FIELDS = frozenset({"attrs.field", "attr.field", "attr.ib"})
 VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?")
 
@@ -275,6 +334,85 @@ def _attrs_init(class_: griffe.Class) -> dict[str, Any] | None:
     return {"kind": "function", "name": "__init__", "labels": ["attrs"], "parameters": parameters, "returns": None}
 
 
+_LITERAL_FLAGS: dict[str, bool | None] = {"True": True, "False": False, "None": None}
+_ATTRS_OPTIONS = frozenset({"frozen", "slots", "eq", "order", "cmp", "hash", "unsafe_hash", "auto_detect"})
+
+
+def _attrs_options(class_: griffe.Class, decorator: griffe.Decorator) -> dict[str, bool | None]:
+    """The decorator's options ``attrs_facts`` reads; one that is not a literal True, False or None stops the dump."""
+    if not isinstance(decorator.value, griffe.ExprCall):
+        return {}
+    options: dict[str, bool | None] = {}
+    for argument in decorator.value.arguments:
+        if not isinstance(argument, griffe.ExprKeyword) or argument.name not in _ATTRS_OPTIONS:
+            continue
+        text = str(argument.value)
+        if text not in _LITERAL_FLAGS:
+            raise SnapshotError(
+                f"{class_.path}: the attrs option {argument.name}={text} is not a literal True, False or None, "
+                "which this script cannot judge: write it as one"
+            )
+        options[argument.name] = _LITERAL_FLAGS[text]
+    return options
+
+
+def attrs_facts(class_: griffe.Class) -> dict[str, bool] | None:
+    """What users may do with an attrs class's instances, as attrs makes them (None if it is no attrs class).
+
+    ``frozen``: setting a field raises (attrs makes a subclass of a frozen class frozen too). ``hashable``:
+    ``hash()`` works, by attrs' rules: ``unsafe_hash=True`` hashes; ``unsafe_hash=False`` leaves the base's
+    ``__hash__``, which a slotted class with ``eq`` loses; otherwise a ``__hash__`` the class defines (the new
+    API detects it), else id-based without ``eq``, else only when frozen. ``slots``, ``eq``, ``order``: the
+    decorator's options or attrs' defaults (``tests/test_api_snapshot.py`` checks these rules against attrs).
+    """
+    decorators = [d for d in class_.decorators if _decorator_path(d) in ATTRS_CLASSES]
+    if not decorators:
+        return None
+    decorator = decorators[0]
+    defaults = ATTRS_DEFAULTS[_decorator_path(decorator)]
+    options = {**defaults, **_attrs_options(class_, decorator)}
+    if options.get("cmp") is not None:  # the old spelling of eq and order together
+        options["eq"] = options["order"] = options["cmp"]
+    eq = options["eq"] is not False
+    order = eq if options["order"] is None else bool(options["order"])
+    slots = bool(options["slots"])
+    inherited = [
+        facts
+        for base in class_.resolved_bases
+        if isinstance(base, griffe.Class) and (facts := attrs_facts(base)) is not None
+    ]
+    frozen = bool(options["frozen"]) or any(facts["frozen"] for facts in inherited)
+    hash_option = options.get("unsafe_hash", options.get("hash"))
+    own_hash = class_.members.get("__hash__")
+    hashable: bool
+    if hash_option is True:
+        hashable = True
+    elif hash_option is False:
+        hashable = not (eq and slots)
+    elif options["auto_detect"] and own_hash is not None and not own_hash.is_alias:
+        hashable = not (isinstance(own_hash, griffe.Attribute) and str(own_hash.value) == "None")
+    elif not eq:
+        hashable = all(facts["hashable"] for facts in inherited)
+    else:
+        hashable = frozen
+    return {"frozen": frozen, "hashable": hashable, "slots": slots, "eq": eq, "order": order}
+
+
+def protocol_facts(class_: griffe.Class) -> dict[str, bool] | None:
+    """``{"runtime_checkable": ...}`` for a ``typing.Protocol`` (Protocol among its own bases), else None.
+
+    A class that merely inherits from a Protocol is an implementation of it, not a Protocol (PEP 544).
+    """
+    for base in class_.bases:
+        node = _parse(str(base))
+        if isinstance(node, ast.Subscript):  # Protocol[T]
+            node = node.value
+        if node is not None and _typing_name(node) == "Protocol":
+            checkable = any(_decorator_path(d).rsplit(".", 1)[-1] == "runtime_checkable" for d in class_.decorators)
+            return {"runtime_checkable": checkable}
+    return None
+
+
 @dataclass
 class Built:
     """A package's public API as a snapshot document, and where HEAD defines each public path."""
@@ -385,13 +523,14 @@ class _Builder:
         if "__init__" not in members and (init := _attrs_init(class_)) is not None:
             members["__init__"] = init
             self._locate(f"{path}.__init__", class_)
-        return {
-            "kind": "class",
-            "name": name,
-            "labels": sorted(class_.labels),
-            "bases": bases,
-            "members": dict(sorted(members.items())),
-        }
+        document: dict[str, Any] = {"kind": "class", "name": name, "labels": sorted(class_.labels), "bases": bases}
+        # Written only where they apply: in format 2, a class without "protocol" is no Protocol.
+        if (protocol := protocol_facts(class_)) is not None:
+            document["protocol"] = protocol
+        if (facts := attrs_facts(class_)) is not None:
+            document["attrs"] = facts
+        document["members"] = dict(sorted(members.items()))
+        return document
 
 
 def load_package(package_dir: Path) -> griffe.Module:
@@ -460,20 +599,29 @@ def render(document: Mapping[str, Any]) -> str:
     return _render(dict(document), 0) + "\n"
 
 
+CLASS_FACTS = ("protocol", "attrs")
+
+
 def _with_defaults(obj: dict[str, Any]) -> Any:
     # The snapshot leaves out line numbers; griffe's decoder expects the key.
     if obj.get("kind") in {"class", "function", "attribute", "alias", "type alias"}:
         obj.setdefault("lineno", None)
-    return griffe.json_decoder(obj)
+    # griffe's decoder drops keys it does not know: a class's facts are kept in its `extra`.
+    facts = {key: obj.pop(key) for key in CLASS_FACTS if key in obj} if obj.get("kind") == "class" else {}
+    decoded = griffe.json_decoder(obj)
+    if isinstance(decoded, griffe.Class):
+        decoded.extra[EXTRA].update(facts)
+    return decoded
 
 
 def decode(text: str, source: str) -> tuple[str, griffe.Module]:
-    """A snapshot's version and its API as griffe objects."""
+    """A snapshot's version and its API as griffe objects (the format in the module's ``extra[EXTRA]``)."""
     document: object = json.loads(text, object_hook=_with_defaults)
     fields = cast("dict[str, object]", document) if isinstance(document, dict) else {}
     api = fields.get("api")
-    if fields.get("format") != FORMAT or not isinstance(api, griffe.Module):
+    if fields.get("format") not in READABLE_FORMATS or not isinstance(api, griffe.Module):
         raise SnapshotError(f"{source} is not a snapshot of format {FORMAT} (made by another version of this script?)")
+    api.extra[EXTRA]["format"] = fields["format"]
     return str(fields["version"]), api
 
 
@@ -502,7 +650,16 @@ class Finding:
 _JUDGED_HERE = (griffe.ClassRemovedBaseBreakage, griffe.ReturnChangedTypeBreakage)
 
 
-def _change(breakage: griffe.Breakage) -> tuple[str, str]:
+def _describe(obj: object, kind: object) -> str:
+    """An object's kind as users see it: ``property`` and ``classmethod`` rather than griffe's attribute, function."""
+    if isinstance(obj, griffe.Attribute) and "property" in obj.labels:
+        return "property"
+    if isinstance(obj, griffe.Function):
+        return function_kind(obj)
+    return str(kind)
+
+
+def _change(breakage: griffe.Breakage, old_root: griffe.Module) -> tuple[str, str]:
     """The path griffe's breakage is about (``func(param)`` for a parameter) and what changed."""
     old: Any = breakage.old_value
     new: Any = breakage.new_value
@@ -516,7 +673,11 @@ def _change(breakage: griffe.Breakage) -> tuple[str, str]:
     elif isinstance(breakage, griffe.ParameterChangedDefaultBreakage):
         change = f"{old.default} -> {new.default}"
     elif isinstance(breakage, griffe.ObjectChangedKindBreakage):
-        change = f"{old} -> {new}"
+        try:
+            before: object = old_root[path.removeprefix(f"{old_root.path}.")]
+        except KeyError:
+            before = None
+        change = f"{_describe(before, old)} -> {_describe(breakage.obj, new)}"
     if isinstance(parameter, griffe.Parameter):
         path = f"{path}({parameter.name})"
     return path, change
@@ -699,10 +860,27 @@ def _attrs_fields(class_: griffe.Object) -> bool:
     return init is not None and not init.is_alias and "attrs" in cast("griffe.Object", init).labels
 
 
+def _writable(attribute: griffe.Attribute) -> bool:
+    # A functools.cached_property may be assigned to (it is an instance attribute once computed).
+    return "writable" in attribute.labels or "cached" in attribute.labels
+
+
+def _property_findings(old: griffe.Attribute, new: griffe.Attribute) -> Iterator[tuple[str, str, str]]:
+    """A property's setter or deleter lost (griffe reads a property as an attribute labelled ``property``)."""
+    if "property" in old.labels and "property" in new.labels:
+        if _writable(old) and not _writable(new):
+            yield old.path, "Property lost its setter", "assigning to it now raises AttributeError"
+        if "deletable" in old.labels and "deletable" not in new.labels:
+            yield old.path, "Property lost its deleter", "deleting it now raises AttributeError"
+
+
 def _attribute_findings(
-    old: griffe.Attribute, new: griffe.Attribute, parent: griffe.Object
+    old: griffe.Attribute, new: griffe.Attribute, parent: griffe.Object, *, implemented: bool
 ) -> Iterator[tuple[str, str, str]]:
-    if (change := annotation_change(old.annotation, new.annotation, accepted=False)) is not None:
+    if implemented:
+        if (change := _any_annotation_change(old.annotation, new.annotation)) is not None:
+            yield old.path, "Attribute annotation was changed on a Protocol users implement", change + _IMPLEMENTERS
+    elif (change := annotation_change(old.annotation, new.annotation, accepted=False)) is not None:
         yield old.path, "Attribute annotation was changed", change
     if old.value is None or (parent.is_module and old.name == "__version__"):
         return  # an instance attribute's value is none of the API; the version changes every release
@@ -727,17 +905,127 @@ def _attribute_findings(
         yield old.path, "Attribute value was changed", f"{old_value} -> {new_value}"
 
 
-def _function_findings(old: griffe.Function, new: griffe.Function) -> Iterator[tuple[str, str, str]]:
+_IMPLEMENTERS = " (classes written to satisfy the Protocol no longer match it)"
+
+
+def _any_annotation_change(old: object, new: object) -> str | None:
+    """Any change to an annotation, unions compared as sets (``Optional[X]`` is ``X | None``), or None."""
+    if old is None and new is None:
+        return None
+    if old is not None and new is not None and annotation_members(str(old)) == annotation_members(str(new)):
+        return None
+    return f"{old} -> {new}"
+
+
+def _function_findings(
+    old: griffe.Function, new: griffe.Function, *, implemented: bool
+) -> Iterator[tuple[str, str, str]]:
+    """Annotations (and, on a Protocol users implement, an optional parameter added)."""
     new_parameters = {parameter.name: parameter for parameter in new.parameters}
     for parameter in old.parameters:
         counterpart = new_parameters.get(parameter.name)
         if counterpart is None:
             continue  # reported by griffe as removed
-        change = annotation_change(parameter.annotation, counterpart.annotation, accepted=True)
-        if change is not None:
-            yield f"{old.path}({parameter.name})", "Parameter annotation was changed", change
-    if (change := annotation_change(old.returns, new.returns, accepted=False)) is not None:
+        where = f"{old.path}({parameter.name})"
+        if implemented:
+            # Users write the method and call it: what it accepts may neither widen nor narrow.
+            if (change := _any_annotation_change(parameter.annotation, counterpart.annotation)) is not None:
+                kind = "Parameter annotation was changed on a Protocol users implement"
+                yield where, kind, change + _IMPLEMENTERS
+        elif (change := annotation_change(parameter.annotation, counterpart.annotation, accepted=True)) is not None:
+            yield where, "Parameter annotation was changed", change
+    if implemented:
+        old_names = {parameter.name for parameter in old.parameters}
+        for parameter in new.parameters:
+            if parameter.name not in old_names and not parameter.required:  # a required one: griffe's finding
+                kind = "Parameter was added to a Protocol member users implement"
+                yield f"{old.path}({parameter.name})", kind, "the methods users wrote do not accept it"
+        if (change := _any_annotation_change(old.returns, new.returns)) is not None:
+            yield old.path, "Return annotation was changed on a Protocol users implement", change + _IMPLEMENTERS
+    elif (change := annotation_change(old.returns, new.returns, accepted=False)) is not None:
         yield old.path, "Return annotation was changed", change
+
+
+_KINDS = ("property", "classmethod", "staticmethod")
+
+
+def function_kind(function: griffe.Function) -> str:
+    """``property``, ``classmethod``, ``staticmethod``, ``method`` (in a class) or ``function``: griffe's labels."""
+    kind = next((kind for kind in _KINDS if kind in function.labels), None)
+    if kind is not None:
+        return kind
+    return "method" if function.parent is not None and function.parent.is_class else "function"
+
+
+def _kind_findings(old: griffe.Function, new: griffe.Function) -> Iterator[tuple[str, str, str]]:
+    """A function made async or sync, a method's kind changed (classmethod, staticmethod, method)."""
+    what = "Method" if old.parent is not None and old.parent.is_class else "Function"
+    was_async, is_async = "async" in old.labels, "async" in new.labels
+    if is_async and not was_async:
+        yield old.path, f"{what} was made async", "def -> async def: callers must now await it"
+    elif was_async and not is_async:
+        yield old.path, f"{what} is no longer async", "async def -> def: callers that await its result now fail"
+    old_kind, new_kind = function_kind(old), function_kind(new)
+    if old_kind != new_kind:
+        yield old.path, "Method kind was changed", f"{old_kind} -> {new_kind}: code that uses it as a {old_kind} fails"
+
+
+def _facts(class_: griffe.Object) -> Mapping[str, Any]:
+    return class_.extra[EXTRA]
+
+
+def _lost(old: Mapping[str, Any], new: Mapping[str, Any], fact: str) -> bool:
+    """The fact held in the snapshot and no longer does (a fact either side does not record is unknown)."""
+    return old.get(fact) is True and new.get(fact) is False
+
+
+_ATTRS_BREAKS = (  # (fact, whether losing it (True) or gaining it (False) breaks, the finding's kind, what breaks)
+    ("frozen", True, "attrs class is no longer frozen", "its instances can now be changed"),
+    ("frozen", False, "attrs class was made frozen", "setting a field now raises FrozenInstanceError"),
+    ("hashable", True, "attrs class is no longer hashable", "hash() of an instance, a set or dict key, now fails"),
+    ("slots", False, "attrs class was given __slots__", "setting an attribute it does not declare now fails"),
+    ("eq", True, "attrs class no longer compares by value", "== between instances now compares identity"),
+    ("eq", False, "attrs class now compares by value", "== between instances no longer compares identity"),
+    ("order", True, "attrs class no longer orders", "<, >, sorted() between instances now raise TypeError"),
+)
+
+
+def _class_findings(old: griffe.Class, new: griffe.Class, *, known: bool) -> Iterator[tuple[str, str, str]]:
+    """Protocol-ness, members added to a Protocol, attrs behaviour. ``known``: the snapshot records the facts."""
+    old_facts, new_facts = _facts(old), _facts(new)
+    old_protocol, new_protocol = old_facts.get("protocol"), new_facts.get("protocol")
+    if known:
+        if old_protocol is not None and new_protocol is None:
+            yield old.path, "Class is no longer a Protocol", "classes written to satisfy it no longer type-check"
+        elif old_protocol is None and new_protocol is not None:
+            yield old.path, "Class was made a Protocol", "it can no longer be instantiated"
+        elif (
+            old_protocol is not None
+            and new_protocol is not None
+            and _lost(old_protocol, new_protocol, "runtime_checkable")
+        ):
+            yield old.path, "Protocol is no longer runtime_checkable", "isinstance() against it now raises TypeError"
+        old_attrs, new_attrs = old_facts.get("attrs"), new_facts.get("attrs")
+        if old_attrs is not None and new_attrs is None:
+            yield old.path, "Class is no longer an attrs class", "attrs.evolve(), attrs.fields() and the like now fail"
+        elif old_attrs is not None and new_attrs is not None:
+            breaks = [
+                (kind, effect)
+                for fact, losing, kind, effect in _ATTRS_BREAKS
+                if (_lost(old_attrs, new_attrs, fact) if losing else _lost(new_attrs, old_attrs, fact))
+            ]
+            if breaks:  # one finding per class, led by the main change: @frozen -> @define is one edit
+                yield old.path, breaks[0][0], "; ".join(effect for _, effect in breaks)
+    if old_protocol if known else new_protocol:
+        for name in sorted(new.members.keys() - old.members.keys()):
+            kind = "Member was added to a Protocol users implement"
+            yield f"{old.path}.{name}", kind, "the classes users wrote lack it"
+
+
+def _implemented(old: griffe.Object | None, new: griffe.Object | None, *, known: bool) -> bool:
+    """Whether ``old`` is a Protocol (users write classes that satisfy it); HEAD says where the snapshot cannot."""
+    recorded = old if known else new
+    return recorded is not None and recorded.is_class and _facts(recorded).get("protocol") is not None
 
 
 def _base_findings(old: griffe.Class, new: griffe.Class, ancestors: frozenset[str]) -> Iterator[tuple[str, str, str]]:
@@ -754,25 +1042,52 @@ def _base_findings(old: griffe.Class, new: griffe.Class, ancestors: frozenset[st
 def value_findings(
     old: griffe.Module, new: griffe.Module, ancestors: Mapping[str, frozenset[str]]
 ) -> Iterator[tuple[str, str, str]]:
-    """The breaking changes griffe does not judge: bases, values, Literal members, annotations."""
+    """The breaking changes griffe does not judge: bases, values, Literal members, annotations, kinds, facts."""
+    known = _facts(old).get("format", FORMAT) >= 2  # format 1 recorded no class facts: unknown, not changed
     for old_member, new_member in _pairs(old, new):
+        implemented = _implemented(old_member.parent, new_member.parent, known=known)
         if isinstance(old_member, griffe.Class) and isinstance(new_member, griffe.Class):
             if old_member.path in ancestors:
                 yield from _base_findings(old_member, new_member, ancestors[old_member.path])
+            yield from _class_findings(old_member, new_member, known=known)
         elif isinstance(old_member, griffe.Function) and isinstance(new_member, griffe.Function):
-            yield from _function_findings(old_member, new_member)
+            yield from _kind_findings(old_member, new_member)
+            yield from _function_findings(old_member, new_member, implemented=implemented)
         elif isinstance(old_member, griffe.Attribute) and isinstance(new_member, griffe.Attribute):
             parent = old_member.parent
             assert parent is not None
-            yield from _attribute_findings(old_member, new_member, parent)
+            yield from _property_findings(old_member, new_member)
+            yield from _attribute_findings(old_member, new_member, parent, implemented=implemented)
         elif isinstance(old_member, griffe.TypeAlias) and isinstance(new_member, griffe.TypeAlias):
             removed = sorted(annotation_members(str(old_member.value)) - annotation_members(str(new_member.value)))
             if removed:
                 yield old_member.path, "Type alias lost a member", ", ".join(removed)
 
 
+def _drop_receivers(old: griffe.Module, new: griffe.Module) -> None:
+    """Drop ``self``/``cls`` from both sides of a method whose kind changed, before griffe compares parameters.
+
+    A classmethod made a method (``cls`` -> ``self``), or a staticmethod made one, is reported once as a changed
+    kind; without this, griffe would add the receiver's own "removed", "added" or "moved" findings.
+    """
+    for old_member, new_member in _pairs(old, new):
+        if not (isinstance(old_member, griffe.Function) and isinstance(new_member, griffe.Function)):
+            continue
+        if function_kind(old_member) == function_kind(new_member):
+            continue
+        for function in (old_member, new_member):
+            receiver = function_kind(function) in {"method", "classmethod", "property"}
+            first = next(iter(function.parameters), None)
+            if receiver and first is not None and first.name in {"self", "cls"} and not function.extra[EXTRA]:
+                del function.parameters[0]
+                function.extra[EXTRA]["receiver"] = first.name  # once: a second call must not drop a parameter
+
+
 def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
-    """Every breaking change from the snapshot ``old`` to the package ``built``."""
+    """Every breaking change from the snapshot ``old`` to the package ``built``.
+
+    ``old`` loses the receivers of the methods whose kind changed (``_drop_receivers``, once however often called).
+    """
     _, new = decode(render(built.document), "HEAD")
 
     def where(path: str) -> str | None:
@@ -782,11 +1097,12 @@ def find_breaking_changes(old: griffe.Module, built: Built) -> list[Finding]:
             path = path.rpartition(".")[0]
         return built.locations.get(path)
 
+    _drop_receivers(old, new)
     findings: list[Finding] = []
     for breakage in griffe.find_breaking_changes(old, new):
         if isinstance(breakage, _JUDGED_HERE):
             continue
-        path, change = _change(breakage)
+        path, change = _change(breakage, old)
         # str(breakage) is its kind's text: "Parameter was removed".
         findings.append(Finding(path, str(breakage), change, where(breakage.obj.path)))
     for path, kind, change in value_findings(old, new, built.ancestors):

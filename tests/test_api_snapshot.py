@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pytest
 
@@ -363,12 +363,19 @@ def test_a_snapshot_is_deterministic_and_holds_no_line_or_path(
 
 
 def test_the_committed_snapshots_are_well_formed(snapshot: ModuleType) -> None:
-    """Each file under api/ is named for the version it records, in the format this script reads."""
+    """Each file under api/ is named for the version it records, in the format this script writes: each records
+    which classes are Protocols (Middleware since 1.2.0) and how each attrs class behaves (Pet frozen and
+    hashable since 1.1.0)."""
     for path in sorted(snapshot.snapshots(API).values()):
         version, api = snapshot.decode(path.read_text(), str(path))
         assert version == path.stem
         assert api.path == "animalstore_client"
         assert "testing" in api.members
+        assert api.extra[snapshot.EXTRA]["format"] == snapshot.FORMAT, path
+        if "Middleware" in api.members:
+            assert api["Middleware"].extra[snapshot.EXTRA]["protocol"] == {"runtime_checkable": False}, path
+        pet = api["Pet"].extra[snapshot.EXTRA]["attrs"]
+        assert pet == {"frozen": True, "hashable": True, "slots": True, "eq": True, "order": False}, path
 
 
 def test_cutting_a_release(
@@ -509,6 +516,70 @@ BREAKING = [
         SYNC_CLIENT,
         "animalstore_client.AnimalStoreClient.__init__(max_retries): Parameter annotation was changed: int -> str",
     ),
+    Mutation(
+        "parameter narrowed on a method users call",
+        "_clients/_generated/client_sync.py",
+        "timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN",
+        "timeout: float | NotGiven | None = NOT_GIVEN",
+        "    def create_pet(",
+        "animalstore_client.AnimalStoreClient.create_pet(timeout): Parameter annotation was changed: "
+        "float | httpx.Timeout | NotGiven | None -> float | NotGiven | None",
+    ),
+    # Behaviour the signature's text does not show (issue 50, item 6).
+    Mutation(
+        "sync method made async",
+        "_clients/_generated/client_sync.py",
+        "    def get_pet(\n",
+        "    async def get_pet(\n",
+        SYNC_CLIENT,
+        "animalstore_client.AnimalStoreClient.get_pet: Method was made async: def -> async def: "
+        "callers must now await it",
+    ),
+    Mutation(
+        "async method made sync",
+        "_clients/client_async.py",
+        "    async def aclose(self) -> None:",
+        "    def aclose(self) -> None:",
+        "class AsyncAnimalStoreClient(",
+        "animalstore_client.AsyncAnimalStoreClient.aclose: Method is no longer async: async def -> def: "
+        "callers that await its result now fail",
+    ),
+    Mutation(
+        "Protocol member's parameter widened",
+        "_core/middleware.py",
+        "def __call__(self, request: httpx.Request, call_next: CallNext, /)",
+        "def __call__(self, request: httpx.Request | None, call_next: CallNext, /)",
+        "class Middleware(Protocol):",
+        "animalstore_client.Middleware.__call__(request): Parameter annotation was changed on a Protocol users "
+        "implement: httpx.Request -> httpx.Request | None (classes written to satisfy the Protocol no longer match it)",
+    ),
+    Mutation(
+        "optional parameter added to a Protocol member",
+        "_core/middleware.py",
+        "def __call__(self, request: httpx.Request, /) -> httpx.Response:",
+        "def __call__(self, request: httpx.Request, /, timeout: float | None = None) -> httpx.Response:",
+        "class CallNext(Protocol):",
+        "animalstore_client.CallNext.__call__(timeout): Parameter was added to a Protocol member users implement: "
+        "the methods users wrote do not accept it",
+    ),
+    Mutation(
+        "member added to a Protocol",
+        "_core/middleware.py",
+        "        ...\n\n\ndef _name(",
+        "        ...\n\n    def close(self) -> None:\n        ...\n\n\ndef _name(",
+        "class AsyncMiddleware(Protocol):",
+        "animalstore_client.AsyncMiddleware.close: Member was added to a Protocol users implement: "
+        "the classes users wrote lack it",
+    ),
+    Mutation(
+        "attrs class no longer frozen",
+        "_core/models.py",
+        "@attrs.frozen\nclass Pet(",
+        "@attrs.define\nclass Pet(",
+        "",
+        "animalstore_client.Pet: attrs class is no longer frozen: its instances can now be changed; "
+        "hash() of an instance, a set or dict key, now fails",
+    ),
 ]
 
 COMPATIBLE = [
@@ -546,6 +617,40 @@ COMPATIBLE = [
         "default_headers: Mapping[str, str] | None = None",
         "default_headers: Optional[Mapping[str, str]] = None",
         SYNC_CLIENT,
+        "",
+    ),
+    Mutation(
+        "new public function",
+        "__init__.py",
+        "from animalstore_client._version import __version__\n",
+        "from animalstore_client._version import __version__\n\n\n"
+        'def pet_path(pet_id: int) -> str:\n    return f"/pets/{pet_id}"\n',
+        "",
+        "",
+    ),
+    Mutation("... exported", "__init__.py", "__all__ = [\n", '__all__ = [\n    "pet_path",\n', "", ""),
+    Mutation(
+        "a Protocol made runtime_checkable",
+        "_core/middleware.py",
+        "class Middleware(Protocol):",
+        "@runtime_checkable\nclass Middleware(Protocol):",
+        "",
+        "",
+    ),
+    Mutation(
+        "... imported",
+        "_core/middleware.py",
+        "from typing import TYPE_CHECKING, Protocol, cast",
+        "from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable",
+        "",
+        "",
+    ),
+    Mutation(
+        "a Protocol member's annotation spelled otherwise",
+        "_core/middleware.py",
+        "def __call__(self, request: httpx.Request, call_next: AsyncCallNext, /) -> Awaitable[httpx.Response]:",
+        "def __call__(self, request: 'httpx.Request', call_next: AsyncCallNext, /) -> Awaitable[httpx.Response]:",
+        "",
         "",
     ),
     Mutation(
@@ -632,3 +737,160 @@ def test_the_annotation_rule(
     """A parameter may widen to a union superset, a return narrow to a subset (as normalised text); nothing else."""
     change = snapshot.annotation_change(old, new, accepted=accepted)
     assert (change is None) is compatible, change
+
+
+# Kinds and facts the signature's text does not show ---------------------------------------------------
+
+
+def test_a_member_that_changes_kind_fails_naming_it(
+    snapshot: ModuleType, head_api: Path, tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A classmethod made a method (on each public class that inherits it) and a property made a method.
+
+    Reported once each: the receiver (``cls`` -> ``self``) is no parameter change of its own.
+    """
+    models = tree / "animalstore_client" / "_core" / "models.py"
+    classmethod = "    @classmethod\n    def from_dict(cls, data: object) -> Self:"
+    _edit(models, classmethod, "    def from_dict(self, data: object) -> Self:")
+    _edit(models, "    @property\n    def is_known(self) -> bool:", "    def is_known(self) -> bool:")
+    code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(head_api))
+    assert code == 1, output
+    for model in ("Pet", "NewPet", "ErrorBody"):
+        finding = f"animalstore_client.{model}.from_dict: Method kind was changed: classmethod -> method: "
+        assert f"{finding}code that uses it as a classmethod fails\n    at animalstore_client/_core/models.py:" in (
+            output
+        )
+    kind = "Public object points to a different kind of object"  # griffe's words
+    assert f"animalstore_client.PetStatus.is_known: {kind}: property -> method\n" in output
+    assert "4 breaking change(s)" in output, output
+
+
+def test_a_staticmethod_or_a_setter_changed_fails(
+    snapshot: ModuleType, tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A staticmethod made a method, a property's setter removed: checked against a snapshot of a copy that had
+    them (the package has neither today)."""
+    store = tree / "animalstore_client" / "testing" / "_store.py"
+    members = (
+        "    @staticmethod\n    def sample_id() -> int:\n        return 1\n\n"
+        "    @property\n    def label(self) -> str:\n        return ''\n\n"
+        "    @label.setter\n    def label(self, value: str) -> None:\n        pass\n\n"
+    )
+    api_key = "    @property\n    def api_key(self) -> str:"
+    _edit(store, api_key, members + api_key)
+    api = tmp_path / "api"
+    assert _run(snapshot, capsys, "dump", "--package-dir", str(tree), "--api-dir", str(api))[0] == 0
+    _edit(store, "    @staticmethod\n    def sample_id() -> int:", "    def sample_id(self) -> int:")
+    _edit(store, "    @label.setter\n    def label(self, value: str) -> None:\n        pass\n\n", "")
+    code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))
+    assert code == 1, output
+    assert (
+        "animalstore_client.testing.FakeAnimalStore.sample_id: Method kind was changed: staticmethod -> method: "
+        "code that uses it as a staticmethod fails\n    at animalstore_client/testing/_store.py:"
+    ) in output
+    assert (
+        "animalstore_client.testing.FakeAnimalStore.label: Property lost its setter: "
+        "assigning to it now raises AttributeError\n    at animalstore_client/testing/_store.py:"
+    ) in output
+    assert "2 breaking change(s)" in output, output
+
+
+def test_a_format_1_snapshot_knows_no_class_facts(
+    snapshot: ModuleType, head_api: Path, tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A snapshot written before format 2 records no attrs or Protocol facts: a fact it lacks is unknown, not
+    changed, so Pet made mutable passes; a Protocol is known from HEAD, and kinds from griffe's labels (format 1
+    has them), so a member added to a Protocol and a method made async are still reported."""
+    api = tmp_path / "api"
+    shutil.copytree(head_api, api)
+    path = api / LATEST.name
+    document = json.loads(path.read_text())
+    assert document["format"] == snapshot.FORMAT == 2
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {key: strip(item) for key, item in value.items() if key not in {"attrs", "protocol"}}
+        return [strip(item) for item in value] if isinstance(value, list) else value
+
+    older = cast("dict[str, object]", strip(document))
+    assert '"attrs": {' not in json.dumps(older)
+    assert '"protocol": {' not in json.dumps(older)
+    path.write_text(snapshot.render({**older, "format": 1}))
+    for mutation in BREAKING:
+        if mutation.name in {"attrs class no longer frozen", "member added to a Protocol", "sync method made async"}:
+            _edit(tree / "animalstore_client" / mutation.file, mutation.old, mutation.new, after=mutation.after)
+    code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api))
+    assert code == 1, output
+    assert "animalstore_client.AsyncMiddleware.close: Member was added to a Protocol users implement" in output
+    assert "animalstore_client.AnimalStoreClient.get_pet: Method was made async" in output
+    assert "animalstore_client.Pet" not in output
+    assert "2 breaking change(s)" in output, output
+
+
+ATTRS_CASES = {
+    "Frozen": "@attrs.frozen",
+    "Define": "@attrs.define",
+    "Mutable": "@attrs.mutable",
+    "DefineFrozen": "@attrs.define(frozen=True)",
+    "DefineNoEq": "@attrs.define(eq=False)",
+    "DefineUnsafeHash": "@attrs.define(unsafe_hash=True)",
+    "DefineHashFalse": "@attrs.define(hash=False)",
+    "DictHashFalse": "@attrs.define(hash=False, slots=False)",
+    "FrozenHashFalse": "@attrs.frozen(unsafe_hash=False)",
+    "FrozenDict": "@attrs.frozen(slots=False)",
+    "DefineOrder": "@attrs.define(order=True)",
+    "OtherOptions": "@attrs.define(repr=False, kw_only=True, field_transformer=None)",
+    "OldStyle": "@attr.s(auto_attribs=True)",
+    "OldFrozen": "@attr.s(auto_attribs=True, frozen=True)",
+    "OldNoEq": "@attr.s(auto_attribs=True, eq=False)",
+    "OldNoCmp": "@attr.s(auto_attribs=True, cmp=False)",
+    "OwnHash": "@attrs.define",
+    "SubOfFrozen": "@attrs.define",
+}
+
+
+def test_the_attrs_facts_are_what_attrs_does(
+    snapshot: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the snapshot says of an attrs class, read from its decorator's text, is what attrs builds: each
+    decorator variant is read by griffe and the same module is imported and its instances tried. An option that
+    is not a literal stops the dump rather than being guessed."""
+    import griffe
+
+    lines = ["import attr", "import attrs", "", "FLAG = True", "", "", "@attrs.define(frozen=FLAG)", "class ByName:"]
+    lines += ["    x: int = 1", "", ""]
+    for name, decorator in ATTRS_CASES.items():
+        base = "(Frozen)" if name == "SubOfFrozen" else ""
+        lines += [decorator, f"class {name}{base}:", "    x: int = 1"]
+        if name == "OwnHash":
+            lines += ["", "    def __hash__(self) -> int:", "        return 1"]
+        lines += ["", ""]
+    package = tmp_path / "attrs_cases_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("\n".join(lines))
+    loaded = griffe.load(package.name, search_paths=[tmp_path], allow_inspection=False, resolve_aliases=True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(package.name)
+    for name in ATTRS_CASES:
+        class_ = getattr(module, name)
+        instance = class_()
+        try:
+            hash(instance)
+            hashable = True
+        except TypeError:
+            hashable = False
+        try:
+            instance.x = 2
+            frozen = False
+        except AttributeError:  # attrs' FrozenInstanceError is one
+            frozen = True
+        built = {
+            "frozen": frozen,
+            "hashable": hashable,
+            "slots": "__slots__" in vars(class_),
+            "eq": class_.__eq__ is not object.__eq__,
+            "order": "__lt__" in vars(class_),
+        }
+        assert snapshot.attrs_facts(loaded[name]) == built, name
+    with pytest.raises(snapshot.SnapshotError, match=r"ByName: the attrs option frozen=FLAG is not a literal"):
+        snapshot.attrs_facts(loaded["ByName"])
