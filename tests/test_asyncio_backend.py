@@ -283,19 +283,18 @@ def test_a_cancelled_connect_leaves_no_connection_open() -> None:
     asyncio.run(run())
 
 
-def test_uvloop_keeps_anyios_backend() -> None:
-    """Only asyncio's own loops get the SDK's backend; uvloop's TLS transport loses data once reading is paused."""
+@pytest.mark.skipif(sys.platform == "win32", reason="uvloop has no Windows release")
+def test_uvloop_gets_the_sdks_backend_and_trio_anyios() -> None:
+    """asyncio's own loops and uvloop get the SDK's backend (issue 49); trio, which has no asyncio loop, anyio's."""
     uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed: nothing to check")
+    trio = pytest.importorskip("trio")
 
     async def chosen() -> object:
         return _asyncio_backend.for_running_loop()
 
     assert isinstance(asyncio.run(chosen()), AsyncioBackend)
-    loop = uvloop.new_event_loop()
-    try:
-        assert loop.run_until_complete(chosen()) is None
-    finally:
-        loop.close()
+    assert isinstance(uvloop.run(chosen()), AsyncioBackend)
+    assert trio.run(chosen) is None
 
 
 @pytest.mark.parametrize("library", ["httpcore", on_httpx2("httpcore2")])

@@ -6,8 +6,8 @@ httpcore2's own async backend goes through anyio, which costs a cancel scope
 per read and write (the timeout) and builds a dict of socket attributes for
 each ``get_extra_info``; on asyncio's own loops this backend does the same
 job with a protocol that buffers what arrives and one timer per wait
-(docs/performance.md has the profile and the figures). Under trio and
-uvloop the httpx2 backend keeps anyio's. Only httpcore2's public
+(docs/performance.md has the profile and the figures). It runs on uvloop
+too; under trio the httpx2 backend keeps anyio's. Only httpcore2's public
 ``AsyncNetworkBackend``/``AsyncNetworkStream`` interface is implemented, and
 every failure is httpcore2's exception for it, as anyio's backend raises.
 
@@ -35,7 +35,7 @@ import threading
 import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import httpcore2
 
@@ -93,9 +93,11 @@ class _Protocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._chunks.append(data)
         self._buffered += len(data)
-        if self._buffered >= _PAUSE_AT and not self._paused_reading and self.transport is not None:
-            self._paused_reading = True
-            self.transport.pause_reading()
+        if self._buffered >= _PAUSE_AT and not self._paused_reading:
+            reading = self._reading()
+            if reading is not None:
+                self._paused_reading = True
+                reading.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool:
@@ -125,6 +127,18 @@ class _Protocol(asyncio.Protocol):
         if drained is not None and not drained.done():
             drained.set_result(None)
 
+    def _reading(self) -> asyncio.ReadTransport | None:
+        """The transport whose reading `_PAUSE_AT` pauses: the socket's, under the TLS layer too.
+
+        Pausing the TLS layer instead would leave records piling up in its buffer, and
+        uvloop's drops what that buffer holds when the peer closes without a TLS
+        close_notify (its ``eof_received``). With the socket paused, the TLS layer
+        decrypts and hands on all it has at once, and sees the peer's close only after
+        the bytes before it: the same on every loop.
+        """
+        # A stream transport either way (create_connection's); uvloop's are not asyncio's subclasses.
+        return cast("asyncio.ReadTransport | None", self.plain if self.plain is not None else self.transport)
+
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
@@ -145,9 +159,11 @@ class _Protocol(asyncio.Protocol):
                 chunks.appendleft(chunk[max_bytes:])
                 chunk = chunk[:max_bytes]
             self._buffered -= len(chunk)
-            if self._paused_reading and self._buffered < _PAUSE_AT // 2 and self.transport is not None:
-                self._paused_reading = False
-                self.transport.resume_reading()
+            if self._paused_reading and self._buffered < _PAUSE_AT // 2:
+                reading = self._reading()
+                if reading is not None:
+                    self._paused_reading = False
+                    reading.resume_reading()
             return chunk
         if self._error is not None:
             raise httpcore2.ReadError(str(self._error) or type(self._error).__name__) from self._error
@@ -310,7 +326,7 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
             raise httpcore2.ConnectError(str(exc) or type(exc).__name__) from exc
         if transport is None:  # the loop closed under it
             raise httpcore2.ConnectError("the connection closed during the TLS handshake")
-        self._protocol.transport = transport  # what pausing reads must pause from now on: the TLS layer
+        self._protocol.transport = transport  # what is written to and closed from now on: the TLS layer
         return _AsyncioStream(transport, self._protocol, self._socket)
 
     def get_extra_info(self, info: str) -> Any:
@@ -621,13 +637,20 @@ def _readable_now(sock: Any) -> bool:
 
 
 def for_running_loop() -> AsyncioBackend | None:
-    """This backend when the running loop is one of asyncio's own; ``None`` under trio, uvloop or another loop.
+    """This backend when the running loop is asyncio's own or uvloop's; ``None`` under trio or another loop.
 
-    uvloop is left to anyio's backend: its TLS transport drops what it has decrypted
-    once reading is paused and the peer closes without a TLS close_notify.
+    uvloop runs asyncio's transport and protocol interface, which is all this
+    backend uses, and its TLS transport is held to the same rule as asyncio's
+    (`_Protocol._reading`): the same stray-answer check and early answers on
+    both (tests/test_network_backends.py runs its scenarios on each).
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # trio
         return None
-    return AsyncioBackend() if isinstance(loop, asyncio.BaseEventLoop) else None
+    return AsyncioBackend() if isinstance(loop, asyncio.BaseEventLoop) or _is_uvloop(loop) else None
+
+
+def _is_uvloop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is uvloop's (or made from it), told without importing uvloop."""
+    return any(cls.__name__ == "Loop" and cls.__module__ == "uvloop.loop" for cls in type(loop).__mro__)

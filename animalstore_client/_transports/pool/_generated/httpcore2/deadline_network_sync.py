@@ -18,7 +18,7 @@ from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_sync
 
-__all__ = ["DeadlineBackend"]
+__all__ = ["DeadlineBackend", "tls_holds_unread"]
 
 _NO_TIMEOUT: float | None = None
 _CONNECT_ERRORS = (httpcore2.ConnectTimeout, httpcore2.ConnectError)
@@ -81,7 +81,47 @@ class _DeadlineStream(httpcore2.NetworkStream):
         return _DeadlineStream(stream, self._streams)
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # Asked of an idle connection before it is reused (httpcore2's has_expired): bytes received since
+            # its answer make it unfit, wherever they wait. The network stream answers for the socket (and the
+            # SDK's asyncio backend for what its protocol holds); a TLS layer may hold more, read off the socket
+            # with the answer's last record (anyio's, under trio), which the socket no longer shows.
+            return bool(self._stream.get_extra_info("is_readable")) or tls_holds_unread(
+                self._stream.get_extra_info("ssl_object")
+            )
         return self._stream.get_extra_info(info)
+
+
+def tls_holds_unread(ssl_object: object) -> bool:
+    """Whether an idle connection's TLS layer holds bytes received and not yet read (or the peer's close).
+
+    ``ssl_object`` is what the network stream gives as ``ssl_object``: an
+    ``ssl.SSLObject`` over memory buffers (anyio's TLS stream, asyncio's and
+    uvloop's TLS transports), whatever a blocking socket's TLS layer is, or
+    ``None`` in the clear. ``pending()`` counts what is decrypted and unread.
+    A record still encrypted waits in the SSLObject's incoming buffer, which
+    only the TLS layer's owner holds (anyio's is private): reading one byte
+    through the public ``read`` decrypts it if it is whole. That read takes
+    from no one: the connection is idle, and whatever it finds makes the
+    connection unfit, so it is closed, never read again. Nothing whole there,
+    the read raises ``SSLWantReadError`` and leaves the layer as it was. A
+    blocking socket's TLS layer is only asked ``pending()``: reading it would
+    wait, and it takes from the socket no more than it decrypts.
+    """
+    if ssl_object is None:
+        return False
+    try:
+        pending = getattr(ssl_object, "pending", None)
+        if pending is not None and pending() > 0:
+            return True
+        if isinstance(ssl_object, ssl.SSLObject):
+            ssl_object.read(1)
+            return True  # a whole record nobody asked for (or b"": the peer's close_notify)
+    except ssl.SSLWantReadError:
+        return False  # nothing whole: at most part of a record, as the socket may hold part of an answer
+    except Exception:  # noqa: BLE001  # an alert or a bad record: the connection is not fit either
+        return True
+    return False
 
 
 class DeadlineBackend(httpcore2.NetworkBackend):

@@ -336,11 +336,54 @@ class _PooledBody:
 
 
 def _expired(connection: httpcore2.AsyncHTTPConnection) -> bool:
-    """httpcore2's ``has_expired()``; a connection that cannot answer it is taken as expired (and closed)."""
+    """httpcore2's ``has_expired()``, or bytes past its last answer in its parser; unanswerable counts as expired.
+
+    One stray-answer rule, whatever the loop: bytes received after an idle
+    connection's answer ended make it unfit, in the socket or a TLS layer
+    (``has_expired()``'s ``is_readable``, answered by the deadline stream) or
+    read off the socket with the answer and left in httpcore2's parser
+    (`_unparsed`). Reused, such a connection would hand the next call an
+    answer nobody asked for.
+    """
     try:
-        return connection.has_expired()
+        return connection.has_expired() or _unparsed(connection)
     except Exception:  # noqa: BLE001  # the question failing is itself the answer: not fit for use
         return True
+
+
+def _unparsed(connection: httpcore2.AsyncHTTPConnection) -> bool:
+    """Whether httpcore2's HTTP/1.1 parser (h11) holds bytes past the last answer, or the server's close.
+
+    A private reach (docs/architecture.md; checked at import by `_check_unparsed`):
+    httpcore2's connection keeps its HTTP/1.1 connection in ``_connection`` and
+    that one its h11 state in ``_h11_state``, whose ``trailing_data`` is h11's
+    public account of what it received and has not parsed. An answer and a stray
+    one that arrive together are read in one piece; without this the connection
+    goes back to work and the SDK can only refuse the stray answer once the next
+    request is written (`AsyncHttpcore2Transport.send`), too late for the call.
+    """
+    state = getattr(getattr(connection, "_connection", None), "_h11_state", None)
+    if state is None:  # not connected yet, or mocked (respx): nothing parsed
+        return False
+    data, closed = state.trailing_data
+    return bool(data) or bool(closed)
+
+
+def _check_unparsed() -> None:
+    """Fail loudly, naming them, when httpcore2 no longer keeps what `_unparsed` reads where it reads it."""
+    origin = httpcore2.Origin(b"http", b"127.0.0.1", 80)
+    parser = httpcore2.AsyncHTTP11Connection(origin, cast("httpcore2.AsyncNetworkStream", None))
+    trailing = getattr(getattr(parser, "_h11_state", None), "trailing_data", None)
+    if "_connection" not in vars(httpcore2.AsyncHTTPConnection(origin)) or not isinstance(trailing, tuple):
+        raise ImportError(
+            f"animalstore_client needs httpcore2.AsyncHTTPConnection._connection and AsyncHTTP11Connection"
+            f"._h11_state.trailing_data (bytes past an answer make a kept-alive connection unfit), which httpcore2 "
+            f"{httpcore2.__version__} no longer has: install the httpcore2 release this SDK was tested with, or a "
+            "newer animalstore-client"
+        )
+
+
+_check_unparsed()
 
 
 async def _close(connections: list[httpcore2.AsyncHTTPConnection]) -> None:
