@@ -25,8 +25,8 @@ from animalstore_client._core.attempts import (
     full_response,
 )
 from animalstore_client._core.deadline import Timeouts
-from animalstore_client._core.failures import contradicts_the_wire, unknown_failure
 from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
+from animalstore_client._core.failures import contradicts_the_wire, unknown_failure
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._core.wire import ANSWERED
