@@ -12,6 +12,11 @@ them. The only warning an example may raise is ``get_pet``'s deprecation.
 
 The examples in public docstrings, which the API reference shows, run too,
 with the names they take for granted (the package's, a ``client``, a ``log``).
+
+docs/howto.md promises more: each of its blocks runs alone, as a reader copies
+it, in a process of its own under ``python -X dev -W error`` with no
+``ANIMALSTORE_*`` variable (offline, against the fake store it makes), unless
+its first line says what it needs (``# Needs: ...``).
 """
 
 from __future__ import annotations
@@ -22,13 +27,15 @@ import builtins
 import gc
 import inspect
 import logging
+import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +49,7 @@ from .conftest import USERS_PYTEST
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+HOWTO = ROOT / "docs" / "howto.md"
 KEY = "docs-example-key"
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -331,3 +339,86 @@ def test_the_docstring_examples_are_found() -> None:
     assert len(DOCSTRING_BLOCKS) >= 8
     assert any(name.endswith("FakeAnimalStore") for name in DOCSTRING_BLOCKS)
     assert any("with_raw_response" in block for block in DOCSTRING_BLOCKS.values())
+
+
+NEEDS = "# Needs: "
+"""How a howto block's first line says what it needs beyond the kit (a key, a reachable service)."""
+
+NOWHERE = "http://127.0.0.1:9/v1"
+"""The base URL an offline block's process is given: a call that forgot its fake store is refused on the spot
+(port 9, discard, has no listener here) rather than looking up the built-in host on the network."""
+
+
+def needs_something(block: Block) -> bool:
+    return block.source.startswith(NEEDS)
+
+
+def run_alone(block: Block, scratch: Path) -> str | None:
+    """``block`` run as a reader runs a copy of it: its own process, ``python -X dev -W error``, in an empty
+    directory, with no ``ANIMALSTORE_*`` variable (a block of ``test_`` functions under pytest, with the examples'
+    pytest.ini). Why it failed, or None: a non-zero exit, or a ResourceWarning, which a finalizer under ``-W error``
+    only prints ("Exception ignored in ...") while the process still exits 0."""
+    scratch.mkdir(parents=True)
+    script = scratch / "test_block.py"  # a name pytest collects, for a block of test_ functions
+    script.write_text(block.source, encoding="utf-8")
+    python = [sys.executable, "-X", "dev", "-W", "error"]
+    if block.defines_tests():
+        shutil.copy(ROOT / "examples" / "pytest.ini", scratch / "pytest.ini")
+        # No user's project loads hypothesis's plugin, which this suite's does (half of such a run's 6 s).
+        command = [*python, *USERS_PYTEST[1:], "-p", "no:hypothesispytest", script.name]
+    else:
+        command = [*python, script.name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    env["ANIMALSTORE_BASE_URL"] = NOWHERE
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False, cwd=scratch)
+    except subprocess.TimeoutExpired:
+        return f"{block.name}: still running after 120 s"
+    output = result.stdout + result.stderr
+    if result.returncode != 0:
+        return f"{block.name} exited {result.returncode}:\n{output}"
+    if "ResourceWarning" in output or "Exception ignored" in output:
+        return f"{block.name} left something open:\n{output}"
+    return None
+
+
+def run_each_alone(found: Sequence[Block], scratch: Path) -> list[str]:
+    """Every block that needs nothing run alone (`run_alone`), three processes at a time; the failures."""
+    offline = [block for block in found if not needs_something(block)]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        outcomes = pool.map(lambda item: run_alone(item[1], scratch / str(item[0])), enumerate(offline))
+        return [failure for failure in outcomes if failure is not None]
+
+
+def test_every_howto_block_runs_alone_offline_and_closes_what_it_opens(tmp_path: Path) -> None:
+    """docs/howto.md's promise: each block, copied alone, runs offline under ``-X dev -W error`` (exit 0, no
+    ResourceWarning), unless its first line says what it needs; such a block compiles (and is type-checked with
+    its page by `test_every_pages_examples_type_check`)."""
+    found = blocks(HOWTO)
+    assert len(found) >= 14
+    assert all(block.run for block in found), "a howto block says what it needs on its first line, not by notest"
+    for block in filter(needs_something, found):
+        compile(block.source, block.name, "exec")
+    assert run_each_alone(found, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "failure"),
+    [
+        ("print(rows)\n", "exited 1"),  # a name from another block
+        ("from animalstore_client import AnimalStoreClient\nAnimalStoreClient().list_pets()\n", "exited 1"),
+        ("import socket\nsocket.socket()\n", "left something open"),  # exits 0 all the same
+        ("def test_it() -> None:\n    assert 1 == 2\n", "exited 1"),
+        ("# a file of no tests\ndef check() -> None:\n    pass\n", None),
+    ],
+    ids=["another-blocks-name", "needs-a-key-unsaid", "unclosed-socket", "failing-test-block", "fine"],
+)
+def test_a_howto_block_that_needs_more_or_leaks_fails(source: str, failure: str | None, tmp_path: Path) -> None:
+    """The check is not a formality: a block using another's names, needing a key it does not name, leaving a
+    socket open or failing its test fails it; a block that says what it needs is not run at all."""
+    block = Block("howto.md", 1, source, run=True)
+    outcome = run_alone(block, tmp_path / "alone")
+    assert (outcome is None) if failure is None else (outcome is not None and failure in outcome), outcome
+    said = Block("howto.md", 1, NEEDS + "ANIMALSTORE_API_KEY and a reachable service\n" + source, run=True)
+    assert run_each_alone([said], tmp_path / "said") == []
