@@ -132,6 +132,15 @@ class AsyncPyreqwestTransport:
             await client.close()
         released(clients)
 
+    def abandon(self) -> None:
+        """Let go of the library clients, whose event loop has ended: dropped, they close their connections.
+
+        An async library client's ``close()`` only cancels its calls under way (none, once their loop
+        ended), and needs a loop; pyreqwest's connections live on its own runtime, which closes them
+        once the client is let go of.
+        """
+        released(self._settings.close())
+
 
 if TYPE_CHECKING:
     from animalstore_client._transports.seam_async import AsyncTransport

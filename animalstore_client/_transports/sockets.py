@@ -31,7 +31,27 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["Sockets", "close_copy", "release_transports"]
+__all__ = ["Sockets", "check_transport_table", "close_copy", "release_transports"]
+
+
+def check_transport_table() -> None:
+    """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor.
+
+    `release_transports` finds a transport there (``_transports``, private), and a forked child that keeps its
+    loop must find it: a transport left holding a closed descriptor keeps it in the loop's selector table, and
+    a socket of the child's given the same number would never be read. Checked where the SDK relies on it
+    (aiohttp's transport, at import), without making a loop: the name must be set by the loop's constructor.
+    """
+    from asyncio.selector_events import BaseSelectorEventLoop
+
+    if "_transports" not in BaseSelectorEventLoop.__init__.__code__.co_names:
+        from animalstore_client._core.exceptions import AnimalStoreError
+
+        raise AnimalStoreError(
+            "asyncio's selector event loop no longer keeps its transports in _transports, which the SDK reads "
+            "to let go of a connection whose socket it closed without the loop (an ended loop, a forked child): "
+            "use a Python release this SDK was tested with, or a newer animalstore-client"
+        )
 
 
 def close_copy(sock: socket.socket) -> int | None:
@@ -63,7 +83,7 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
     looked up and skipped if gone; `_Protocol.abandon` in `_transports.pool.asyncio_network`
     does the same), or the transport would warn of an unclosed socket when collected. The
     transports are found in the loop's table of transports by descriptor (`_transports`, private:
-    checked where it is relied on, `tests/test_lifecycle.py`); a loop without one (uvloop) keeps its own.
+    `check_transport_table`); a loop without one (uvloop) keeps its transports to itself.
     """
     transports = getattr(loop, "_transports", None)
     if transports is None:
