@@ -12,9 +12,10 @@ connections open (it sees each FIN):
   closes its client the server sees every connection's FIN while the child
   still lives: the child closed its copies of the parent's sockets at the fork.
 
-The fork scenarios run in a subprocess, one per pair, all of them in it
-(forking pytest itself would copy its threads); every wait there is bounded,
-and the subprocess prints one line per scenario and nothing on stderr.
+The fork scenarios run in a subprocess, one per library for all its pairs
+(forking pytest itself would copy its threads; an interpreter's start costs
+more than all of a pair's scenarios); every wait there is bounded, and the
+subprocess prints one line per scenario and nothing on stderr.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import pytest
 from animalstore_client import AsyncAnimalStoreClient
 from animalstore_client._core.libraries import LIBRARIES
 
-from .conftest import ALL_VARIANTS, API_KEY
+from .conftest import ALL_VARIANTS, API_KEY, on_library
 from .servers import LoopbackServer, respond
 from .tls import ca_file, server_context
 
@@ -89,11 +90,12 @@ def test_the_connections_of_an_ended_event_loop_are_closed_at_the_next_call_and_
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Runs every fork scenario for one client/library pair, each with a server of its own, and prints a line each:
-# "<scenario>: parent ok child <outcome> open 0 child alive". Each scenario warms the client (and its threads' own
-# loops), forks, lets the child do its part and report it, makes the parent's calls, closes the parent's client,
-# waits (bounded) for the server to see every connection closed, and only then lets the child exit. Unclosed
-# objects warn (ResourceWarning: always) and asyncio logs its errors on stderr, which the test wants empty.
+# Runs every fork scenario for each client/library pair named, each with a server of its own, and prints a line
+# each: "<pair> <scenario>: parent ok child <outcome> open 0 child alive". Each scenario warms the client (and
+# its threads' own loops), forks, lets the child do its part and report it, makes the parent's calls, closes the
+# parent's client, waits (bounded) for the server to see every connection closed, and only then lets the child
+# exit. Unclosed objects warn (ResourceWarning: always) and asyncio logs its errors on stderr, which the test
+# wants empty.
 FORKS = """
 import asyncio, gc, os, select, signal, sys, threading, time, warnings
 warnings.simplefilter("ignore", DeprecationWarning)  # urllib3's own, and Python 3.12's about forking beside threads
@@ -103,13 +105,12 @@ import animalstore_client as a
 from tests.servers import LoopbackServer, respond
 from tests.tls import ca_file, server_context
 
-variant, refused = sys.argv[1], sys.argv[2] == "refused"
-is_async = variant.startswith("async")
-backend = variant.split("-")[1] if "-" in variant else None
+pairs, refused = sys.argv[1].split(","), sys.argv[2] == "refused"
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
 THREADS, THREAD_CALLS, PARENT_CALLS = 3, 12, 10
+TLS = server_context()  # one certificate for every HTTPS scenario
 
-def child_part(client, loop, what):
+def child_part(client, loop, is_async, what):
     # The child's outcome: "ok" (its calls answered, its own pool closed), "refused" (pyreqwest after use), or why not.
     try:
         if what == "idle":
@@ -132,8 +133,10 @@ def child_part(client, loop, what):
     gc.collect()  # what the child let go of is collected now, while the parent still calls
     return "ok"
 
-def scenario(scheme, threads, what):
-    tls = server_context() if scheme == "https" else None
+def scenario(pair, scheme, threads, what):
+    is_async = pair.startswith("async")
+    backend = pair.split("-")[1] if "-" in pair else None
+    tls = TLS if scheme == "https" else None
     verify = ca_file() if tls else True
     with LoopbackServer([respond(200, PETS)], tls=tls) as server:
         options = dict(base_url=server.base_url, backend=backend, verify=verify, total_timeout=5, max_retries=0)
@@ -170,7 +173,7 @@ def scenario(scheme, threads, what):
         if pid == 0:
             os.close(said)
             os.close(say)
-            outcome = child_part(client, loop, what)
+            outcome = child_part(client, loop, is_async, what)
             os.write(told, outcome.encode()[:500])
             os.read(hear, 1)  # until the parent has seen its connections close (or died)
             os._exit(0)
@@ -201,39 +204,43 @@ def scenario(scheme, threads, what):
             time.sleep(0.01)
         os.close(said)
         parent = "ok" if not errors and not any(worker.is_alive() for worker in workers) else errors[:2]
-        name = f"{scheme} threads={threads} child={what}"
-        print(f"{name}: parent {parent} child {child} open {still_open} child {'alive' if alive else 'gone'}", flush=True)
+        name = f"{pair} {scheme} threads={threads} child={what}"
+        state = "alive" if alive else "gone"
+        print(f"{name}: parent {parent} child {child} open {still_open} child {state}", flush=True)
 
-children = ("idle", "keeps-loop", "new-loop") if is_async else ("idle", "calls")
-for scheme in ("http", "https"):
-    for what in children:
-        scenario(scheme, 0, what)
-# Threads over plain HTTP only: a child forked while a parent thread is inside OpenSSL may wait for ever on its
-# lock (openssl/openssl#19066, tests/test_fork.py), which no code of the SDK's can prevent.
-for what in children[1:]:
-    scenario("http", THREADS, what)
+for pair in pairs:
+    children = ("idle", "keeps-loop", "new-loop") if pair.startswith("async") else ("idle", "calls")
+    for scheme in ("http", "https"):
+        for what in children:
+            scenario(pair, scheme, 0, what)
+    # Threads over plain HTTP only: a child forked while a parent thread is inside OpenSSL may wait for ever on its
+    # lock (openssl/openssl#19066, tests/test_fork.py), which no code of the SDK's can prevent.
+    for what in children[1:]:
+        scenario(pair, "http", THREADS, what)
 """
 
 REFUSED_AFTER_USE = frozenset({"pyreqwest"})
 """Libraries a child forked after its parent called through them cannot use (tests/test_fork.py says why)."""
 
 
+LIBRARY_PAIRS = [
+    on_library(library.name, ",".join(_pair(variant) for variant in ALL_VARIANTS if _backend(_pair(variant)) == name))
+    for library in LIBRARIES
+    for name in (library.name,)
+]
+"""Each library's client/library pairs, run in one subprocess (``"sync,async"``, ``"sync-httpx2,async-httpx2"``)."""
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
-@pytest.mark.parametrize("variant", ALL_VARIANTS)
-def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_the_server(variant: str) -> None:
-    """Forked with and without threads using the client, over HTTP and HTTPS, whatever the child does (nothing, or
-    calls: on the inherited loop or a new one for an async client): the parent's calls all answer, and once it closes
-    its client every connection is closed at the server while the child lives. Nothing is logged or warned."""
-    backend = _backend(variant)
+@pytest.mark.parametrize("pairs", LIBRARY_PAIRS)
+def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_the_server(pairs: str) -> None:
+    """On every pair of each library, forked with and without threads using the client, over HTTP and HTTPS,
+    whatever the child does (nothing, or calls: on the inherited loop or a new one for an async client): the parent's
+    calls all answer, and once it closes its client every connection is closed at the server while the child lives.
+    Nothing is logged or warned."""
+    backend = _backend(pairs.split(",", maxsplit=1)[0])
     result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            FORKS,
-            variant,
-            "refused" if backend in REFUSED_AFTER_USE else "usable",
-            str(ROOT),
-        ],
+        [sys.executable, "-c", FORKS, pairs, "refused" if backend in REFUSED_AFTER_USE else "usable", str(ROOT)],
         capture_output=True,
         text=True,
         timeout=240,
@@ -242,10 +249,10 @@ def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines, result.stderr
+    expected = {pair: 8 if pair.startswith("async") else 5 for pair in pairs.split(",")}
+    assert {pair: sum(line.startswith(f"{pair} ") for line in lines) for pair in expected} == expected, result.stderr
     for line in lines:
         name, _, outcome = line.partition(": ")
         child = "refused" if backend in REFUSED_AFTER_USE and not name.endswith("child=idle") else "ok"
         assert outcome == f"parent ok child {child} open 0 child alive", line
-    assert len(lines) == (8 if _pair(variant).startswith("async") else 5)
     assert result.stderr == ""

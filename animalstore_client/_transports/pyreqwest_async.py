@@ -133,10 +133,11 @@ class AsyncPyreqwestTransport:
         released(clients)
 
     def abandon(self) -> None:
-        """Let go of the library clients, whose event loop has ended: dropped, they close their connections.
+        """Let go of the library clients without calling them: dropped, they close their connections.
 
-        An async library client's ``close()`` only cancels its calls under way (none, once their loop
-        ended), and needs a loop; pyreqwest's connections live on its own runtime, which closes them
+        What the async client does with the transport of an event loop that has ended, where ``aclose()``
+        can no longer be awaited (an async library client's ``close()`` only cancels its calls under way,
+        of which there are none then): pyreqwest's connections live on its own runtime, which closes them
         once the client is let go of.
         """
         released(self._settings.close())

@@ -120,7 +120,7 @@ class Sockets:
         self._lock = threading.Lock()
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._after_fork: weakref.WeakMethod[Callable[[list[int]], None]] | None = (
-            None if after_fork is None else weakref.WeakMethod(after_fork)  # type: ignore[arg-type]  # a bound method
+            None if after_fork is None else weakref.WeakMethod(after_fork)
         )
         _ALL.add(self)
 
@@ -131,7 +131,7 @@ class Sockets:
                 self._sockets.add(sock)
 
     def close(self) -> list[int]:
-        """Close this process's descriptor of every socket known that is still open (`close_copy`); the numbers closed."""
+        """Close this process's descriptor of each socket known and still open (`close_copy`); the numbers closed."""
         with self._lock:
             sockets = list(self._sockets)
             self._sockets.clear()
