@@ -12,7 +12,7 @@ are made by the SDK (aiohttp's public ``socket_factory=``) and known
 them: when that loop has ended (`AiohttpTransport.abandon`, at the client's
 next call or close), and in a forked child, whose copies are closed at the
 fork without touching the selector it shares with the parent. The session
-is then let go of without a loop call or a log line (`_let_go`).
+is then let go of without a loop call or a log line (`_let_go_of`).
 """
 
 from __future__ import annotations
@@ -545,11 +545,12 @@ class AiohttpTransport:
         Its sockets are closed here, as descriptors (the loop can run no callback to close them), and
         the session is let go of without a loop call: no "Unclosed client session" when it is collected.
         """
+        if not self._owned or self._sockets is None:
+            return  # a caller's session is theirs to close; an own one never made has nothing to close
         session, self._session = self._session, None
         self._closed = True
-        if session is None or not self._owned or self._sockets is None:
-            return
-        _let_go_of(session, self._loop, self._sockets.close())
+        if session is not None:
+            _let_go_of(session, self._loop, self._sockets.close())
 
     def _forked(self, closed: list[int]) -> None:
         """In a forked child, once its copies of the session's sockets are closed (``closed``): let go of the session.
