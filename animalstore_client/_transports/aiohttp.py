@@ -5,6 +5,14 @@ the httpx classes the retry policy tells apart; bodies arrive raw
 (``auto_decompress=False``) so the send loop decodes and caps them itself;
 redirects are never followed; the call's total deadline becomes aiohttp's
 ``total`` timeout, which also bounds the reading of the body.
+
+A session the SDK makes belongs to the event loop it was made in. Its sockets
+are made by the SDK (aiohttp's public ``socket_factory=``) and known
+(`_transports.sockets`), so that they are closed where aiohttp cannot close
+them: when that loop has ended (`AiohttpTransport.abandon`, at the client's
+next call or close), and in a forked child, whose copies are closed at the
+fork without touching the selector it shares with the parent. The session
+is then let go of without a loop call or a log line (`_let_go_of`).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import httpx
@@ -25,10 +33,12 @@ from yarl import URL
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts, remembered, within
 from animalstore_client._core.httpx_private import headers_from_library
+from animalstore_client._core.log import logger
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import ANSWERED, NOTHING, WRITING, ClientRuleBroken, Wire
 from animalstore_client._transports.proxies import environment_proxy
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
+from animalstore_client._transports.sockets import Sockets, check_transport_table, release_transports
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
 # (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
@@ -51,6 +61,20 @@ for _private in (_RETRY_CONNECTION, _MIDDLEWARES):
             "keep every request it sends counted: install the aiohttp release this SDK was tested with, or a newer "
             "animalstore-client"
         )
+# A connector's close without its event loop: what aiohttp's own `__del__` calls. The public `close()` makes
+# a task on the loop to wait for the closings (none can run on a loop that has ended, and in a forked child
+# that never runs the loop again it would be destroyed pending, logged); `_close()` marks the connector
+# closed, closes its connections' transports where the loop is open, and makes nothing to wait for.
+_CLOSE = "_close"
+if not callable(getattr(aiohttp.BaseConnector, _CLOSE, None)):
+    from animalstore_client._core.exceptions import AnimalStoreError
+
+    raise AnimalStoreError(
+        f"aiohttp {aiohttp.__version__} no longer has BaseConnector.{_CLOSE}, which the SDK uses to let go of "
+        "a session whose event loop has ended, or a forked child's copy of its parent's: install the aiohttp "
+        "release this SDK was tested with, or a newer animalstore-client"
+    )
+check_transport_table()
 
 __all__ = ["AiohttpTransport"]
 
@@ -295,16 +319,62 @@ def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
 _MIDDLEWARE_CALLERS = frozenset({"single_middleware_handler", "wrapped"})
 
 
+def _socket_factory(sockets: Sockets) -> Callable[[tuple[Any, ...]], socket.socket]:
+    """aiohttp's ``socket_factory``: each socket made as aiohttp would make it, and known to ``sockets``."""
+
+    def new_socket(address: tuple[Any, ...]) -> socket.socket:
+        family, kind, protocol = address[:3]
+        sock = socket.socket(family=family, type=kind, proto=protocol)
+        sockets.add(sock)
+        return sock
+
+    return new_socket
+
+
+def _let_go_of(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop | None, closed: list[int]) -> None:
+    """Let go of ``session``, whose sockets' descriptors ``closed`` are closed already, without awaiting anything.
+
+    asyncio's transports over them let go of them on ``loop`` (`_transports.sockets.release_transports`),
+    then the connector is marked closed (`_CLOSE`): neither the session nor the connector then reports
+    itself unclosed when collected.
+    """
+    if loop is not None:
+        release_transports(loop, closed)
+    connector = session.connector
+    if connector is None:
+        return
+    try:
+        getattr(connector, _CLOSE)()
+    except Exception as exc:  # noqa: BLE001  # letting go of what is dead must not fail a call
+        logger.debug("Letting go of an aiohttp session failed: %s: %s", type(exc).__name__, exc)
+
+
 class AiohttpTransport:
     """The seam over an `aiohttp.ClientSession`: the caller's, or one the SDK makes (and closes)."""
 
-    __slots__ = ("_closed", "_headers", "_owned", "_proxies", "_session", "_ssl_context", "_timeouts", "_urls")
+    __slots__ = (
+        "__weakref__",  # its sockets' registration calls it back after a fork (`_forked`), holding it weakly
+        "_closed",
+        "_headers",
+        "_loop",
+        "_owned",
+        "_proxies",
+        "_session",
+        "_sockets",
+        "_ssl_context",
+        "_timeouts",
+        "_urls",
+    )
     library = f"aiohttp/{aiohttp.__version__}"
 
     def __init__(self, session: object = None, *, verify: bool | str | ssl.SSLContext = True) -> None:
         assert session is None or isinstance(session, aiohttp.ClientSession)
         self._session: aiohttp.ClientSession | None = session
         self._owned = session is None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop the SDK's own session was made in, and belongs to."""
+        self._sockets: Sockets | None = None
+        """The SDK's own session's sockets (`_socket_factory`)."""
         self._ssl_context = ssl_context(verify) if session is None else None
         self._closed = False
         self._proxies: dict[bytes, str | None] = {}
@@ -360,8 +430,14 @@ class AiohttpTransport:
         # Not trust_env=True: that reads ~/.netrc in a worker thread on every
         # request (two thread hops a call); the environment's proxies are
         # applied below instead, read as httpx reads them.
+        self._loop = asyncio.get_running_loop()
+        sockets = self._sockets = Sockets(after_fork=self._forked)
         connector = aiohttp.TCPConnector(
-            limit=1000, limit_per_host=0, keepalive_timeout=15, ssl=self._ssl_context or True
+            limit=1000,
+            limit_per_host=0,
+            keepalive_timeout=15,
+            ssl=self._ssl_context or True,
+            socket_factory=_socket_factory(sockets),
         )
         # No cookie jar: a cookie the service set for one API key must never
         # go out with another key's calls (with_options shares this session).
@@ -462,6 +538,30 @@ class AiohttpTransport:
         self._closed = True
         if self._owned and self._session is not None:
             await self._session.close()
+
+    def abandon(self) -> None:
+        """Close the SDK's own session's connections without its event loop, which has ended; then let go of it.
+
+        Its sockets are closed here, as descriptors (the loop can run no callback to close them), and
+        the session is let go of without a loop call: no "Unclosed client session" when it is collected.
+        """
+        if not self._owned or self._sockets is None:
+            return  # a caller's session is theirs to close; an own one never made has nothing to close
+        session, self._session = self._session, None
+        self._closed = True
+        if session is not None:
+            _let_go_of(session, self._loop, self._sockets.close())
+
+    def _forked(self, closed: list[int]) -> None:
+        """In a forked child, once its copies of the session's sockets are closed (``closed``): let go of the session.
+
+        Only this process's tables change: the loop's selector, which the parent shares, no longer
+        holds those descriptors, as they were closed first. The next call (the client makes a new
+        transport in a new process) makes a session of the child's own.
+        """
+        session, self._session = self._session, None
+        if session is not None and self._owned:
+            _let_go_of(session, self._loop, closed)
 
 
 if TYPE_CHECKING:

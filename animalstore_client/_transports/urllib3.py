@@ -43,12 +43,15 @@ from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import NOTHING, WRITING, Wire
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, is_literal, looked_up, translated
+from animalstore_client._transports.sockets import Sockets
 
 __all__ = ["Urllib3Transport"]
 
 
 _MAX_INTERIM = 16
 """Most interim (1xx) responses skipped before the final one; more ends the connection."""
+_SOCKETS = Sockets()
+"""The socket of every connection of the SDK's own pool managers: a forked child closes its copies at the fork."""
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -128,6 +131,11 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
         if sending is not None:
             sending.reach(WRITING)
         super().send(data)
+
+    def connect(self) -> None:
+        super().connect()
+        # Known once connected: over TLS the socket is the `ssl.SSLSocket`, which took the plain one's descriptor.
+        _SOCKETS.add(self.sock)
 
     def _new_conn(self) -> socket.socket:
         # urllib3 looks the name up inside its create_connection, in getaddrinfo, bounded by nothing (a dead

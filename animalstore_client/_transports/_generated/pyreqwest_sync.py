@@ -133,6 +133,16 @@ class PyreqwestTransport:
             client.close()
         released(clients)
 
+    def abandon(self) -> None:
+        """Let go of the library clients without calling them: dropped, they close their connections.
+
+        What the async client does with the transport of an event loop that has ended, where ``close()``
+        can no longer be awaited (an async library client's ``close()`` only cancels its calls under way,
+        of which there are none then): pyreqwest's connections live on its own runtime, which closes them
+        once the client is let go of.
+        """
+        released(self._settings.close())
+
 
 if TYPE_CHECKING:
     from animalstore_client._transports._generated.seam_sync import Transport

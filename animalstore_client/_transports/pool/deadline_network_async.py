@@ -1,13 +1,14 @@
 """A network backend for httpcore that holds every socket operation to the call's total deadline.
 
-Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``).
+Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``). It also
+knows the socket under each connection it opened (`_transports.sockets`): a
+forked child closes its copies of them, and a pool whose event loop ended
+closes them without the loop.
 """
 
 from __future__ import annotations
 
-import socket
 import ssl
-import weakref
 from typing import Any
 
 import httpcore
@@ -15,6 +16,7 @@ import httpcore
 from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_async
+from animalstore_client._transports.sockets import Sockets
 
 __all__ = ["AsyncDeadlineBackend", "tls_holds_unread"]
 
@@ -32,13 +34,13 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_stream", "_streams", "unread_since_write")
+    __slots__ = ("_sockets", "_stream", "unread_since_write")
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream, streams: weakref.WeakSet[_AsyncDeadlineStream]) -> None:
+    def __init__(self, stream: httpcore.AsyncNetworkStream, sockets: Sockets) -> None:
         self._stream = stream
-        self._streams = streams
-        """The backend's open connections, this one among them until closed (`AsyncDeadlineBackend.abandon`)."""
-        streams.add(self)
+        self._sockets = sockets
+        """The backend's sockets, this connection's among them (`AsyncDeadlineBackend.abandon`, and a fork)."""
+        sockets.add(stream.get_extra_info("socket"))
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
 
@@ -54,14 +56,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
 
     async def aclose(self) -> None:
-        self._streams.discard(self)
         await self._stream.aclose()
-
-    def abandon(self) -> None:
-        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
-        sock = self._stream.get_extra_info("socket")
-        if isinstance(sock, socket.socket):
-            sock.close()
 
     async def start_tls(
         self,
@@ -75,8 +70,9 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
             await self.aclose()  # nothing else holds the TCP connection yet to close it
             raise
         stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-        self._streams.discard(self)  # the TLS stream over it is the connection now
-        return _AsyncDeadlineStream(stream, self._streams)
+        # The TLS stream over it is the connection now; its socket may be another object (the sync side's
+        # `ssl.SSLSocket`, which took the plain socket's descriptor).
+        return _AsyncDeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -127,7 +123,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
         self._backend = backend
-        self._streams: weakref.WeakSet[_AsyncDeadlineStream] = weakref.WeakSet()
+        self._sockets = Sockets()
 
     async def connect_tcp(
         self,
@@ -147,7 +143,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
             socket_options,
             _CONNECT_ERRORS,
         )
-        return _AsyncDeadlineStream(stream, self._streams)
+        return _AsyncDeadlineStream(stream, self._sockets)
 
     async def connect_unix_socket(
         self,
@@ -157,7 +153,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _AsyncDeadlineStream(stream, self._streams)
+        return _AsyncDeadlineStream(stream, self._sockets)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
@@ -167,12 +163,11 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
 
         The SDK's asyncio backend does it itself (closing the socket, then the
         transport); under another backend (anyio's, for trio and uvloop) the
-        socket of each connection is closed.
+        socket of each connection is closed (`_transports.sockets.Sockets.close`;
+        uvloop's are libuv's, and left to it).
         """
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()
             return
-        for stream in list(self._streams):
-            stream.abandon()
-        self._streams.clear()
+        self._sockets.close()

@@ -1,14 +1,15 @@
 # Generated from _transports/pool/deadline_network_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """A network backend for httpcore that holds every socket operation to the call's total deadline.
 
-Used only under the SDK's own httpx client (see ``HttpxTransport``).
+Used only under the SDK's own httpx client (see ``HttpxTransport``). It also
+knows the socket under each connection it opened (`_transports.sockets`): a
+forked child closes its copies of them, and a pool whose event loop ended
+closes them without the loop.
 """
 
 from __future__ import annotations
 
-import socket
 import ssl
-import weakref
 from typing import Any
 
 import httpcore
@@ -16,6 +17,7 @@ import httpcore
 from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_sync
+from animalstore_client._transports.sockets import Sockets
 
 __all__ = ["DeadlineBackend", "tls_holds_unread"]
 
@@ -33,13 +35,13 @@ class _DeadlineStream(httpcore.NetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_stream", "_streams", "unread_since_write")
+    __slots__ = ("_sockets", "_stream", "unread_since_write")
 
-    def __init__(self, stream: httpcore.NetworkStream, streams: weakref.WeakSet[_DeadlineStream]) -> None:
+    def __init__(self, stream: httpcore.NetworkStream, sockets: Sockets) -> None:
         self._stream = stream
-        self._streams = streams
-        """The backend's open connections, this one among them until closed (`DeadlineBackend.abandon`)."""
-        streams.add(self)
+        self._sockets = sockets
+        """The backend's sockets, this connection's among them (`DeadlineBackend.abandon`, and a fork)."""
+        sockets.add(stream.get_extra_info("socket"))
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
 
@@ -55,14 +57,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
 
     def close(self) -> None:
-        self._streams.discard(self)
         self._stream.close()
-
-    def abandon(self) -> None:
-        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
-        sock = self._stream.get_extra_info("socket")
-        if isinstance(sock, socket.socket):
-            sock.close()
 
     def start_tls(
         self,
@@ -76,8 +71,9 @@ class _DeadlineStream(httpcore.NetworkStream):
             self.close()  # nothing else holds the TCP connection yet to close it
             raise
         stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
-        self._streams.discard(self)  # the TLS stream over it is the connection now
-        return _DeadlineStream(stream, self._streams)
+        # The TLS stream over it is the connection now; its socket may be another object (the sync side's
+        # `ssl.SSLSocket`, which took the plain socket's descriptor).
+        return _DeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -128,7 +124,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
     def __init__(self, backend: httpcore.NetworkBackend) -> None:
         self._backend = backend
-        self._streams: weakref.WeakSet[_DeadlineStream] = weakref.WeakSet()
+        self._sockets = Sockets()
 
     def connect_tcp(
         self,
@@ -148,7 +144,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
             socket_options,
             _CONNECT_ERRORS,
         )
-        return _DeadlineStream(stream, self._streams)
+        return _DeadlineStream(stream, self._sockets)
 
     def connect_unix_socket(
         self,
@@ -158,7 +154,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
     ) -> httpcore.NetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _DeadlineStream(stream, self._streams)
+        return _DeadlineStream(stream, self._sockets)
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
@@ -168,12 +164,11 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
         The SDK's asyncio backend does it itself (closing the socket, then the
         transport); under another backend (anyio's, for trio and uvloop) the
-        socket of each connection is closed.
+        socket of each connection is closed (`_transports.sockets.Sockets.close`;
+        uvloop's are libuv's, and left to it).
         """
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()
             return
-        for stream in list(self._streams):
-            stream.abandon()
-        self._streams.clear()
+        self._sockets.close()

@@ -2,14 +2,15 @@
 # regenerate with `python scripts/unasync.py`.
 """A network backend for httpcore2 that holds every socket operation to the call's total deadline.
 
-Used only under the SDK's own httpx client (see ``HttpxTransport``).
+Used only under the SDK's own httpx client (see ``HttpxTransport``). It also
+knows the socket under each connection it opened (`_transports.sockets`): a
+forked child closes its copies of them, and a pool whose event loop ended
+closes them without the loop.
 """
 
 from __future__ import annotations
 
-import socket
 import ssl
-import weakref
 from typing import Any
 
 import httpcore2
@@ -17,6 +18,7 @@ import httpcore2
 from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_sync
+from animalstore_client._transports.sockets import Sockets
 
 __all__ = ["DeadlineBackend", "tls_holds_unread"]
 
@@ -34,13 +36,13 @@ class _DeadlineStream(httpcore2.NetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_stream", "_streams", "unread_since_write")
+    __slots__ = ("_sockets", "_stream", "unread_since_write")
 
-    def __init__(self, stream: httpcore2.NetworkStream, streams: weakref.WeakSet[_DeadlineStream]) -> None:
+    def __init__(self, stream: httpcore2.NetworkStream, sockets: Sockets) -> None:
         self._stream = stream
-        self._streams = streams
-        """The backend's open connections, this one among them until closed (`DeadlineBackend.abandon`)."""
-        streams.add(self)
+        self._sockets = sockets
+        """The backend's sockets, this connection's among them (`DeadlineBackend.abandon`, and a fork)."""
+        sockets.add(stream.get_extra_info("socket"))
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
 
@@ -56,14 +58,7 @@ class _DeadlineStream(httpcore2.NetworkStream):
         self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
 
     def close(self) -> None:
-        self._streams.discard(self)
         self._stream.close()
-
-    def abandon(self) -> None:
-        """Close the socket under this connection now: its event loop has ended, and cannot close it."""
-        sock = self._stream.get_extra_info("socket")
-        if isinstance(sock, socket.socket):
-            sock.close()
 
     def start_tls(
         self,
@@ -77,8 +72,9 @@ class _DeadlineStream(httpcore2.NetworkStream):
             self.close()  # nothing else holds the TCP connection yet to close it
             raise
         stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
-        self._streams.discard(self)  # the TLS stream over it is the connection now
-        return _DeadlineStream(stream, self._streams)
+        # The TLS stream over it is the connection now; its socket may be another object (the sync side's
+        # `ssl.SSLSocket`, which took the plain socket's descriptor).
+        return _DeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -129,7 +125,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
 
     def __init__(self, backend: httpcore2.NetworkBackend) -> None:
         self._backend = backend
-        self._streams: weakref.WeakSet[_DeadlineStream] = weakref.WeakSet()
+        self._sockets = Sockets()
 
     def connect_tcp(
         self,
@@ -149,7 +145,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
             socket_options,
             _CONNECT_ERRORS,
         )
-        return _DeadlineStream(stream, self._streams)
+        return _DeadlineStream(stream, self._sockets)
 
     def connect_unix_socket(
         self,
@@ -159,7 +155,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
         stream = self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _DeadlineStream(stream, self._streams)
+        return _DeadlineStream(stream, self._sockets)
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
@@ -169,12 +165,11 @@ class DeadlineBackend(httpcore2.NetworkBackend):
 
         The SDK's asyncio backend does it itself (closing the socket, then the
         transport); under another backend (anyio's, for trio and uvloop) the
-        socket of each connection is closed.
+        socket of each connection is closed (`_transports.sockets.Sockets.close`;
+        uvloop's are libuv's, and left to it).
         """
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()
             return
-        for stream in list(self._streams):
-            stream.abandon()
-        self._streams.clear()
+        self._sockets.close()

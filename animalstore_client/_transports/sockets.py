@@ -1,0 +1,172 @@
+"""The sockets of the SDK's own pools, known so that they can be closed where their owner cannot close them.
+
+Two owners cannot: a forked child, whose copies of its parent's pooled
+sockets would otherwise stay open for its whole life (the server then sees
+no FIN when the parent closes its client), and an event loop that has ended,
+which can run no callback to close its connections. Every pool the SDK builds
+over a library whose sockets are Python's (the default and httpx2 pools, sync
+and async; urllib3; aiohttp) adds each socket it opens to a `Sockets`, and
+this module closes them: in a forked child at the fork, before any code of
+the child's runs, and for a pool whose loop ended when asked (`Sockets.close`).
+
+A socket is closed as a descriptor only (`close_copy`): no ``shutdown()``,
+which would end the connection for the parent too, no TLS close_notify, no
+event-loop call. In a forked child the loop's selector (epoll) is the
+parent's too, and unregistering a socket there would unregister it for the
+parent; a descriptor closed first can no longer be unregistered, so what
+asyncio does to its transports afterwards (`release_transports`) reaches
+only the child's own tables. The asyncio network backend
+(`_transports.pool.asyncio_network`) does the same for the sockets it opens.
+pyreqwest's sockets are Rust's and are not here: its pool shuts its
+connections down when closed, which the server sees whatever a child holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["Sockets", "check_transport_table", "close_copy", "release_transports"]
+
+
+def check_transport_table() -> None:
+    """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor.
+
+    `release_transports` finds a transport there (``_transports``, private), and a forked child that keeps its
+    loop must find it: a transport left holding a closed descriptor keeps it in the loop's selector table, and
+    a socket of the child's given the same number would never be read. Checked where the SDK relies on it
+    (aiohttp's transport, at import), without making a loop: the name must be set by the loop's constructor.
+    """
+    from asyncio.selector_events import BaseSelectorEventLoop
+
+    if "_transports" not in BaseSelectorEventLoop.__init__.__code__.co_names:
+        from animalstore_client._core.exceptions import AnimalStoreError
+
+        raise AnimalStoreError(
+            "asyncio's selector event loop no longer keeps its transports in _transports, which the SDK reads "
+            "to let go of a connection whose socket it closed without the loop (an ended loop, a forked child): "
+            "use a Python release this SDK was tested with, or a newer animalstore-client"
+        )
+
+
+def close_copy(sock: socket.socket) -> int | None:
+    """Close this process's descriptor of ``sock``, and nothing more; the number closed, or ``None`` if none was open.
+
+    The socket object lets go of the number first (``detach``), so that nothing
+    closes it a second time once the number is another socket's; the number is
+    then closed with ``os.close``: no ``shutdown()``, no TLS close_notify, no
+    event loop.
+    """
+    try:
+        descriptor = sock.detach()
+    except OSError:
+        return None
+    if descriptor < 0:
+        return None  # closed already
+    with contextlib.suppress(OSError):
+        os.close(descriptor)
+    return descriptor
+
+
+def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
+    """asyncio's transports over ``descriptors``, closed already (`close_copy`), let go of them on ``loop``.
+
+    An open loop aborts each transport: it forgets the descriptor in its selector (the system
+    call fails on the closed descriptor, and the kernel's registration, which a forked parent may
+    share, is untouched) and tells the protocol the connection is lost. A closed loop cannot run
+    that callback, so it is called here (asyncio's `_call_connection_lost`, a private method,
+    looked up and skipped if gone; `_Protocol.abandon` in `_transports.pool.asyncio_network`
+    does the same), or the transport would warn of an unclosed socket when collected. The
+    transports are found in the loop's table of transports by descriptor (`_transports`, private:
+    `check_transport_table`); a loop without one (uvloop) keeps its transports to itself.
+    """
+    transports = getattr(loop, "_transports", None)
+    if transports is None:
+        return
+    for descriptor in descriptors:
+        transport = transports.get(descriptor)
+        if transport is None:
+            continue
+        if not loop.is_closed():
+            try:
+                transport.abort()
+            except Exception:  # noqa: BLE001  # stopped half-way (a write buffered on the closed socket)
+                pass
+            else:
+                continue
+        release = getattr(transport, "_call_connection_lost", None)
+        if release is not None:
+            with contextlib.suppress(Exception):  # a protocol's callback on a closed loop: the socket is let go first
+                release(None)
+
+
+class Sockets:
+    """The sockets one pool of the SDK's opened, held weakly (a socket its library dropped goes with it).
+
+    ``after_fork``, if given, runs in a forked child once these sockets are
+    closed there, with the descriptors closed: a pool whose library holds
+    more than sockets (aiohttp's session) lets go of the rest then. It is held
+    weakly too, so that a pool dropped is not kept alive by its registration.
+    """
+
+    __slots__ = ("__weakref__", "_after_fork", "_lock", "_sockets")
+
+    def __init__(self, after_fork: Callable[[list[int]], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._after_fork: weakref.WeakMethod[Callable[[list[int]], None]] | None = (
+            None if after_fork is None else weakref.WeakMethod(after_fork)
+        )
+        _ALL.add(self)
+
+    def add(self, sock: object) -> None:
+        """Know ``sock`` from now on, if it is a Python socket (a library's own socket type is left to it)."""
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.add(sock)
+
+    def close(self) -> list[int]:
+        """Close this process's descriptor of each socket known and still open (`close_copy`); the numbers closed."""
+        with self._lock:
+            sockets = list(self._sockets)
+            self._sockets.clear()
+        closed: list[int] = []
+        for sock in sockets:
+            descriptor = close_copy(sock)
+            if descriptor is not None:
+                closed.append(descriptor)
+        return closed
+
+    def forked(self) -> None:
+        """In a forked child: a lock of its own (a parent thread may have held this one), then close every copy."""
+        self._lock = threading.Lock()
+        closed = self.close()
+        after_fork = None if self._after_fork is None else self._after_fork()
+        if after_fork is not None:
+            after_fork(closed)
+
+
+_ALL: weakref.WeakSet[Sockets] = weakref.WeakSet()
+"""Every pool's sockets in this process, for a forked child to close its copies."""
+
+
+def _after_fork_in_child() -> None:
+    """Close the child's copy of every socket of the SDK's pools, before any code of the child's runs.
+
+    The child never sends on them (its client makes a pool of its own in a new
+    process), and a copy left open keeps the connection open after the parent
+    closes it. Closing a copy leaves the parent's socket, and its registration
+    in an event loop's selector, as they were.
+    """
+    for sockets in list(_ALL):
+        with contextlib.suppress(Exception):  # one pool's failure must not leave the others' copies open
+            sockets.forked()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
