@@ -148,7 +148,7 @@ def test_a_library_module_imports_its_own_library_the_seam_and_the_core(module: 
     """A library's module imports that library alone (httpx being the core's model), the shared parts and the core.
 
     The SDK's pool and network backends (``_transports/pool``) are one library's (httpcore's, or httpcore2's
-    for their generated twins), and may import each other.
+    for their generated twins), and may import each other and the library-free parts (`wait`, `resolver`).
     """
     library = _library_of(module)
     libraries = _imports(module) & HTTP_LIBRARIES
@@ -157,7 +157,7 @@ def test_a_library_module_imports_its_own_library_the_seam_and_the_core(module: 
     if library in {"httpcore", "httpcore2"}:
         pool = f"{TOP}._transports.pool._generated.httpcore2" if library == "httpcore2" else f"{TOP}._transports.pool"
         allowed_own |= {name for name in MODULES if name.startswith(pool)}
-        allowed_own |= {f"{TOP}._transports.pool", f"{TOP}._transports.pool.wait"}
+        allowed_own |= {f"{TOP}._transports.pool", f"{TOP}._transports.pool.wait", f"{TOP}._transports.pool.resolver"}
     elif library:
         allowed_own |= {name for name in MODULES if _library_of(name) == library}
     assert _own_imports(module) - allowed_own == set()

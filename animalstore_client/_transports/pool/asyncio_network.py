@@ -32,10 +32,11 @@ import ssl
 import threading
 import weakref
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import httpcore
+
+from animalstore_client._transports.pool.resolver import interleaved, resolve
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
@@ -445,13 +446,13 @@ async def _connect(
     caller is cancelled (Python 3.10, 3.11): every attempt that does not win, and every
     one if the caller is cancelled, is closed here.
     """
-    infos = await _resolve(loop, host, port)
+    infos = await resolve(loop, host, port)
     attempts: dict[asyncio.Task[Any], _Protocol] = {}
     pending: set[asyncio.Task[Any]] = set()
     errors: list[BaseException] = []
     won: asyncio.Task[Any] | None = None
     try:
-        for family, _, _, _, address in _interleaved(infos):
+        for family, _, _, _, address in interleaved(infos):
             protocol = _Protocol(loop, backend)
             attempt = loop.create_task(_open(backend, loop, protocol, family, address, local))
             attempts[attempt] = protocol
@@ -502,54 +503,6 @@ async def _open(
     return transport, protocol
 
 
-_LOOPBACK = ("localhost", "localhost.")
-
-
-async def _resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[Any]:
-    """``getaddrinfo``'s answers for ``host``, with no thread where no lookup is needed.
-
-    An IP literal is read as it is, and ``localhost`` is the loopback
-    addresses (RFC 6761: never looked up); any other name is looked up on the
-    SDK's resolver threads (`_resolver`), never the loop's default thread pool.
-    """
-    try:
-        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
-    except (OSError, UnicodeError):
-        pass  # not an IP literal
-    if host.lower() in _LOOPBACK:
-        loopback: list[Any] = [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", port))]
-        if socket.has_ipv6:
-            loopback.append((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("::1", port, 0, 0)))
-        return loopback
-    return await loop.run_in_executor(_resolver(), _lookup, host, port)
-
-
-def _lookup(host: str, port: int) -> list[Any]:
-    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-
-
-_RESOLVER_THREADS = 8
-"""Names looked up at once; more wait their turn (each new connection to a host by name needs one)."""
-_resolver_pool: ThreadPoolExecutor | None = None
-_resolver_lock = threading.Lock()
-
-
-def _resolver() -> ThreadPoolExecutor:
-    """The SDK's thread pool for name lookups, made on first use, and again in a forked child."""
-    global _resolver_pool  # noqa: PLW0603  # one per process, replaced after a fork
-    with _resolver_lock:
-        if _resolver_pool is None:
-            _resolver_pool = ThreadPoolExecutor(_RESOLVER_THREADS, thread_name_prefix="animalstore-resolver")
-        return _resolver_pool
-
-
-def _forget_resolver() -> None:
-    """In a forked child: the parent's resolver threads are not here, though its pool counts them as idle."""
-    global _resolver_pool, _resolver_lock  # noqa: PLW0603  # a child starts with pools and locks of its own
-    _resolver_pool = None
-    _resolver_lock = threading.Lock()
-
-
 _BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()
 """Every backend of this process, for a forked child to abandon their connections."""
 
@@ -562,7 +515,6 @@ def _after_fork_in_child() -> None:
     answers read by the child first. Closing the child's copy of each socket
     leaves the parent's untouched.
     """
-    _forget_resolver()
     for backend in list(_BACKENDS):
         backend.after_fork()
 
@@ -590,20 +542,6 @@ async def _first_to_connect(
         if delay is not None:
             return None  # a failure: the next address starts at once
     return None
-
-
-def _interleaved(infos: list[Any]) -> list[Any]:
-    """``getaddrinfo``'s answers with the address families alternating, the first family first (RFC 8305)."""
-    families: dict[int, list[Any]] = {}
-    for info in infos:
-        families.setdefault(info[0], []).append(info)
-    queues = list(families.values())
-    ordered: list[Any] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                ordered.append(queue.pop(0))
-    return ordered
 
 
 def _abort_when_connected(connecting: asyncio.Task[Any]) -> None:
