@@ -6,7 +6,7 @@
 The async code is written by hand; the sync code is the same text with the
 substitutions below (``async def`` -> ``def``, ``AsyncX`` -> ``X``, ...).
 What differs by nature rather than by these words (how to sleep, one pool
-per event loop) is hand-written in ``_clients.base`` and not generated. The
+per event loop) is hand-written in ``_clients.shells`` and not generated. The
 few docstring sentences and library names that differ are listed in
 ``PHRASES``; each must still occur, so that editing one side cannot silently
 skip it.

@@ -30,7 +30,7 @@ import pytest
 import respx
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
-from animalstore_client._clients.base import _BaseClient
+from animalstore_client._clients.base import BaseClient
 from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
 from animalstore_client._core.libraries import LIBRARIES, Library, by_name
 
@@ -179,7 +179,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(sleep))
     monkeypatch.setattr(AsyncAnimalStoreClient, "_sleep", staticmethod(async_sleep))
-    monkeypatch.setattr(_BaseClient, "_jitter", staticmethod(lambda: 0.0))
+    monkeypatch.setattr(BaseClient, "_jitter", staticmethod(lambda: 0.0))
     return recorded
 
 

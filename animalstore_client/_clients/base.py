@@ -1,11 +1,12 @@
-"""What both clients share: configuration, defaults, and the two halves that differ by nature.
+"""What both clients share: configuration, defaults, pickling, the pool they send through, the kit's wiring.
 
 The clients themselves are `AsyncAnimalStoreClient` (``_clients.client_async``, written
 by hand) and `AnimalStoreClient` (``_clients._generated.client_sync``, generated from it by
 ``scripts/unasync.py``). What cannot be generated, because it differs by
-nature rather than by ``async``/``await``, is here: `IOSync` and `IOAsync`
-(how to sleep, and which connection pool to use). The decisions of the send
-loop live in ``_core.attempts`` and ``_core.body``; the HTTP library sits behind ``_transports.seam_async``.
+nature rather than by ``async``/``await`` (how to sleep, which transport of
+the pool to use), is `IOSync` and `IOAsync` in ``_clients.shells``, built on
+`BaseClient`. The decisions of the send loop live in ``_core.attempts`` and
+``_core.body``; the HTTP library sits behind ``_transports.seam_async``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -51,16 +52,12 @@ from animalstore_client._version import __version__
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
     from animalstore_client._clients.telemetry import CallObserver, Telemetry
-    from animalstore_client._core.attempts import Attempts, Finished
+    from animalstore_client._core.attempts import Finished
 
-__all__ = ["Wiring"]
+__all__ = ["PROCESS", "BaseClient", "Pool", "Wiring"]
 
 
 T = TypeVar("T")
-
-_DEADLINE_GRACE = 0.1
-"""Seconds past a call's deadline before code of the caller's awaiting in an async attempt is cancelled: a
-transport's own timeout, which says which phase ran out, ends the attempt first where it can."""
 
 
 def _user_agent(library: str) -> str:
@@ -89,46 +86,6 @@ def _build_config(
     return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
 
 
-def _get_running_loop() -> Any:
-    # Imported on first use: sync-only users should not pay for asyncio.
-    global _get_running_loop  # noqa: PLW0603 (replaces itself with the real function)
-    import asyncio
-
-    _get_running_loop = asyncio.get_running_loop
-    return asyncio.get_running_loop()
-
-
-def _event_loop() -> Any:
-    """What the calling task runs in: the running asyncio loop, or trio's token for the run; ``None`` if neither."""
-    try:
-        return _get_running_loop()
-    except RuntimeError:
-        pass
-    trio = sys.modules.get("trio")  # never imported here: a trio run has imported it already
-    if trio is not None:
-        try:
-            return trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass
-    return None
-
-
-def _loop_gone(loop: Any) -> bool:
-    """Whether ``loop`` (an asyncio loop or a trio token) has ended for good: its connections can serve no one."""
-    is_closed = getattr(loop, "is_closed", None)
-    if is_closed is not None:
-        return bool(is_closed())
-    try:
-        loop.run_sync_soon(_nothing)  # trio: refused once the run has finished
-    except Exception:  # noqa: BLE001  # trio.RunFinishedError, without importing trio
-        return True
-    return False
-
-
-def _nothing() -> None:
-    """Scheduled on a trio run to ask whether it still runs."""
-
-
 class Pool:
     """The transport behind one client and everything `with_options` derives from it.
 
@@ -146,7 +103,7 @@ class Pool:
         """The operations whose deprecation the service announced and the client warned of (once each)."""
         self.current: tuple[weakref.ref[Any], Any] | None = None
         self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
-        self.pid = _process.pid
+        self.pid = PROCESS.pid
         """The process the transport's connections belong to."""
 
 
@@ -160,7 +117,7 @@ class _Process:
         cls.pid = os.getpid()
 
 
-_process = _Process
+PROCESS = _Process
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_Process.forked)
 
@@ -200,7 +157,7 @@ OTEL_METRICS = "opentelemetry.metrics"
 """Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
 
 
-class _BaseClient:
+class BaseClient:
     """Configuration shared by both clients; no I/O."""
 
     _pool: Pool
@@ -559,7 +516,7 @@ class _BaseClient:
         # The parent's pool is left alone, not closed: closing it here could
         # disturb connections the parent still uses.
         pool.transport = self._new_transport()
-        pool.pid = _process.pid
+        pool.pid = PROCESS.pid
         pool.lock = threading.Lock()  # a parent thread may have held it at the fork
         pool.current = None
         pool.loops = {}
@@ -569,8 +526,8 @@ _REMAKING: ContextVar[bool] = ContextVar("_REMAKING", default=False)
 """True while `_load_client` makes a client again: the caller's construction warned already, where it was written."""
 
 
-def _load_client(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
-    """A client pickled by `_BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
+def _load_client(cls: type[BaseClient], settings: dict[str, Any]) -> BaseClient:
+    """A client pickled by `BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
     token = _REMAKING.set(True)
     try:
         return cls(settings.pop("api_key"), **settings)
@@ -614,168 +571,3 @@ def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry
         _telemetry_unavailable(exc)
         return None
     return Telemetry(tracer_provider, meter_provider)  # type: ignore[arg-type]
-
-
-class IOSync(_BaseClient):
-    """How the sync client sleeps and finds its pool."""
-
-    # Injectable so tests run retries without waiting.
-    _sleep: Callable[[float], None] = staticmethod(time.sleep)
-
-    def _transport(self) -> Transport:
-        """The pool to send through, once it is known to be open and this process's own."""
-        self._check_open()
-        pool = self._pool
-        if pool.pid != _process.pid:
-            self._after_fork(pool)
-        return pool.transport  # type: ignore[no-any-return]
-
-    def _close_transports_sync(self) -> None:
-        """Close the transport: a sync client has one."""
-        self._transport().close()
-
-    @staticmethod
-    def _within_deadline(attempts: Attempts, result: T) -> T:
-        """``result``: a thread running code of the caller's cannot be stopped (the transports hold the deadline)."""
-        del attempts
-        return result
-
-
-class IOAsync(_BaseClient):
-    """How the async client sleeps and finds its pool: one pool per event loop."""
-
-    _is_async = True
-
-    @staticmethod
-    async def _sleep(seconds: float) -> None:
-        # anyio works under asyncio and trio alike; imported on the first
-        # retry only, to keep `import animalstore_client` light.
-        import anyio
-
-        await anyio.sleep(seconds)
-
-    @staticmethod
-    async def _within_deadline(attempts: Attempts, attempt: Awaitable[T]) -> T:
-        """``attempt`` awaited within the call's deadline, cancelled at it (an `httpx.ReadTimeout` then).
-
-        The transports hold each socket operation to the deadline; code of the caller's that awaits
-        between them (a middleware, an event hook or a session middleware of ``http_client``) is held
-        to it here. A short grace lets a transport's own timeout, which says more, end it first.
-        """
-        import anyio  # as for _sleep: under asyncio and trio alike, loaded by the first call that needs it
-
-        left = attempts.time_left()
-        assert left is not None  # only a call with a deadline is guarded
-        with anyio.move_on_after(left + _DEADLINE_GRACE):
-            return await attempt
-        raise httpx.ReadTimeout(
-            "the call's total_timeout passed while code of yours (a middleware, or a hook of http_client) ran",
-            request=attempts.request,
-        )
-
-    def _transport(self) -> AsyncTransport:
-        """The transport of the running event loop: one per loop, as connections belong to the loop that opened them."""
-        self._check_open()
-        pool = self._pool
-        if pool.pid != _process.pid:
-            self._after_fork(pool)
-        loop = _event_loop()
-        current = pool.current
-        if current is not None and current[0]() is loop:
-            return current[1]  # type: ignore[no-any-return]
-        return self._transport_of(pool, loop)  # type: ignore[no-any-return]
-
-    def _transport_of(self, pool: Pool, loop: Any) -> Any:
-        """The transport for ``loop``, made on its first call; those of loops that have ended are closed.
-
-        Several loops may use one client at once (one per thread) or one after
-        another (``asyncio.run`` twice, asyncio then trio): each keeps its own
-        connections, within the client's limits. A loop that has ended cannot
-        close its connections itself, so they are closed here, without it.
-        """
-        if loop is None:  # neither asyncio nor trio: nothing to tell loops apart by
-            return pool.transport
-        ended: list[Any] = []
-        with pool.lock:
-            entry = pool.loops.get(id(loop))
-            if entry is not None and entry[0]() is not loop:
-                entry = None  # the id of a loop gone, now another's
-            for key, (ref, transport) in list(pool.loops.items()):
-                other = ref()
-                if other is not loop and (other is None or _loop_gone(other)):
-                    del pool.loops[key]
-                    ended.append(transport)
-            if entry is None:
-                if pool.current is None:
-                    transport = pool.transport  # the first loop takes the transport made with the client
-                elif not pool.owned:
-                    raise AnimalStoreError(
-                        f"This {type(self).__name__} was first used in another event loop, and its "
-                        "http_client belongs to you, so it cannot be replaced: create the client "
-                        "(and its http_client) inside the event loop that uses it."
-                    )
-                else:
-                    logger.debug("A new event loop: starting a connection pool for it")
-                    transport = self._new_transport()
-                entry = pool.loops[id(loop)] = (weakref.ref(loop), transport)
-            pool.current = entry
-            pool.transport = entry[1]
-        for transport in ended:
-            _abandon(transport)
-        return entry[1]
-
-    async def _close_transports_async(self) -> None:
-        """Close every transport: this loop's here; a loop that ended has its connections closed without it,
-        and another live asyncio loop is asked to close its own when it next runs."""
-        pool = self._pool
-        if pool.pid != _process.pid:
-            self._after_fork(pool)  # the parent's connections are not this process's to close
-        here = _event_loop()
-        with pool.lock:
-            entries = list(pool.loops.values())
-            pool.loops.clear()
-            pool.current = None
-            unused = pool.transport  # the transport made with the client, if no loop ever took it
-        own = None
-        others: list[tuple[Any, Any]] = []
-        for ref, transport in entries:
-            loop = ref()
-            if here is not None and loop is here:
-                own = transport
-            else:
-                others.append((loop, transport))
-        if own is None and all(unused is not transport for _, transport in others):
-            own = unused
-        if own is not None:
-            await own.aclose()
-        for loop, transport in others:
-            if loop is None or _loop_gone(loop):
-                _abandon(transport)
-            elif callable(getattr(loop, "call_soon_threadsafe", None)):
-                try:
-                    # Made there, when that loop next runs: its sockets are its own to close.
-                    loop.call_soon_threadsafe(_close_in, loop, transport)
-                except RuntimeError:  # it closed since it was asked whether it had
-                    _abandon(transport)
-            # A trio run still going keeps its connections until it ends: trio has no way to be asked from here.
-
-
-def _close_in(loop: Any, transport: Any) -> None:
-    """Called in ``loop``: close ``transport`` there (a task of the loop's own)."""
-    _CLOSING.add(task := loop.create_task(transport.aclose()))
-    task.add_done_callback(_CLOSING.discard)
-
-
-_CLOSING: set[Any] = set()
-"""Closings under way in other loops (a task nothing refers to may be collected before it runs)."""
-
-
-def _abandon(transport: Any) -> None:
-    """Close ``transport``'s connections without their event loop, which has ended (if the transport can)."""
-    abandon = getattr(transport, "abandon", None)
-    if abandon is None:
-        return  # a library's own session: its sockets are left to the garbage collector
-    try:
-        abandon()
-    except Exception as exc:  # noqa: BLE001  # closing what is dead anyway must not fail a call
-        logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)

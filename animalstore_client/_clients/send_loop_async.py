@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from animalstore_client._clients.base import IOAsync
 from animalstore_client._clients.middleware_runner_async import run_middleware_async
+from animalstore_client._clients.shells import IOAsync
 from animalstore_client._core.attempts import (
     Answer,
     Attempts,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from animalstore_client._clients.base import IOSync
 from animalstore_client._clients._generated.middleware_runner_sync import run_middleware_sync
+from animalstore_client._clients.shells import IOSync
 from animalstore_client._core.attempts import (
     Answer,
     Attempts,
