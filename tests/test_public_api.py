@@ -81,7 +81,7 @@ def test_all_is_exactly_the_public_names_and_sorted() -> None:
 
 def test_version_is_the_distributions() -> None:
     """__version__ is single-sourced and equals the installed distribution's version."""
-    assert animalstore_client.__version__ == importlib.metadata.version("animalstore-client") == "1.3.0"
+    assert animalstore_client.__version__ == importlib.metadata.version("animalstore-client") == "1.4.0"
 
 
 def test_the_changelog_releases_this_version_and_keeps_an_unreleased_section() -> None:
