@@ -159,3 +159,26 @@ def test_a_call_cancelled_before_its_answer_releases_its_connection_by_its_deadl
         assert server.connections == 5
         assert server.wait_for_open_connections(0, within=5.0) == 0
         assert time.monotonic() - began < deadline + 2.0
+
+
+def _answer_and_a_stray(conn: socket.socket) -> bool:
+    """Pet 1, as asked, and in the same write an answer nobody asked for (pet 666), as a confused server sends."""
+    first = json.dumps([{"id": 1, "name": "Rex", "categoryId": 1}]).encode()
+    stray = json.dumps([{"id": 666, "name": "Stray", "categoryId": 1}]).encode()
+    head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n"
+    conn.sendall(head.format(len(first)).encode() + first + head.format(len(stray)).encode() + stray)
+    return True
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_stray_answer_is_never_the_next_calls(make_client: ClientFactory) -> None:
+    """On every client/library pair, bytes that arrived after an answer never become the next call's answer: it
+    gets its own (pet 2), never the stray one (pet 666). Most libraries find the connection unfit and open another;
+    urllib3 reads ahead into the answer's own buffer, which goes with it, stray and all, and may reuse the
+    connection. (tests/test_network_backends.py holds the SDK's pool to this on asyncio, uvloop and trio, over
+    TLS.)"""
+    with LoopbackServer([_answer_and_a_stray, respond(200, [{"id": 2, "name": "Own", "categoryId": 1}])]) as server:
+        client = make_client(base_url=server.base_url, max_retries=0)
+        assert [pet.id for pet in client.list_pets()] == [1]
+        assert [pet.id for pet in client.list_pets()] == [2]
+        client.close()
