@@ -236,7 +236,7 @@ def test_str_of_a_read_or_a_middleware_error_before_sending_says_it_plainly() ->
     """A read changes nothing and says nothing of storing; a POST's MiddlewareError says what may_have_been_processed
     says."""
     store = FakeAnimalStore()
-    store.fail_next(500, times=3)
+    store.fail_next(500, times=1 + sdk.DEFAULT_MAX_RETRIES)  # every attempt
     with store.client() as client, pytest.raises(sdk.APIError) as info:
         client.list_pets()
     assert "stored" not in str(info.value)
