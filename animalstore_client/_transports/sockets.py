@@ -106,7 +106,6 @@ def _after_fork_in_parent() -> None:
     _opening.release()
 
 
-
 def check_transport_table() -> None:
     """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor.
 
