@@ -34,7 +34,7 @@ import os
 import socket
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 __all__ = [
@@ -56,7 +56,7 @@ _openers: dict[int, int] = {}
 
 
 @contextlib.contextmanager
-def opening_sync() -> Iterator[None]:
+def opening_sync() -> Generator[None]:
     """Around a sync pool's opening of a connection, until its socket is added to the pool's `Sockets`.
 
     From the socket's creation to that moment, only the thread opening it holds
@@ -81,7 +81,7 @@ def opening_sync() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def opening_async() -> Iterator[None]:
+def opening_async() -> Generator[None]:
     """Nothing: an event loop's connection is opened across awaits, and a fork cannot wait for the loop.
 
     The SDK's asyncio network backend knows each socket before it connects
