@@ -106,16 +106,6 @@ from tests.servers import LoopbackServer, respond
 from tests.tls import ca_file, server_context
 
 pairs, refused = sys.argv[1].split(","), sys.argv[2] == "refused"
-# A socket another thread is connecting at the fork is not yet known to its pool, so the child keeps that copy
-# until it exits (docs/limits-and-safety.md says so): the fork here waits for a connect under way, so that what
-# is tested is the promise, every connection the pool holds at the fork.
-CONNECTING = threading.Lock()
-_connect = socket.socket.connect
-def connect(self, address):
-    with CONNECTING:
-        return _connect(self, address)
-socket.socket.connect = connect
-os.register_at_fork(before=CONNECTING.acquire, after_in_parent=CONNECTING.release, after_in_child=CONNECTING.release)
 PETS = [{"id": 1, "name": "Rex", "categoryId": 1}]
 THREADS, THREAD_CALLS, PARENT_CALLS = 3, 12, 10
 TLS = server_context()  # one certificate for every HTTPS scenario

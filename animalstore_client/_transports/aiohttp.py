@@ -38,7 +38,7 @@ from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import ANSWERED, NOTHING, WRITING, ClientRuleBroken, Wire
 from animalstore_client._transports.proxies import environment_proxy
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
-from animalstore_client._transports.sockets import Sockets, check_transport_table, release_transports
+from animalstore_client._transports.sockets import Sockets, check_transport_table, opening_sync, release_transports
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
 # (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
@@ -324,8 +324,9 @@ def _socket_factory(sockets: Sockets) -> Callable[[tuple[Any, ...]], socket.sock
 
     def new_socket(address: tuple[Any, ...]) -> socket.socket:
         family, kind, protocol = address[:3]
-        sock = socket.socket(family=family, type=kind, proto=protocol)
-        sockets.add(sock)
+        with opening_sync():  # made and known as one step: a fork never finds it in between
+            sock = socket.socket(family=family, type=kind, proto=protocol)
+            sockets.add(sock)
         return sock
 
     return new_socket

@@ -15,7 +15,13 @@ event-loop call. In a forked child the loop's selector (epoll) is the
 parent's too, and unregistering a socket there would unregister it for the
 parent; a descriptor closed first can no longer be unregistered, so what
 asyncio does to its transports afterwards (`release_transports`) reaches
-only the child's own tables. The asyncio network backend
+only the child's own tables.
+
+A socket a pool is opening is not known until its library hands it over (a
+connect, a TLS handshake): a child forked then would keep its copy for its
+whole life, a copy that the parent's thread may even connect after the fork.
+So a sync pool opens each connection inside `opening_sync`, and a fork waits
+(at most `FORK_WAIT` seconds) until no other thread is opening one. The asyncio network backend
 (`_transports.pool.asyncio_network`) does the same for the sockets it opens.
 pyreqwest's sockets are Rust's and are not here: its pool shuts its
 connections down when closed, which the server sees whatever a child holds.
@@ -28,10 +34,76 @@ import os
 import socket
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
-__all__ = ["Sockets", "check_transport_table", "close_copy", "release_transports"]
+__all__ = [
+    "FORK_WAIT",
+    "Sockets",
+    "check_transport_table",
+    "close_copy",
+    "opening_async",
+    "opening_sync",
+    "release_transports",
+]
+
+FORK_WAIT = 5.0
+"""Seconds a fork waits at most for other threads' connections being opened to be known (`opening_sync`)."""
+
+_opening = threading.Condition()
+_openers: dict[int, int] = {}
+"""Per thread (its ident), the connections it is opening now, not yet added to their pool's `Sockets`."""
+
+
+@contextlib.contextmanager
+def opening_sync() -> Generator[None]:
+    """Around a sync pool's opening of a connection, until its socket is added to the pool's `Sockets`.
+
+    From the socket's creation to that moment, only the thread opening it holds
+    it: a fork then waits (`_wait_for_openings`), or the child's copy would
+    escape `_after_fork_in_child`. A fork under way holds the condition, so a
+    socket is not created during it either. Only a new connection pays this
+    (two lock round trips); a call on a pooled one does not.
+    """
+    me = threading.get_ident()
+    with _opening:
+        _openers[me] = _openers.get(me, 0) + 1
+    try:
+        yield
+    finally:
+        with _opening:
+            left = _openers[me] - 1
+            if left:
+                _openers[me] = left
+            else:
+                del _openers[me]
+                _opening.notify_all()
+
+
+@contextlib.contextmanager
+def opening_async() -> Generator[None]:
+    """Nothing: an event loop's connection is opened across awaits, and a fork cannot wait for the loop.
+
+    The SDK's asyncio network backend knows each socket before it connects
+    (`_transports.pool.asyncio_network`); the async twin of `opening_sync`, so
+    that the sync pools generated from the async sources guard their openings.
+    """
+    yield
+
+
+def _wait_for_openings() -> None:
+    """Before a fork: hold the condition once no other thread is opening a connection (or `FORK_WAIT` has passed).
+
+    The calling thread's own openings are not waited for (a fork from a signal
+    handler that interrupted one would wait for itself): those escape.
+    """
+    _opening.acquire()
+    me = threading.get_ident()
+    _opening.wait_for(lambda: all(thread == me for thread in _openers), FORK_WAIT)
+
+
+def _after_fork_in_parent() -> None:
+    _opening.release()
 
 
 def check_transport_table() -> None:
@@ -163,10 +235,16 @@ def _after_fork_in_child() -> None:
     closes it. Closing a copy leaves the parent's socket, and its registration
     in an event loop's selector, as they were.
     """
+    global _opening, _openers  # noqa: PLW0603  # the child's own: the parent's is held by the forking thread
+    me = threading.get_ident()
+    _opening = threading.Condition()
+    _openers = {thread: count for thread, count in _openers.items() if thread == me}
     for sockets in list(_ALL):
         with contextlib.suppress(Exception):  # one pool's failure must not leave the others' copies open
             sockets.forked()
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(
+        before=_wait_for_openings, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+    )

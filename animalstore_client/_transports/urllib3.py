@@ -43,7 +43,7 @@ from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.wire import NOTHING, WRITING, Wire
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, is_literal, looked_up, translated
-from animalstore_client._transports.sockets import Sockets
+from animalstore_client._transports.sockets import Sockets, opening_sync
 
 __all__ = ["Urllib3Transport"]
 
@@ -133,9 +133,10 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
         super().send(data)
 
     def connect(self) -> None:
-        super().connect()
-        # Known once connected: over TLS the socket is the `ssl.SSLSocket`, which took the plain one's descriptor.
-        _SOCKETS.add(self.sock)
+        with opening_sync():  # a fork waits until the socket is known (`_transports.sockets`)
+            super().connect()
+            # Known once connected: over TLS the socket is the `ssl.SSLSocket`, which took the plain one's descriptor.
+            _SOCKETS.add(self.sock)
 
     def _new_conn(self) -> socket.socket:
         # urllib3 looks the name up inside its create_connection, in getaddrinfo, bounded by nothing (a dead

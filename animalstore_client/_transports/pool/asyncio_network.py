@@ -37,6 +37,7 @@ from typing import Any, cast
 import httpcore
 
 from animalstore_client._transports.pool.resolver import interleaved, resolve
+from animalstore_client._transports.sockets import opening_sync
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
@@ -487,8 +488,9 @@ async def _open(
     socket kept (`_AsyncioStream.abandon`): closed here if anything fails or the
     attempt is cancelled before the transport owns it.
     """
-    sock = protocol.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    backend.track(protocol)  # from now: a fork while it connects must find it too
+    with opening_sync():  # made and tracked as one step: a fork never finds it in between
+        sock = protocol.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        backend.track(protocol)  # from now: a fork while it connects must find it too
     try:
         sock.setblocking(False)
         if local is not None:

@@ -16,7 +16,7 @@ import httpcore
 from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_async
-from animalstore_client._transports.sockets import Sockets
+from animalstore_client._transports.sockets import Sockets, opening_async
 
 __all__ = ["AsyncDeadlineBackend", "tls_holds_unread"]
 
@@ -69,10 +69,13 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         except httpcore.ConnectTimeout:
             await self.aclose()  # nothing else holds the TCP connection yet to close it
             raise
-        stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-        # The TLS stream over it is the connection now; its socket may be another object (the sync side's
-        # `ssl.SSLSocket`, which took the plain socket's descriptor).
-        return _AsyncDeadlineStream(stream, self._sockets)
+        # A fork waits until the TLS socket is known: the sync side's `ssl.SSLSocket` took the plain socket's
+        # descriptor, so the plain one, known already, no longer closes the child's copy.
+        with opening_async():
+            stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+            # The TLS stream over it is the connection now; its socket may be another object (the sync side's
+            # `ssl.SSLSocket`, which took the plain socket's descriptor).
+            return _AsyncDeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -134,16 +137,17 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        stream = await connect_tcp_async(
-            self._backend,
-            host,
-            port,
-            timeout,
-            local_address,
-            socket_options,
-            _CONNECT_ERRORS,
-        )
-        return _AsyncDeadlineStream(stream, self._sockets)
+        with opening_async():  # a fork waits until the socket is known (`_transports.sockets`)
+            stream = await connect_tcp_async(
+                self._backend,
+                host,
+                port,
+                timeout,
+                local_address,
+                socket_options,
+                _CONNECT_ERRORS,
+            )
+            return _AsyncDeadlineStream(stream, self._sockets)
 
     async def connect_unix_socket(
         self,
@@ -152,8 +156,9 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
-        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _AsyncDeadlineStream(stream, self._sockets)
+        with opening_async():  # as connect_tcp
+            stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
+            return _AsyncDeadlineStream(stream, self._sockets)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)

@@ -18,7 +18,7 @@ import httpcore2
 from animalstore_client._core.deadline import DEADLINE, WIRE, within
 from animalstore_client._core.wire import WRITING
 from animalstore_client._transports.pool.wait import connect_tcp_sync
-from animalstore_client._transports.sockets import Sockets
+from animalstore_client._transports.sockets import Sockets, opening_sync
 
 __all__ = ["DeadlineBackend", "tls_holds_unread"]
 
@@ -71,10 +71,13 @@ class _DeadlineStream(httpcore2.NetworkStream):
         except httpcore2.ConnectTimeout:
             self.close()  # nothing else holds the TCP connection yet to close it
             raise
-        stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
-        # The TLS stream over it is the connection now; its socket may be another object (the sync side's
-        # `ssl.SSLSocket`, which took the plain socket's descriptor).
-        return _DeadlineStream(stream, self._sockets)
+        # A fork waits until the TLS socket is known: the sync side's `ssl.SSLSocket` took the plain socket's
+        # descriptor, so the plain one, known already, no longer closes the child's copy.
+        with opening_sync():
+            stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
+            # The TLS stream over it is the connection now; its socket may be another object (the sync side's
+            # `ssl.SSLSocket`, which took the plain socket's descriptor).
+            return _DeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -136,16 +139,17 @@ class DeadlineBackend(httpcore2.NetworkBackend):
         socket_options: Any = None,
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
-        stream = connect_tcp_sync(
-            self._backend,
-            host,
-            port,
-            timeout,
-            local_address,
-            socket_options,
-            _CONNECT_ERRORS,
-        )
-        return _DeadlineStream(stream, self._sockets)
+        with opening_sync():  # a fork waits until the socket is known (`_transports.sockets`)
+            stream = connect_tcp_sync(
+                self._backend,
+                host,
+                port,
+                timeout,
+                local_address,
+                socket_options,
+                _CONNECT_ERRORS,
+            )
+            return _DeadlineStream(stream, self._sockets)
 
     def connect_unix_socket(
         self,
@@ -154,8 +158,9 @@ class DeadlineBackend(httpcore2.NetworkBackend):
         socket_options: Any = None,
     ) -> httpcore2.NetworkStream:
         timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
-        stream = self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _DeadlineStream(stream, self._sockets)
+        with opening_sync():  # as connect_tcp
+            stream = self._backend.connect_unix_socket(path, timeout, socket_options)
+            return _DeadlineStream(stream, self._sockets)
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
