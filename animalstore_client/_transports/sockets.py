@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Generator, Iterable
@@ -45,6 +46,7 @@ __all__ = [
     "opening_async",
     "opening_sync",
     "release_transports",
+    "tls_layer_closed",
 ]
 
 FORK_WAIT = 5.0
@@ -175,6 +177,19 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
         if release is not None:
             with contextlib.suppress(Exception):  # a protocol's callback on a closed loop: the socket is let go first
                 release(None)
+        tls_layer_closed(getattr(transport.get_protocol(), "_app_transport", None))
+
+
+def tls_layer_closed(layer: Any) -> None:
+    """Mark asyncio's TLS layer over a connection let go of without its loop as closed, as Python 3.11+ does.
+
+    From 3.11, asyncio's TLS protocol marks its layer (``_app_transport``) closed when the connection under it is
+    lost; 3.10's does not, and the layer then warns, when collected, of a transport left open (a
+    ``ResourceWarning``, an error under ``-W error``). Its ``_closed`` flag is set here on 3.10 alone, where the
+    connection is gone already (docs/architecture.md lists the reach; tests/test_lifecycle.py over HTTPS on 3.10).
+    """
+    if sys.version_info < (3, 11) and layer is not None and getattr(layer, "_closed", True) is False:
+        layer._closed = True  # noqa: SLF001
 
 
 class Sockets:

@@ -37,7 +37,7 @@ from typing import Any, cast
 import httpcore
 
 from animalstore_client._transports.pool.resolver import interleaved, resolve
-from animalstore_client._transports.sockets import opening_sync
+from animalstore_client._transports.sockets import opening_sync, tls_layer_closed
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
@@ -219,6 +219,8 @@ class _Protocol(asyncio.Protocol):
         if release is not None:
             with contextlib.suppress(Exception):
                 release(None)
+        if transport is not self.plain:
+            tls_layer_closed(transport)  # Python 3.10's TLS layer would warn, when collected, that it is open
 
     def why_ended(self) -> str:
         """What ended the connection, for a write refused on it."""
