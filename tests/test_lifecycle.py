@@ -55,8 +55,8 @@ def _backend(pair: str) -> str:
 ASYNC_VARIANTS = [variant for variant in ALL_VARIANTS if _pair(variant).startswith("async")]
 AIOHTTP_TLS_ON_3_10 = (
     "aiohttp over HTTPS on Python 3.10 (CI's `minimum`, aiohttp 3.12.4): a session's aclose() over a TLS connection "
-    "to this test's server does not return, and an ended loop's TLS layer warns when collected; both were so in "
-    "1.3.0 too (docs/limits-and-safety.md), and run on 3.11+"
+    "to this test's server does not return, as in 1.3.0 (docs/limits-and-safety.md), and an ended loop's TLS "
+    "layer warns when collected; these scenarios run on 3.11+"
 )
 
 
