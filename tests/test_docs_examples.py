@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,9 @@ _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<section>[\w-]+))?"$')
 
 
+_PARSING = threading.Lock()
+
+
 @dataclass
 class Block:
     """One fenced ``python`` block of a page."""
@@ -70,7 +74,10 @@ class Block:
         return f"{self.page}:{self.line}"
 
     def defines_tests(self) -> bool:
-        tree = ast.parse(self.source)
+        # Parsed under a lock: on CPython 3.11 two threads in ast.parse at once can raise "SystemError: AST
+        # constructor recursion depth mismatch" (python/cpython#106905); `run_each_alone` runs blocks in threads.
+        with _PARSING:
+            tree = ast.parse(self.source)
         return any(
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
             for node in tree.body
