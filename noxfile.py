@@ -107,9 +107,9 @@ ONCE = [
 ]
 
 
-# The fuzzers (hypothesis) draw a quarter of their examples here, the same sequence's first (tests/conftest.py's
-# fuzz_examples); the README's command draws them all.
-FUZZ_SHARE = {"ANIMALSTORE_FUZZ_SHARE": "0.25"}
+# The tests that repeat an input (the fuzzers' examples, rows, tasks, runs) run a quarter of it here, the fuzzers
+# the same sequence's first (tests/conftest.py's scaled); the README's command runs them all.
+SHARE = {"ANIMALSTORE_TEST_SHARE": "0.25"}
 
 
 def _not_once() -> list[str]:
@@ -147,7 +147,7 @@ def tests(session: nox.Session) -> None:
         session.install(*INSTALL, *NEEDS_NEWER)
         _show_versions(session)
         markers = WITH_FLOORS
-    session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
+    session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=SHARE)
 
 
 @nox.session(python=OLDEST)
@@ -158,4 +158,4 @@ def minimum(session: nox.Session) -> None:
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
     session.install(*INSTALL, *FLOORS, *TEST_MINIMUM)
     _show_versions(session)
-    session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs, env=FUZZ_SHARE)
+    session.run(*PYTEST, "-m", AT_MINIMUM, *_own_temp(session), *_not_once(), *session.posargs, env=SHARE)

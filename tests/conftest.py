@@ -17,6 +17,7 @@ import re
 import ssl
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 import httpx
@@ -48,6 +49,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``--everyday`` runs a tenth of each repeated input (`scaled`), unless ANIMALSTORE_TEST_SHARE says otherwise.
+
+    Set in the environment, before any test module is imported (a fuzzer's examples are counted at import), so the
+    pytest-xdist workers (which configure themselves with the same options) and the processes tests start share it.
+    """
+    if config.getoption("everyday"):
+        os.environ.setdefault(SHARE_VARIABLE, EVERYDAY_SHARE)
+
+
 DEFAULT_PAIRS = ("sync", "async")
 """The default library's pairs (`_pair` of ``LIBRARIES[0]``): what the everyday tier runs a pair-wise function on."""
 
@@ -75,6 +86,12 @@ def everyday(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.I
     return [item for item in items if id(item) in chosen], [item for item in items if id(item) not in chosen]
 
 
+COLLECTED = pytest.StashKey["tuple[pytest.Item, ...]"]()
+"""Every test this session collected, before ``--everyday``, ``-k`` or ``-m`` left any out: the input of
+`tests/test_static_checks.py`'s check of the everyday tier, which then needs no collection of its own."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -k/-m deselection, so COLLECTED holds everything
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the Prism contract tests last, after the unit and end-to-end tests; on pytest-xdist's workers, first.
 
@@ -82,6 +99,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     worker is left running one alone at the end: the Prism group (_PrismOnOneWorker), then the stress tier.
     With ``--everyday``, each test function runs once (`everyday`).
     """
+    config.stash[COLLECTED] = tuple(items)
     if config.getoption("everyday"):
         items[:], deselected = everyday(items)
         config.hook.pytest_deselected(items=deselected)
@@ -120,24 +138,36 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return type("PrismOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
 
 
-FUZZ_SHARE_VARIABLE = "ANIMALSTORE_FUZZ_SHARE"
+SHARE_VARIABLE = "ANIMALSTORE_TEST_SHARE"
+EVERYDAY_SHARE = "0.1"
+"""The share of each repeated input the everyday tier runs (``--everyday`` sets SHARE_VARIABLE to it when unset)."""
 
 
-def fuzz_examples(count: int) -> int:
-    """How many examples a fuzzing test (hypothesis) draws: ``count``, or the share of it that ANIMALSTORE_FUZZ_SHARE
-    names (noxfile.py's sessions on the other Pythons run a quarter; the README's command runs them all).
+def scaled(count: int, least: int = 1) -> int:
+    """How many of what a test repeats (a fuzzer's examples, rows, tasks, runs) it uses: ``count``, or the share
+    of it that ANIMALSTORE_TEST_SHARE names, rounded up, and never fewer than ``least``, the fewest that still
+    test the promise. noxfile.py's sessions on the other Pythons run a quarter; ``--everyday`` a tenth; the
+    README's command (the full suite) runs them all.
 
     The fuzzers are derandomized: every run draws the same sequence, so a share re-runs its first examples, on which
     a Python's own differences (its parser's bytes, its sockets) show as well as on the rest.
     """
-    given = os.environ.get(FUZZ_SHARE_VARIABLE, "1")
+    given = os.environ.get(SHARE_VARIABLE, "1")
     try:
         share = float(given)
     except ValueError:
         share = math.nan
     if not 0 < share <= 1:
-        raise ValueError(f"{FUZZ_SHARE_VARIABLE} must be a share in (0, 1], got {given!r}")
-    return max(1, math.ceil(count * share))
+        raise ValueError(f"{SHARE_VARIABLE} must be a share in (0, 1], got {given!r}")
+    return max(least, math.ceil(count * share))
+
+
+def mypy_cache(purpose: str) -> list[str]:
+    """mypy's options for a cache of its own under the checkout's ``.mypy_cache/tests/`` (git ignores it), one per
+    ``purpose``: a test type-checking a snippet then rechecks only the snippet, not the SDK and its libraries (14
+    of its 15 CPU-seconds), from the second run on; mypy keys what it keeps by each file's hash, and the purposes
+    keep runs with different options apart."""
+    return ["--cache-dir", str(Path(__file__).resolve().parent.parent / ".mypy_cache" / "tests" / purpose)]
 
 
 USERS_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:schemathesis"]
@@ -348,6 +378,12 @@ def installed_pairs() -> list[str]:
     """Every client/library pair whose library is installed here, by name (``"sync"``, ``"async-aiohttp"``...), for a
     test that runs them all in one fresh interpreter rather than paying a process's start per pair."""
     return [_pair(library, client) for library in LIBRARIES if _importable(library.name) for client in library.clients]
+
+
+def pairs_to_run(config: pytest.Config) -> list[str]:
+    """The pairs a test that runs them all in one interpreter runs: `installed_pairs`, or in the everyday tier
+    (``--everyday``) the default pairs alone, as the tier runs a function parametrized over pairs."""
+    return list(DEFAULT_PAIRS) if config.getoption("everyday") else installed_pairs()
 
 
 SYNC_VARIANTS: list[Any] = [

@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, settings
 
 from animalstore_client.testing import FakeAnimalStore
 
+from .conftest import scaled
+
 DOCUMENT = Path(__file__).parent.parent / "docs" / "openapi.yaml"
 KEY = "test-key"
 
@@ -47,7 +49,7 @@ def base_url() -> Iterator[str]:
 
 @schema.parametrize()
 @settings(
-    max_examples=40,
+    max_examples=scaled(40, least=4),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

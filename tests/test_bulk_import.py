@@ -21,6 +21,8 @@ from typing import Any
 from animalstore_client import AnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
 
+from .conftest import scaled
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "bulk_import.py"
 KEY = "import-test-key"
 OUTCOMES = {"created", "refused", "not stored", "may have been stored"}
@@ -61,19 +63,22 @@ def _no_pet_twice(store: FakeAnimalStore) -> list[str]:
 
 
 def test_two_thousand_rows_with_faults_and_bad_rows_each_end_with_an_outcome(tmp_path: Path) -> None:
-    """2,000 rows, 200 injected faults, 5 bad rows: every row has an outcome, the bad ones refused, none stored
-    twice; a second run sends nothing (every outcome is final but "not stored", which it sends again)."""
+    """2,000 rows, 200 injected faults, 5 bad rows (`scaled`: 500, 50 and 2 in the everyday tier): every row has an
+    outcome, the bad ones refused, none stored twice; a second run sends nothing (every outcome is final but "not
+    stored", which it sends again)."""
     example = _example()
     store = FakeAnimalStore(api_keys=[KEY])
-    _inject(store, 200)
-    rows = _rows(2000)
+    _inject(store, scaled(200, least=50))
+    rows = _rows(scaled(2000, least=500))
+    bad = {key for key in BAD if int(key) < len(rows)}
+    assert bad
     journal_path = tmp_path / "journal.jsonl"
     with store.serve() as url, AnimalStoreClient(KEY, base_url=url, max_retries=2) as client:
         journal = example.import_rows(client, rows, journal_path)
         states: dict[str, Any] = {key: entry["state"] for key, entry in journal.states.items()}
         assert set(states) == {row[0] for row in rows}
         assert set(states.values()) <= OUTCOMES
-        assert {key for key, state in states.items() if state == "refused"} == set(BAD)
+        assert {key for key, state in states.items() if state == "refused"} == bad
         stored = _no_pet_twice(store)
         created = [key for key, state in states.items() if state == "created"]
         maybe = [key for key, state in states.items() if state == "may have been stored"]

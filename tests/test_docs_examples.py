@@ -46,7 +46,7 @@ import animalstore_client
 from animalstore_client import AnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import USERS_PYTEST
+from .conftest import USERS_PYTEST, mypy_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -247,7 +247,7 @@ def test_every_pages_examples_type_check(tmp_path: Path) -> None:
             module.write_text("".join(b.source for b in found), encoding="utf-8")
             modules.append(module.name)
     result = subprocess.run(
-        [mypy, "--check-untyped-defs", "--allow-redefinition", "--no-incremental", *modules],
+        [mypy, "--check-untyped-defs", "--allow-redefinition", *mypy_cache("docs-pages"), *modules],
         capture_output=True,
         text=True,
         timeout=600,

@@ -33,7 +33,7 @@ from animalstore_client.testing import ConnectionFaultKind, FakeAnimalStore, Fak
 from animalstore_client.testing import _server as server_module
 from animalstore_client.testing._server import FakeServer, make_server
 
-from .conftest import fuzz_examples
+from .conftest import scaled
 from .tls import server_context
 
 KEY = "test-key"
@@ -992,7 +992,7 @@ _BYTES = st.one_of(st.binary(max_size=2048), _REQUEST, st.lists(_REQUEST, min_si
 
 
 @settings(
-    max_examples=fuzz_examples(120),
+    max_examples=scaled(120),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

@@ -22,29 +22,30 @@ from hypothesis import strategies as st
 
 from animalstore_client import AnimalStoreClient, AnimalStoreError, AsyncAnimalStoreClient, ClientValidationError
 
-from .conftest import API_KEY, FUZZ_SHARE_VARIABLE, ClientFactory, fuzz_examples
+from .conftest import API_KEY, SHARE_VARIABLE, ClientFactory, scaled
 from .servers import LoopbackServer
 
 BASE = "https://api.animalstore.example/v1"
 SETTINGS = settings(
-    max_examples=fuzz_examples(150),
+    max_examples=scaled(150),
     deadline=None,
     derandomize=True,  # the same examples on every run: CI never flakes on a new one
     suppress_health_check=[HealthCheck.too_slow],
 )
 
 
-def test_a_fuzz_share_draws_that_share_of_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
-    """ANIMALSTORE_FUZZ_SHARE scales a fuzzer's examples (rounded up, at least one); a share outside (0, 1] is
-    refused, naming the variable and the value; unset, every example runs."""
-    monkeypatch.delenv(FUZZ_SHARE_VARIABLE, raising=False)
-    assert fuzz_examples(150) == 150
-    monkeypatch.setenv(FUZZ_SHARE_VARIABLE, "0.25")
-    assert (fuzz_examples(150), fuzz_examples(60), fuzz_examples(1)) == (38, 15, 1)
+def test_a_share_runs_that_share_of_a_repeated_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANIMALSTORE_TEST_SHARE scales a fuzzer's examples or a test's rows (rounded up, at least the fewest the
+    test names, one by default); a share outside (0, 1] is refused, naming the variable and the value; unset,
+    everything runs."""
+    monkeypatch.delenv(SHARE_VARIABLE, raising=False)
+    assert scaled(150) == 150
+    monkeypatch.setenv(SHARE_VARIABLE, "0.25")
+    assert (scaled(150), scaled(60), scaled(1), scaled(20, least=8)) == (38, 15, 1, 8)
     for wrong in ("0", "1.5", "-1", "a quarter"):
-        monkeypatch.setenv(FUZZ_SHARE_VARIABLE, wrong)
-        with pytest.raises(ValueError, match=f"ANIMALSTORE_FUZZ_SHARE must be a share in \\(0, 1\\], got '{wrong}'"):
-            fuzz_examples(150)
+        monkeypatch.setenv(SHARE_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=f"ANIMALSTORE_TEST_SHARE must be a share in \\(0, 1\\], got '{wrong}'"):
+            scaled(150)
 
 
 # --- arbitrary arguments ----------------------------------------------------------------------
@@ -377,7 +378,7 @@ def test_any_response_to_the_sync_client(response: tuple[int, list[tuple[str, st
             _only_sdk_errors(operation)
 
 
-@settings(SETTINGS, max_examples=fuzz_examples(60))
+@settings(SETTINGS, max_examples=scaled(60))
 @given(response=st.sampled_from(KNOWN) | responses)
 def test_any_response_to_the_async_client(response: tuple[int, list[tuple[str, str]], bytes]) -> None:
     """The async client keeps the same rule."""

@@ -35,7 +35,7 @@ from animalstore_client import (
 )
 from animalstore_client._clients.backends import _SYNC_CLASSES, require
 
-from .conftest import API_KEY, ClientFactory, needs_pyreqwest
+from .conftest import API_KEY, ClientFactory, needs_pyreqwest, scaled
 from .servers import LoopbackServer, refused_url, respond
 
 
@@ -418,7 +418,7 @@ def _fork_runs(modes, lanes):
     print(json.dumps(runs))
     sys.exit(0)
 
-_fork_runs(["open", "close"] * 20, 4)
+_fork_runs(["open", "close"] * int(sys.argv.pop(2)), 4)
 """
 
 BURNER = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end:\n    pass\n"
@@ -428,9 +428,9 @@ BURNER = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < en
 @needs_pyreqwest
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
 def test_short_scripts_on_the_async_client_exit_cleanly_on_a_busy_machine() -> None:
-    """40 short scripts on the async client, four at a time beside busy cores, all exit 0: without the exit hook
-    some abort at exit ("PyGILState_Release: thread state ... must be current"); running four at a time loads the
-    cores further, and takes a quarter of the time one at a time took.
+    """40 short scripts on the async client (`scaled`: 8 in the everyday tier), four at a time beside busy cores,
+    all exit 0: without the exit hook some abort at exit ("PyGILState_Release: thread state ... must be current");
+    running four at a time loads the cores further, and takes a quarter of the time one at a time took.
 
     Each run is a child forked from one interpreter that imported the SDK, asyncio and pyreqwest and started none
     of their threads; it runs the script and ends through the interpreter's normal finalization as the script
@@ -451,8 +451,9 @@ def test_short_scripts_on_the_async_client_exit_cleanly_on_a_busy_machine() -> N
     burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(max(0, 2 - other_workers))]
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        pairs = scaled(20, least=4)  # an "open" and a "close" run each; four of each keep the four lanes full
         result = subprocess.run(
-            [sys.executable, "-c", FORKING_RUNNER + SHORT_SCRIPT, url],
+            [sys.executable, "-c", FORKING_RUNNER + SHORT_SCRIPT, url, str(pairs)],
             capture_output=True,
             text=True,
             timeout=600,
@@ -460,7 +461,7 @@ def test_short_scripts_on_the_async_client_exit_cleanly_on_a_busy_machine() -> N
         )
         assert result.returncode == 0, result.stderr[-2000:]
         runs = json.loads(result.stdout)
-        assert len(runs) == 40
+        assert len(runs) == 2 * pairs
         failed = [(mode, code, err[-300:]) for mode, code, out, err in runs if (code, out) != (0, "ok\n")]
         assert failed == []
     finally:
