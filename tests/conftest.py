@@ -50,13 +50,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """``--everyday`` runs a tenth of each repeated input (`scaled`), unless ANIMALSTORE_TEST_SHARE says otherwise.
+    """``--everyday`` runs a tenth of each repeated input (`scaled`), unless ANIMALSTORE_TEST_SHARE says otherwise;
+    the process that reports every test keeps their durations (`_Durations`).
 
     Set in the environment, before any test module is imported (a fuzzer's examples are counted at import), so the
     pytest-xdist workers (which configure themselves with the same options) and the processes tests start share it.
     """
     if config.getoption("everyday"):
         os.environ.setdefault(SHARE_VARIABLE, EVERYDAY_SHARE)
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if cache is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Durations(cache), "animalstore-durations")
 
 
 DEFAULT_PAIRS = ("sync", "async")
@@ -91,24 +95,55 @@ COLLECTED = pytest.StashKey["tuple[pytest.Item, ...]"]()
 `tests/test_static_checks.py`'s check of the everyday tier, which then needs no collection of its own."""
 
 
+DURATIONS = "animalstore/durations"
+"""pytest's cache key (``.pytest_cache``) for the seconds each test took (setup, call and teardown) when it last ran."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -k/-m deselection, so COLLECTED holds everything
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the Prism contract tests last, after the unit and end-to-end tests; on pytest-xdist's workers, first.
+    """Run the Prism contract tests last, after the unit and end-to-end tests; on pytest-xdist's workers, first,
+    then the rest longest first.
 
     The workers (pyproject's ``-n``) are handed tests in this order, so there the longest ones start first and no
-    worker is left running one alone at the end: the Prism group (_PrismOnOneWorker), then the stress tier.
-    With ``--everyday``, each test function runs once (`everyday`).
+    worker is left running one alone at the end (a 60-second test handed out last ends the run 60 s after the
+    rest): the Prism group (_PrismOnOneWorker), then the tests by the time each took when it last ran here
+    (`DURATIONS`, kept by `pytest_sessionfinish`), or where none is known (a fresh clone, ``-p no:cacheprovider``)
+    the stress tier first. With ``--everyday``, each test function runs once (`everyday`).
     """
     config.stash[COLLECTED] = tuple(items)
     if config.getoption("everyday"):
         items[:], deselected = everyday(items)
         config.hook.pytest_deselected(items=deselected)
     if hasattr(config, "workerinput"):
+        cache = getattr(config, "cache", None)
+        took: dict[str, float] = cache.get(DURATIONS, {}) if cache is not None else {}
         items.sort(
-            key=lambda item: (item.get_closest_marker("contract") is None, item.get_closest_marker("slow") is None)
+            key=lambda item: (
+                item.get_closest_marker("contract") is None,
+                -took.get(item.nodeid, 0.0),
+                item.get_closest_marker("slow") is None,
+            )
         )
     else:
         items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
+
+
+class _Durations:
+    """Each test's setup, call and teardown seconds, added up in the process that reports them all (pytest-xdist's
+    controller, or the only one), and kept in pytest's cache at the end (`DURATIONS`) over those of the tests this
+    run left out (the everyday tier, ``-k``), for the next run's order (`pytest_collection_modifyitems`)."""
+
+    def __init__(self, cache: pytest.Cache) -> None:
+        self.cache = cache
+        self.took: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.took[report.nodeid] = self.took.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        if self.took:
+            known: dict[str, float] = self.cache.get(DURATIONS, {})
+            self.cache.set(DURATIONS, {**known, **{test: round(took, 2) for test, took in self.took.items()}})
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
