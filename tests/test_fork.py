@@ -23,7 +23,7 @@ import pytest
 
 from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
 
-from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, SYNC_VARIANTS, needs_pyreqwest, on_library
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, SYNC_VARIANTS, needs_pyreqwest, on_library, scaled
 from .tls import ca_file, server_context
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
@@ -198,7 +198,7 @@ def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, va
     assert lines[1:] == ["child refused: within 5 s", "parent wrong: 0", "child exit: 100"]
 
 
-# 16 threads call one client without pause, and the main thread forks 40 times,
+# 16 threads call one client without pause, and the main thread forks (40 times),
 # each time once the threads have made 16 calls since the last child; each child
 # makes one call of its own and exits. A lock inherited held (say, a watchdog's)
 # would hang a child for ever: each is reaped within 20 s or killed and counted.
@@ -209,7 +209,7 @@ THREADED = """
 import collections, faulthandler, os, signal, ssl, sys, tempfile, threading, time
 import animalstore_client as a
 
-url, backend = sys.argv[1], sys.argv[2]
+url, backend, forks = sys.argv[1], sys.argv[2], int(sys.argv[3])
 client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=30)
 stop = threading.Event()
 go = threading.Event()
@@ -254,7 +254,7 @@ hung = failed = refused = 0
 in_openssl = []
 hangs = []
 try:
-    for _ in range(40):
+    for _ in range(forks):
         go.set()
         wanted, bound = len(calls) + 16, time.monotonic() + 2
         while len(calls) < wanted and time.monotonic() < bound:
@@ -308,7 +308,8 @@ SYNC_LIBRARIES = [on_library(library.name, library.name) for library in for_clie
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", SYNC_LIBRARIES)
 def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str, backend: str) -> None:
-    """40 forks while 16 threads call one client: every child answers its own call and exits; none hangs on the SDK.
+    """40 forks (`scaled`: 10 in the everyday tier) while 16 threads call one client: every child answers its own
+    call and exits; none hangs on the SDK.
 
     On pyreqwest (REFUSED_AFTER_USE) a child forked once the parent's threads had started its runtime is refused
     instead (AnimalStoreError, at once): none hangs, and none gets a wrong answer.
@@ -320,7 +321,7 @@ def test_a_fork_while_threads_use_the_client_never_hangs_the_child(echo_url: str
     than two of 40 would be ours. Elsewhere every hang fails.
     """
     result = subprocess.run(
-        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend],
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", THREADED, echo_url, backend, str(scaled(40, 10))],
         capture_output=True,
         text=True,
         timeout=600,
