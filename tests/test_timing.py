@@ -45,12 +45,20 @@ def test_time_the_timer_could_not_run_is_counted_at_once() -> None:
 def test_the_timer_stops_on_every_exit_and_counts_no_more_than_it_ran() -> None:
     """Left by an exception, the timer's thread has stopped; its lateness never exceeds the time it ran and no
     longer grows once it is stopped."""
+    timers: list[ReferenceTimer] = []
+
+    def fail() -> None:
+        with ReferenceTimer() as timer:
+            timers.append(timer)
+            assert timer.running
+            _spin(0.05)  # the timer's thread waits for the GIL meanwhile: some lateness to count
+            raise RuntimeError("the test's own failure")
+
     began = time.monotonic()
-    with pytest.raises(RuntimeError, match="the test's own failure"), ReferenceTimer() as timer:
-        assert timer.running
-        _spin(0.05)  # the timer's thread waits for the GIL meanwhile: some lateness to count
-        raise RuntimeError("the test's own failure")
+    with pytest.raises(RuntimeError, match="the test's own failure"):
+        fail()
     ran = time.monotonic() - began
+    [timer] = timers
     assert not timer.running
     final = timer.lateness()
     assert 0.0 <= final <= ran

@@ -10,7 +10,8 @@ from above by the promise plus what a reference timer lost meanwhile, and from b
         late = timer.lateness()
     assert took < PROMISE + late, f"{took:.3f} s; the reference timer ran {late:.3f} s late meanwhile"
 
-For several windows under one timer, read `ReferenceTimer.lateness` at each end and subtract.
+or, for one block, ``with Stopwatch() as watch: call()`` then ``watch.assert_within(PROMISE)``. For several
+windows under one timer, read `ReferenceTimer.lateness` at each end and subtract.
 """
 
 from __future__ import annotations
@@ -105,3 +106,35 @@ class ReferenceTimer:
                 if now >= ends:  # bounded: past LONGEST lateness stops growing, the thread ends
                     self._step_began = None
                     return
+
+
+class Stopwatch:
+    """``with Stopwatch() as watch: call()``, then ``watch.assert_within(PROMISE)``: the block's seconds, bounded
+    from above by ``PROMISE`` plus how late a `ReferenceTimer` running through the same block was (and from below by
+    nothing). The timer is stopped however the block ends."""
+
+    def __init__(self) -> None:
+        self._timer = ReferenceTimer()
+        self._began = 0.0
+        self.took = 0.0
+        """Seconds the block took (set when it ends)."""
+        self.late = 0.0
+        """Seconds the reference timer ran late meanwhile: the time load took from the process."""
+
+    def __enter__(self) -> Stopwatch:
+        self._timer.__enter__()
+        self._began = time.monotonic()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.took = time.monotonic() - self._began
+        self.late = self._timer.lateness()
+        self._timer.__exit__(kind, exc, traceback)
+
+    def assert_within(self, promise: float) -> None:
+        """Fail unless the block took less than ``promise`` seconds beyond the reference timer's lateness."""
+        assert self.took < promise + self.late, (
+            f"{self.took:.3f} s, more than {promise:g} s even with the {self.late:.3f} s the reference timer ran late"
+        )
