@@ -25,9 +25,13 @@ import pytest
 from animalstore_client import APIConnectionError, AuthenticationError
 
 from .conftest import ALL_VARIANTS, ClientFactory
+from .timing import Stopwatch
 
 BOUND = 10.0
-"""Seconds after which a call is taken to hang (the issue's target is 1 s; a loaded CI machine gets room)."""
+"""Seconds after which a call is taken to hang."""
+EARLY = 1.0
+"""Seconds within which an early answer ends the call (issue 38's bound), plus what load took from the process
+meanwhile (a reference timer's lateness: tests/timing.py)."""
 UPLOAD = {"blob": "x" * (8 * 1024 * 1024)}
 """A JSON body of 8 MiB: more than socket buffers hold (4 MiB at most by default): the answer comes mid-upload."""
 ANSWER = b'{"code": "unauthorized", "message": "bad key", "status": 401}'
@@ -105,25 +109,23 @@ def _answer_early(conn: socket.socket, ending: str, heads: list[bytes]) -> None:
                 pass
 
 
-def _bounded(call: Any) -> tuple[object, float]:
+def _bounded(call: Any) -> tuple[object, Stopwatch]:
     """Run ``call`` on a thread for at most `BOUND` seconds; its exception (or result) and how long it took."""
     outcome: list[object] = []
+    watch = Stopwatch()
 
     def run() -> None:
-        started = time.monotonic()
-        try:
-            outcome.append(call())
-        except BaseException as exc:  # the outcome under test
-            outcome.append(exc)
-        outcome.append(time.monotonic() - started)
+        with watch:
+            try:
+                outcome.append(call())
+            except BaseException as exc:  # the outcome under test
+                outcome.append(exc)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(BOUND)
-    assert len(outcome) == 2, f"the call did not end within {BOUND} s"
-    took = outcome[1]
-    assert isinstance(took, float)
-    return outcome[0], took
+    assert not thread.is_alive(), f"the call did not end within {BOUND} s"
+    return outcome[0], watch
 
 
 # aiohttp warns (ResourceWarning) of any body over 1 MiB given as bytes, which this suite's
@@ -141,7 +143,7 @@ def test_an_early_answer_to_a_large_upload_is_the_calls_outcome(
             {"timeout": 30.0, "total_timeout": 60.0} if timeouts == "set" else {"timeout": None, "total_timeout": None}
         )
         client = make_client(base_url=base_url, max_retries=2, **limits)
-        outcome, took = _bounded(lambda: client.request("POST", "/pets", json=UPLOAD))
+        outcome, watch = _bounded(lambda: client.request("POST", "/pets", json=UPLOAD))
         client.close()
         idle = getattr(client, "idle", None)
         for _ in range(50):  # an async client's loop runs only in calls here: let closing connections finish
@@ -154,4 +156,4 @@ def test_an_early_answer_to_a_large_upload_is_the_calls_outcome(
     assert isinstance(outcome, allowed), f"{outcome!r} from {getattr(outcome, '__cause__', None)!r}"
     assert type(outcome).__name__ != "APITimeoutError", repr(outcome)
     assert len(heads) == 1, f"the POST was sent {len(heads)} times"
-    assert took < BOUND / 2, f"the call took {took:.1f} s"
+    watch.assert_within(EARLY)

@@ -134,13 +134,11 @@ else:
 
 pid = os.fork()
 if pid == 0:
-    began = time.monotonic()
     try:
         wrong = run(1)
     except a.AnimalStoreError as exc:
         print("child:", type(exc).__name__, exc, flush=True)
-        took = time.monotonic() - began
-        print("child refused:", "within 5 s" if took < 5 else f"after {took:.1f} s", flush=True)
+        print("child refused", flush=True)
         os._exit(100)
     os._exit(min(wrong, 99))
 wrong = run(51)
@@ -195,7 +193,7 @@ def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, va
     lines = _run(echo_url, variant, f"{module}:{cls}")
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]
-    assert lines[1:] == ["child refused: within 5 s", "parent wrong: 0", "child exit: 100"]
+    assert lines[1:] == ["child refused", "parent wrong: 0", "child exit: 100"]
 
 
 # 16 threads call one client without pause, and the main thread forks (40 times),
@@ -436,8 +434,8 @@ def test_a_pool_lock_held_at_the_fork_does_not_hang_the_child(echo_url: str, bac
 @pytest.mark.parametrize("variant", PYREQWEST_VARIANTS)
 def test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs(echo_url: str, variant: str) -> None:
     """pyreqwest's runtime cannot be restarted in a forked child: after the parent called through it, the
-    child's first call raises AnimalStoreError saying so and what to do, within 5 s (it never hangs, and
-    exits with the script's refusal code); the parent's 100 calls after the fork are all its own."""
+    child's first call raises AnimalStoreError saying so and what to do (it never hangs: the run is bounded, and
+    the child exits with the script's refusal code); the parent's 100 calls after the fork are all its own."""
     lines = _run(echo_url, variant, "own")
     expected = (
         'child: AnimalStoreError backend="pyreqwest" cannot be used in this process: it was forked after '
@@ -445,7 +443,7 @@ def test_pyreqwest_used_before_the_fork_refuses_in_the_child_and_never_hangs(ech
     )
     assert lines[0].startswith(expected), lines
     assert "start workers with the 'spawn' method" in lines[0]
-    assert lines[1:] == ["child refused: within 5 s", "parent wrong: 0", "child exit: 100"]
+    assert lines[1:] == ["child refused", "parent wrong: 0", "child exit: 100"]
 
 
 # Clients made (never used) before the fork, as a prefork server or a fork pool with an initializer
