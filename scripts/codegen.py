@@ -4,7 +4,8 @@
     python scripts/codegen.py --check  # exit 1, with a diff, if a region is stale (CI runs this)
 
 Outside the package, it writes what restates ``_core.libraries.LIBRARIES``:
-pyproject.toml's extras of the libraries (``# <libraries: extras>``) and
+pyproject.toml's extras of the libraries (``# <libraries: extras>``) and the
+pytest markers of the libraries that run once, noxfile.py's list of them,
 README.md's sentence naming the extras (between ``<!-- <libraries: ...> -->``
 comments), and the whole of docs/_backends-table.md.
 
@@ -53,8 +54,9 @@ _MARKDOWN_REGION = re.compile(
 """A region of a Markdown page, between HTML comments (which no renderer shows)."""
 
 OUTSIDE_PACKAGE: dict[Path, tuple[str, ...]] = {
-    ROOT / "pyproject.toml": ("extras",),
+    ROOT / "pyproject.toml": ("extras", "markers"),
     ROOT / "README.md": ("extras sentence",),
+    ROOT / "noxfile.py": ("run once",),
 }
 """The files outside the package with generated regions, and the regions each must hold: a region deleted with its
 markers would otherwise leave a hand-written copy that ``--check`` never sees."""
@@ -393,6 +395,15 @@ def libraries_region(name: str) -> str:
         return _extras(libraries)
     if name == "extras sentence":
         return _extras_sentence()
+    once = [library for library in libraries if library.runs_once]
+    if name == "markers":  # pyproject.toml's pytest markers: tests/conftest.py marks these libraries' pairs
+        return "".join(
+            f"\"{library.name}: the {library.name} backend's client/library pairs (and tests), which CI runs once "
+            "(the README's command, on 3.11) and at its floor, not on every Python\",\n"
+            for library in once
+        )
+    if name == "run once":  # noxfile.py: the markers its sessions on the other Pythons leave out
+        return f"RUN_ONCE_LIBRARIES = [{', '.join(repr(library.name) for library in once)}]\n".replace("'", '"')
     raise SystemExit(f"scripts/codegen.py: no libraries region is called {name!r}")
 
 
