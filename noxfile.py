@@ -76,7 +76,10 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
 # new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
 # at its floor, and 3.12's session pyreqwest's (NEEDS_NEWER, FLOORS_ALSO_ON).
-RUN_ONCE_MARKERS = ["contract", "slow", "httpx2", "pyreqwest", "urllib3"]
+# <libraries: run once> written by scripts/codegen.py from _core.libraries.LIBRARIES (runs_once)
+RUN_ONCE_LIBRARIES = ["httpx2", "urllib3", "pyreqwest"]
+# </libraries>
+RUN_ONCE_MARKERS = ["contract", "slow", *RUN_ONCE_LIBRARIES]
 
 
 def _leaving_out(*kept: str) -> str:

@@ -3,6 +3,12 @@
     python scripts/codegen.py          # rewrite every generated region, then run scripts/unasync.py
     python scripts/codegen.py --check  # exit 1, with a diff, if a region is stale (CI runs this)
 
+Outside the package, it writes what restates ``_core.libraries.LIBRARIES``:
+pyproject.toml's extras of the libraries (``# <libraries: extras>``) and the
+pytest markers of the libraries that run once, noxfile.py's list of them,
+README.md's sentence naming the extras (between ``<!-- <libraries: ...> -->``
+comments), and the whole of docs/_backends-table.md.
+
 Each client option is declared once, in ``_clients.options.OPTIONS``, and each
 operation once, in ``_core.operations.OPERATIONS``. The public signatures stay
 explicit and typed in the source (what readers, type checkers and the API
@@ -41,6 +47,19 @@ _REGION = re.compile(
     r"(?P<body>(?:.*\n)*?)(?P=indent)# </(?P=kind)>\n",
     re.MULTILINE,
 )
+
+_MARKDOWN_REGION = re.compile(
+    r"^<!-- <(?P<kind>libraries): (?P<name>[\w ]+)>.*-->\n(?P<body>(?:.*\n)*?)<!-- </(?P=kind)> -->\n", re.MULTILINE
+)
+"""A region of a Markdown page, between HTML comments (which no renderer shows)."""
+
+OUTSIDE_PACKAGE: dict[Path, tuple[str, ...]] = {
+    ROOT / "pyproject.toml": ("extras", "markers"),
+    ROOT / "README.md": ("extras sentence",),
+    ROOT / "noxfile.py": ("run once",),
+}
+"""The files outside the package with generated regions, and the regions each must hold: a region deleted with its
+markers would otherwise leave a hand-written copy that ``--check`` never sees."""
 
 
 def _unasync_script() -> Any:
@@ -318,8 +337,24 @@ def regenerate(text: str) -> str:
         opening = match.group(0).splitlines(keepends=True)[0]
         return opening + _region(kind, name, indent) + f"{indent}# </{kind}>\n"
 
+    def replace_markdown(match: re.Match[str]) -> str:
+        opening = match.group(0).splitlines(keepends=True)[0]
+        return opening + libraries_region(match["name"]) + f"<!-- </{match['kind']}> -->\n"
+
     text = _REGION.sub(replace, text)
+    text = _MARKDOWN_REGION.sub(replace_markdown, text)
     return _with_args(text)
+
+
+def _held_regions(path: Path, text: str) -> None:
+    """Exit, naming it, if a file outside the package lacks a region it must hold (`OUTSIDE_PACKAGE`)."""
+    found = {match["name"] for pattern in (_REGION, _MARKDOWN_REGION) for match in pattern.finditer(text)}
+    missing = [name for name in OUTSIDE_PACKAGE.get(path, ()) if name not in found]
+    if missing:
+        raise SystemExit(
+            f"scripts/codegen.py: {path.relative_to(ROOT)} lost its generated region(s) {', '.join(missing)}: "
+            "put the markers back (see git log) and run `python scripts/codegen.py`"
+        )
 
 
 def _libraries() -> Any:
@@ -356,6 +391,19 @@ def libraries_region(name: str) -> str:
         return "\n".join(lines) + "\n"
     if name == "http client types":
         return _http_client_types(libraries)
+    if name == "extras":
+        return _extras(libraries)
+    if name == "extras sentence":
+        return _extras_sentence()
+    once = [library for library in libraries if library.runs_once]
+    if name == "markers":  # pyproject.toml's pytest markers: tests/conftest.py marks these libraries' pairs
+        return "".join(
+            f"\"{library.name}: the {library.name} backend's client/library pairs (and tests), which CI runs once "
+            "(the README's command, on 3.11) and at its floor, not on every Python\",\n"
+            for library in once
+        )
+    if name == "run once":  # noxfile.py: the markers its sessions on the other Pythons leave out
+        return f"RUN_ONCE_LIBRARIES = [{', '.join(repr(library.name) for library in once)}]\n".replace("'", '"')
     raise SystemExit(f"scripts/codegen.py: no libraries region is called {name!r}")
 
 
@@ -405,6 +453,67 @@ def _http_client_types(libraries: Any) -> str:
             "",
         ]
     return "\n".join(out[:-1]) + "\n"
+
+
+def _requirements(library: Any) -> list[str]:
+    """What a library's extra installs, each with the Python marker of a library that needs a newer Python."""
+    floor = _libraries().PACKAGE_FLOOR
+    marker = f'; python_version >= "{library.python[0]}.{library.python[1]}"' if library.python > floor else ""
+    return [f"{requirement}{marker}" for requirement in (library.requirement, *library.also_installs)]
+
+
+def _toml_string(text: str) -> str:
+    # A requirement with a marker holds double quotes: TOML's literal string then (no escapes to read).
+    return f"'{text}'" if '"' in text else f'"{text}"'
+
+
+def _extras(libraries: Any) -> str:
+    """pyproject.toml's extras of the libraries: one per library that is not a dependency, each with why its floor."""
+    lines: list[str] = []
+    for library in libraries:
+        if library.extra is None:
+            continue
+        clients = "both clients" if len(library.clients) == 2 else f"the {library.clients[0]} client"
+        said = f'backend="{library.name}" ({clients}{", deprecated" if library.deprecation else ""})'
+        if library.python > _libraries().PACKAGE_FLOOR:
+            said += (
+                f"; Python {library.python[0]}.{library.python[1]}+ only: on an older Python the extra installs "
+                "nothing and the backend says which Python it needs"
+            )
+        if library.floor_reason:
+            said += f". {library.floor_reason[0].upper()}{library.floor_reason[1:]}"
+        lines += [f"# {line}" for line in _wrapped(f"{said}.", "# ")]
+        lines.append(f"{library.extra} = [{', '.join(_toml_string(r) for r in _requirements(library))}]")
+    return "\n".join(lines) + "\n"
+
+
+def _removal(deprecation: str) -> str:
+    """The release a deprecation message says removes the deprecated thing: ``"2.0"``."""
+    found = re.search(r"removed in animalstore-client (\d+\.\d+)", deprecation)
+    if found is None:
+        raise SystemExit(f"scripts/codegen.py: a deprecation names no release that removes it: {deprecation!r}")
+    return found[1]
+
+
+README_WIDTH = 76
+"""README.md's paragraphs are wrapped at about this width (a generated one too, so the source reads alike)."""
+
+
+def _extra_named(library: Any) -> str:
+    """A library's extra as README.md names it: ```[aiohttp]```, and when deprecated, the release that removes it."""
+    if library.deprecation is None:
+        return f"`[{library.extra}]`"
+    return f"`[{library.extra}]` (deprecated: removed in {_removal(library.deprecation)})"
+
+
+def _extras_sentence() -> str:
+    """README.md's sentence naming every extra: the libraries' (a deprecated one says so), then the others'."""
+    declared = _libraries()
+    named = [_extra_named(library) for library in declared.LIBRARIES if library.extra is not None]
+    named += [f"`[{extra.name}]`" for extra in declared.OTHER_EXTRAS]
+    listed = ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
+    text = f"The extras are {listed}; leave the brackets out for none."
+    return "\n".join(textwrap.wrap(text, width=README_WIDTH, break_on_hyphens=False, break_long_words=False)) + "\n"
 
 
 BACKENDS_TABLE = ROOT / "docs" / "_backends-table.md"
@@ -477,8 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a region is stale")
     check = parser.parse_args(argv).check
     stale: list[str] = []
-    for path in _targets():
+    for path in [*_targets(), *OUTSIDE_PACKAGE]:
         current = path.read_text()
+        _held_regions(path, current)
         wanted = regenerate(current)
         if wanted == current:
             continue

@@ -482,3 +482,24 @@ def test_a_script_shows_the_deprecation_with_pythons_default_filters() -> None:
     # Python 3.10 prints the source line after it (linecache finds -c's text); 3.11 and later do not.
     assert out.stderr.startswith(f"<string>:3: DeprecationWarning: {URLLIB3_DEPRECATION}\n"), out.stderr
     assert out.stderr.count("DeprecationWarning") == 1, out.stderr
+
+
+def test_a_library_declared_without_an_ssl_context_refuses_one_by_its_declaration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether ``verify=`` may be an `ssl.SSLContext` is the declaration's ``takes_ssl_context``, not a library's
+    name: urllib3 declared without one refuses a context, naming itself and the sync client's other backends, and
+    takes a CA path as before."""
+    import ssl
+
+    import attrs
+
+    from animalstore_client._clients import backends
+
+    without = attrs.evolve(by_name("urllib3"), takes_ssl_context=False)
+    monkeypatch.setattr(backends, "by_name", lambda name: without if name == "urllib3" else by_name(name))
+    with pytest.raises(ClientValidationError, match=r'backend="urllib3" cannot use verify=<ssl.SSLContext>') as info:
+        backends.new_transport_sync("urllib3", None, verify=ssl.create_default_context())
+    assert info.value.rule == "True, False or a CA bundle path with urllib3"
+    assert '"httpx"' in str(info.value)
+    backends.new_transport_sync("urllib3", None, verify=True).close()

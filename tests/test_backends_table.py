@@ -2,8 +2,11 @@
 
 ``scripts/codegen.py`` writes the table from ``_core/libraries.py`` (its
 ``--check`` fails on a stale one); the docs pages include the file
-(``--8<--``) and README.md links to it. What cannot be derived is held to the
-declarations here: pyproject.toml's extras and requires-python.
+(``--8<--``) and README.md links to it. It writes the libraries' extras in
+pyproject.toml and README.md's sentence naming the extras too: here, what it
+writes is checked to say the right thing (markers, deprecations). What is
+written by hand is held to the declarations: the other extras,
+requires-python, the pins of tests/requirements.txt.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ def _without_markers(requirement: str) -> str:
 
 
 def test_pyprojects_extras_are_the_declared_ones() -> None:
-    """Each extra of pyproject.toml is a declared library's or OTHER_EXTRAS', installing what they declare."""
+    """Each extra of pyproject.toml is a declared library's or OTHER_EXTRAS', installing what they declare: the
+    libraries' are generated, the others' (otel) written by hand, and no extra is left undeclared."""
     assert {name: [_without_markers(r) for r in reqs] for name, reqs in EXTRAS.items()} == _declared_extras()
 
 
@@ -97,13 +101,11 @@ def test_a_deprecated_backend_says_so_with_its_replacement_and_removal() -> None
         assert "DeprecationWarning" in said, said
 
 
-def test_the_readme_links_to_the_table_and_names_every_extra() -> None:
-    """README.md links to the docs' table (it holds no copy to drift) and names each extra."""
+def test_the_readme_links_to_the_table() -> None:
+    """README.md links to the docs' table (it holds no copy to drift)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/index.md#backends-and-extras" in readme
     assert "|---|" not in readme.split("## Documentation")[0].split("### Backends and extras")[-1]
-    for extra in _declared_extras():
-        assert f"`[{extra}]`" in readme, extra
 
 
 def test_the_docs_include_the_table_rather_than_a_list_of_their_own() -> None:
@@ -116,32 +118,61 @@ def test_the_docs_include_the_table_rather_than_a_list_of_their_own() -> None:
 
 
 def test_the_libraries_that_run_once_are_their_declarations_everywhere() -> None:
-    """noxfile.py's left-out markers and pyproject.toml's markers name exactly the libraries declared
-    ``runs_once`` (tests/conftest.py's RUN_ONCE is derived from them): a library declared so runs once in CI
-    with no other edit, and one that stops being so runs on every Python again."""
+    """noxfile.py's left-out markers and pyproject.toml's markers (both written by scripts/codegen.py) name
+    exactly the libraries declared ``runs_once``, as tests/conftest.py's RUN_ONCE does: a library declared so
+    runs once in CI with no other edit, and one that stops being so runs on every Python again."""
     declared = [library.name for library in LIBRARIES if library.runs_once]
     assert set(declared) == RUN_ONCE
     tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
-    [value] = [
-        node.value
+    assigned = {
+        target.id: node.value
         for node in tree.body
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RUN_ONCE_MARKERS" for t in node.targets)
-    ]
-    markers = ast.literal_eval(value)
-    assert sorted(m for m in markers if m not in ("contract", "slow")) == sorted(declared)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    assert sorted(ast.literal_eval(assigned["RUN_ONCE_LIBRARIES"])) == sorted(declared)
+    assert ast.unparse(assigned["RUN_ONCE_MARKERS"]) == "['contract', 'slow', *RUN_ONCE_LIBRARIES]"
     registered = {line.split(":", 1)[0] for line in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]}
     assert set(declared) <= registered
 
 
-def test_the_readmes_extras_sentence_says_which_are_deprecated() -> None:
-    """README.md's sentence naming the extras marks a deprecated library's extra so, and no other."""
+def test_the_readmes_extras_sentence_names_each_and_says_which_are_deprecated() -> None:
+    """README.md's sentence naming the extras (generated) names every declared extra, and marks a deprecated
+    library's extra so, and no other."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     sentence = re.search(r"The extras are (.+?);", readme, re.DOTALL)
     assert sentence is not None
     text = " ".join(sentence[1].split())
+    for extra in _declared_extras():
+        assert f"`[{extra}]`" in text, extra
     for library in LIBRARIES:
         if library.extra is None:
             continue
         after = text.split(f"`[{library.extra}]`", 1)[1]
         deprecated_here = after.lstrip().startswith("(deprecated")
         assert deprecated_here == (library.deprecation is not None), library.name
+
+
+def _pins() -> dict[str, list[str]]:
+    """tests/requirements.txt's pins: each distribution's lines (a line per Python range), comments left out."""
+    pins: dict[str, list[str]] = {}
+    for line in (ROOT / "tests" / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            pins.setdefault(distribution_of(line).lower(), []).append(line)
+    return pins
+
+
+def test_the_test_requirements_pin_every_declared_library() -> None:
+    """tests/requirements.txt pins each library an extra installs to one version (``==``), limited to the
+    Python the library needs: a library declared without its pin would go untested (its pairs skipped), with
+    no failure to say so."""
+    pins = _pins()
+    for library in LIBRARIES:
+        for requirement in (r for r in (library.requirement, *library.also_installs) if r):
+            lines = pins.get(distribution_of(requirement).lower())
+            assert lines, f"{library.name}: no pin of {distribution_of(requirement)} in tests/requirements.txt"
+            marker = f'python_version >= "{library.python[0]}.{library.python[1]}"'
+            for line in lines:
+                assert "==" in line.split(";", 1)[0], line
+                assert (marker in line) == (library.python > PACKAGE_FLOOR), (library.name, line)

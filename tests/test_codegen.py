@@ -209,3 +209,21 @@ def test_the_generated_library_docs_fit_the_line_length_however_many_libraries_r
         long = [line for line in text.splitlines() if len(line) > codegen.LINE_LENGTH]
         assert not long, long
     assert texts[1].count("client is refused") == sum(len(library.clients) for library in widened)
+
+
+@pytest.mark.parametrize(("name", "inside"), [("README.md", "`[aiohttp]`, "), ("pyproject.toml", '"aiohttp>=3.12.4"')])
+def test_a_region_outside_the_package_is_written_over_and_cannot_be_dropped(name: str, inside: str) -> None:
+    """README.md's extras sentence and pyproject.toml's extras are generated: a hand edit inside the region goes
+    back to what the declarations say, and the file without the region's markers stops the script (a copy
+    written by hand there would otherwise go unchecked)."""
+    codegen = _load("codegen_script", ROOT / "scripts" / "codegen.py")
+    path = ROOT / name
+    text = path.read_text()
+    assert inside in text
+    edited = text.replace(inside, inside.replace("aiohttp", "aiohttp3"), 1)
+    assert codegen.regenerate(edited) == text
+    without = re.sub(r".*<libraries: .*\n|.*</libraries>.*\n", "", text)
+    assert without != text
+    codegen._held_regions(path, text)
+    with pytest.raises(SystemExit, match=f"{name} lost its generated region"):
+        codegen._held_regions(path, without)

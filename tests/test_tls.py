@@ -34,7 +34,7 @@ from animalstore_client import (
     InsecureTransportWarning,
     PetStatus,
 )
-from animalstore_client._core.libraries import for_client
+from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, urllib3_deprecated
@@ -77,17 +77,19 @@ def test_the_three_operations_over_https(make_client: ClientFactory, tls_url: st
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
 def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: str, tls_url: str) -> None:
-    """verify= an ssl.SSLContext trusting the CA works on every library but pyreqwest, which refuses it, saying why
-    and naming the other backends of that client only (those this Python runs, as the declarations say)."""
-    if variant.endswith("pyreqwest"):
+    """verify= an ssl.SSLContext trusting the CA works on every library but those declared without one
+    (``takes_ssl_context``: pyreqwest), which refuse it, saying why and naming the other backends of that client
+    only (those this Python runs, as the declarations say)."""
+    library = variant.partition("-")[2] or LIBRARIES[0].name
+    if not by_name(library).takes_ssl_context:
         refused = r"cannot use verify=<ssl.SSLContext>.*verify='/path/to/ca.pem'"
         with pytest.raises(ClientValidationError, match=refused) as info:
             make_client(base_url=tls_url, verify=client_context())
         side: Literal["sync", "async"] = "sync" if variant.startswith("sync") else "async"
         others = [
-            f'"{library.name}"'
-            for library in for_client(side)
-            if library.name != "pyreqwest" and sys.version_info >= library.python
+            f'"{declared.name}"'
+            for declared in for_client(side)
+            if declared.name != library and sys.version_info >= declared.python
         ]
         listed = others[0] if len(others) == 1 else ", ".join(others[:-1]) + f" or {others[-1]}"
         assert f"or use another backend (backend={listed})" in str(info.value)

@@ -305,15 +305,18 @@ def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     return _choose(backend, http_client, _SYNC_CLASSES, _SYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
-def _rustls_verify(verify: bool | str | ssl.SSLContext, classes: dict[str, tuple[str, str]]) -> bool | str:
-    """``verify`` as pyreqwest can take it: rustls trusts CA files, and has no `ssl.SSLContext`."""
+def _verify_without_context(
+    backend: str, verify: bool | str | ssl.SSLContext, classes: dict[str, tuple[str, str]]
+) -> bool | str:
+    """``verify`` as a library with a TLS stack of its own takes it (``takes_ssl_context=False``: pyreqwest's
+    rustls): CA files, no `ssl.SSLContext`."""
     if isinstance(verify, ssl.SSLContext):
         raise ClientValidationError(
-            'backend="pyreqwest" cannot use verify=<ssl.SSLContext>: its TLS (rustls) has no ssl module context. '
-            "Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use another backend "
-            f"(backend={_instead('pyreqwest', classes)})",
+            f'backend="{backend}" cannot use verify=<ssl.SSLContext>: its TLS is not the ssl module\'s, and has no '
+            "ssl module context. Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use "
+            f"another backend (backend={_instead(backend, classes)})",
             argument="verify",
-            rule="True, False or a CA bundle path with pyreqwest",
+            rule=f"True, False or a CA bundle path with {backend}",
             value=verify,
         )
     return verify
@@ -337,8 +340,8 @@ def _new_transport(
         if http_client is None:
             return _imported(own_pools[backend])(ssl_context(verify))
         return _imported(transports[backend])(http_client)
-    if backend == "pyreqwest":
-        verify = _rustls_verify(verify, classes)
+    if not by_name(backend).takes_ssl_context:
+        verify = _verify_without_context(backend, verify, classes)
     return _imported(transports[backend])(http_client, verify=verify)
 
 

@@ -7,15 +7,15 @@ stack `_core.failures` tells apart from a caller's code, the testing kit's
 backend lists, the tests' client/library pairs); what a type checker or a
 reader needs written out is generated from it by ``scripts/codegen.py`` (the
 ``backend=`` types `BackendName` and `AsyncBackendName` below, the check that
-each transport class fits the seam, and the backends table of the docs,
-``docs/_backends-table.md``). ``pyproject.toml``'s extras and
-``tests/requirements.txt`` cannot be derived; ``tests/test_backends_table.py``
+each transport class fits the seam, the backends table of the docs,
+``docs/_backends-table.md``, ``pyproject.toml``'s extras of the libraries and
+README.md's sentence naming the extras). ``tests/requirements.txt``'s pins,
+the versions the suite tests, are written by hand; ``tests/test_backends_table.py``
 holds them to these declarations.
 
 Adding a library: one `Library` here, its transport module(s) under
 ``_transports``, a Protocol for its client class in ``_clients/optional_types.py``
-(when a caller may pass one), its extra in ``pyproject.toml`` and README.md's
-install sentence, its pin in ``tests/requirements.txt``; then
+(when a caller may pass one), its pin in ``tests/requirements.txt``; then
 ``python scripts/codegen.py``. The behaviour suite runs on it with no test
 edited (docs/architecture.md's "Where each kind of change goes" lists it all).
 
@@ -72,6 +72,9 @@ class Library:
     import name (urllib3-future's ``urllib3``) is refused when a client chooses the library."""
     also_installs: tuple[str, ...] = ()
     """Further requirements of its extra (httpx2's needs httpcore2)."""
+    floor_reason: str = ""
+    """Why its requirement's floor is that version: what the SDK uses that an older release lacks (pyproject.toml's
+    comment on the extra, which ``scripts/codegen.py`` writes with the extra; its Python marker is ``python``'s)."""
     transports: dict[Client, Place] = attrs.field(factory=_none)
     """Each client's transport over a library client: a caller's ``http_client``, or one the SDK makes."""
     own_pools: dict[Client, Place] = attrs.field(factory=_none)
@@ -181,6 +184,10 @@ LIBRARIES: tuple[Library, ...] = (
         name="aiohttp",
         clients=("async",),
         requirement="aiohttp>=3.12.4",
+        floor_reason=(
+            "3.10 brought the per-request auto_decompress the SDK needs, and 3.12.4 stopped leaving closed TLS "
+            "connections' transports open (the minimum-versions session found it)"
+        ),
         transports={"async": ("animalstore_client._transports.aiohttp", "AiohttpTransport")},
         client_classes={"async": ("aiohttp", "ClientSession")},
         client_types={"async": "AiohttpClientSession"},
@@ -205,6 +212,7 @@ LIBRARIES: tuple[Library, ...] = (
         name="urllib3",
         clients=("sync",),
         requirement="urllib3>=2.2",
+        floor_reason="2.2 brought read1",
         transports={"sync": ("animalstore_client._transports.urllib3", "Urllib3Transport")},
         client_classes={"sync": ("urllib3", "PoolManager")},
         client_types={"sync": "Urllib3PoolManager"},
