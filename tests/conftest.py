@@ -106,8 +106,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     The workers (pyproject's ``-n``) are handed tests in this order, so there the longest ones start first and no
     worker is left running one alone at the end (a 60-second test handed out last ends the run 60 s after the
-    rest): the Prism group (_PrismOnOneWorker), then the tests by the time each took when it last ran here
-    (`DURATIONS`, kept by `pytest_sessionfinish`), or where none is known (a fresh clone, ``-p no:cacheprovider``)
+    rest): the Prism group (`ONE_WORKER`), then the tests by the time each took when it last ran here
+    (`DURATIONS`, kept by `_Durations`), or where none is known (a fresh clone, ``-p no:cacheprovider``)
     the stress tier first. With ``--everyday``, each test function runs once (`everyday`).
     """
     config.stash[COLLECTED] = tuple(items)
@@ -117,13 +117,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
         took: dict[str, float] = cache.get(DURATIONS, {}) if cache is not None else {}
-        items.sort(
-            key=lambda item: (
-                item.get_closest_marker("contract") is None,
-                -took.get(item.nodeid, 0.0),
-                item.get_closest_marker("slow") is None,
-            )
-        )
+        # A group that one worker runs (ONE_WORKER) is handed out as one: it takes its place by its whole time.
+        for item in items:
+            module = item.nodeid.split("::", 1)[0]
+            if module in ONE_WORKER:
+                took[module] = took.get(module, 0.0) + took.get(item.nodeid, 0.0)
+
+        def longest_first(item: pytest.Item) -> tuple[bool, float, bool]:
+            module = item.nodeid.split("::", 1)[0]
+            seconds = took.get(module if module in ONE_WORKER else item.nodeid, 0.0)
+            return item.get_closest_marker("contract") is None, -seconds, item.get_closest_marker("slow") is None
+
+        items.sort(key=longest_first)
     else:
         items.sort(key=lambda item: item.get_closest_marker("contract") is not None)
 
@@ -156,21 +161,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+ONE_WORKER = {"tests/test_contract.py": "prism", "tests/test_api_snapshot.py": "release guard"}
+"""The modules whose tests all go to one pytest-xdist worker (`pytest_xdist_make_scheduler`), and why, by name."""
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist hands out the tests one at a time, except test_contract.py's, which all go to one worker.
+    """pytest-xdist hands out the tests one at a time, except those of the modules in `ONE_WORKER`, which each go
+    to one worker.
 
     Each Prism fixture starts a Node.js server (seconds of CPU), and the first run installs Prism under .tools/,
-    which two workers must not do at once (npm fails). xdist's own ``xdist_group`` marker is not honoured under
-    pytest 9 (xdist renames the items through an attribute pytest 9 no longer reads), hence this scheduler.
+    which two workers must not do at once (npm fails). The release guard's module-scoped fixtures build the
+    package's API with griffe (1.4 CPU-seconds each): once on one worker, not on each of six. xdist's own
+    ``xdist_group`` marker is not honoured under pytest 9 (xdist renames the items through an attribute pytest 9
+    no longer reads), hence this scheduler.
     """
     # Imported by name: xdist ships no type information.
     scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
 
     def split_scope(self: Any, nodeid: str) -> str:
-        return "prism" if nodeid.startswith("tests/test_contract.py::") else nodeid
+        return ONE_WORKER.get(nodeid.split("::", 1)[0], nodeid)
 
-    return type("PrismOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
+    return type("GroupsOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
 
 
 SHARE_VARIABLE = "ANIMALSTORE_TEST_SHARE"
