@@ -63,8 +63,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_Durations(cache), "animalstore-durations")
 
 
-DEFAULT_PAIRS = ("sync", "async")
-"""The default library's pairs (`_pair` of ``LIBRARIES[0]``): what the everyday tier runs a pair-wise function on."""
+DEFAULT_PAIRS = tuple(LIBRARIES[0].clients)
+"""The default library's pairs (`_pair` names them by their client alone): what the everyday tier runs a pair-wise
+function on."""
 
 
 def everyday(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
@@ -118,14 +119,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         cache = getattr(config, "cache", None)
         took: dict[str, float] = cache.get(DURATIONS, {}) if cache is not None else {}
         # A group that one worker runs (ONE_WORKER) is handed out as one: it takes its place by its whole time.
+        group_took = dict.fromkeys(ONE_WORKER.values(), 0.0)
         for item in items:
-            module = item.nodeid.split("::", 1)[0]
-            if module in ONE_WORKER:
-                took[module] = took.get(module, 0.0) + took.get(item.nodeid, 0.0)
+            if (group := _group(item.nodeid)) is not None:
+                group_took[group] += took.get(item.nodeid, 0.0)
 
         def longest_first(item: pytest.Item) -> tuple[bool, float, bool]:
-            module = item.nodeid.split("::", 1)[0]
-            seconds = took.get(module if module in ONE_WORKER else item.nodeid, 0.0)
+            group = _group(item.nodeid)
+            seconds = took.get(item.nodeid, 0.0) if group is None else group_took[group]
             return item.get_closest_marker("contract") is None, -seconds, item.get_closest_marker("slow") is None
 
         items.sort(key=longest_first)
@@ -165,6 +166,11 @@ ONE_WORKER = {"tests/test_contract.py": "prism", "tests/test_api_snapshot.py": "
 """The modules whose tests all go to one pytest-xdist worker (`pytest_xdist_make_scheduler`), and why, by name."""
 
 
+def _group(nodeid: str) -> str | None:
+    """The name of the `ONE_WORKER` group a test belongs to, if any."""
+    return ONE_WORKER.get(nodeid.split("::", 1)[0])
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """pytest-xdist hands out the tests one at a time, except those of the modules in `ONE_WORKER`, which each go
@@ -180,7 +186,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
 
     def split_scope(self: Any, nodeid: str) -> str:
-        return ONE_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+        return _group(nodeid) or nodeid
 
     return type("GroupsOnOneWorker", (scheduling,), {"_split_scope": split_scope})(config, log)
 
@@ -383,6 +389,13 @@ def on_library(library: str, value: str) -> Any:
 def _pair(library: Library, client: str) -> str:
     """A client/library pair's name: ``"sync"``/``"async"`` for the default library, ``"sync-x"`` for others."""
     return client if library is LIBRARIES[0] else f"{client}-{library.name}"
+
+
+def library_of(variant: Any) -> str:
+    """The library of a client/library pair (``"sync"``, ``"async-aiohttp"``), marked by `on_library` or not: the
+    inverse of `_pair`."""
+    pair = str(getattr(variant, "values", (variant,))[0])
+    return pair.partition("-")[2] or LIBRARIES[0].name
 
 
 def _pairs(library: Library) -> list[Any]:

@@ -21,9 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
+from animalstore_client._core.libraries import by_name, for_client
 
-from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, SYNC_VARIANTS, needs_pyreqwest, on_library, scaled
+from .conftest import ALL_VARIANTS, PYREQWEST_VARIANTS, SYNC_VARIANTS, library_of, needs_pyreqwest, on_library, scaled
 from .tls import ca_file, server_context
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
@@ -167,14 +167,8 @@ fork works on both sides (test_a_pyreqwest_client_made_before_the_fork_works_on_
 declared library is expected to serve both processes."""
 
 
-def _library_of(variant: Any) -> str:
-    """The library of a client/library pair of conftest's (``"sync"``, ``"async-aiohttp"``), marked or not."""
-    value = str(getattr(variant, "values", (variant,))[0])
-    return value.split("-")[1] if "-" in value else LIBRARIES[0].name
-
-
 @pytest.mark.parametrize(
-    "variant", [variant for variant in ALL_VARIANTS if _library_of(variant) not in REFUSED_AFTER_USE]
+    "variant", [variant for variant in ALL_VARIANTS if library_of(variant) not in REFUSED_AFTER_USE]
 )
 def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str) -> None:
     """After a fork both processes call the warmed client 100 times and every answer is their own, on every
@@ -184,12 +178,12 @@ def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str
 
 @pytest.mark.parametrize(
     "variant",
-    [variant for variant in SYNC_VARIANTS if not by_name(_library_of(variant)).callers_clients_refused],
+    [variant for variant in SYNC_VARIANTS if not by_name(library_of(variant)).callers_clients_refused],
 )
 def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, variant: str) -> None:
     """With the caller's own client of each library that takes one (httpx.Client, urllib3.PoolManager...; a
     pyreqwest one is refused outright) the child's first call raises AnimalStoreError at once; the parent goes on."""
-    module, cls = by_name(_library_of(variant)).client_classes["sync"]
+    module, cls = by_name(library_of(variant)).client_classes["sync"]
     lines = _run(echo_url, variant, f"{module}:{cls}")
     assert lines[0].startswith("child: AnimalStoreError This AnimalStoreClient was created in another process")
     assert "create the client (and its http client) after the fork" in lines[0]

@@ -34,7 +34,7 @@ import pytest
 from animalstore_client import AsyncAnimalStoreClient
 from animalstore_client._core.libraries import LIBRARIES
 
-from .conftest import ALL_VARIANTS, API_KEY, on_library
+from .conftest import ALL_VARIANTS, API_KEY, library_of, on_library
 from .servers import LoopbackServer, respond
 from .tls import ca_file, server_context
 
@@ -46,10 +46,6 @@ RUNS = 6
 def _pair(variant: Any) -> str:
     """A client/library pair's name (``"async-aiohttp"``), marked by conftest's ``on_library`` or not."""
     return str(getattr(variant, "values", (variant,))[0])
-
-
-def _backend(pair: str) -> str:
-    return pair.split("-")[1] if "-" in pair else LIBRARIES[0].name
 
 
 ASYNC_VARIANTS = [variant for variant in ALL_VARIANTS if _pair(variant).startswith("async")]
@@ -80,7 +76,7 @@ def test_the_connections_of_an_ended_event_loop_are_closed_at_the_next_call_and_
         client = AsyncAnimalStoreClient(
             API_KEY,
             base_url=server.base_url,
-            backend=_backend(variant),  # type: ignore[arg-type]  # a declared library's name
+            backend=library_of(variant),  # type: ignore[arg-type]  # a declared library's name
             verify=ca_file() if tls else True,
             max_retries=0,
         )
@@ -232,7 +228,7 @@ REFUSED_AFTER_USE = frozenset({"pyreqwest"})
 
 
 LIBRARY_PAIRS = [
-    on_library(library.name, ",".join(_pair(variant) for variant in ALL_VARIANTS if _backend(_pair(variant)) == name))
+    on_library(library.name, ",".join(_pair(variant) for variant in ALL_VARIANTS if library_of(variant) == name))
     for library in LIBRARIES
     for name in (library.name,)
 ]
@@ -246,7 +242,7 @@ def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_
     whatever the child does (nothing, or calls: on the inherited loop or a new one for an async client): the parent's
     calls all answer, and once it closes its client every connection is closed at the server while the child lives.
     Nothing is logged or warned."""
-    backend = _backend(pairs.split(",", maxsplit=1)[0])
+    backend = library_of(pairs.split(",", maxsplit=1)[0])
     result = subprocess.run(
         [sys.executable, "-c", FORKS, pairs, "refused" if backend in REFUSED_AFTER_USE else "usable", str(ROOT)],
         capture_output=True,

@@ -34,10 +34,10 @@ from animalstore_client import (
     InsecureTransportWarning,
     PetStatus,
 )
-from animalstore_client._core.libraries import LIBRARIES, by_name, for_client
+from animalstore_client._core.libraries import by_name, for_client
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, urllib3_deprecated
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, library_of, urllib3_deprecated
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
@@ -80,7 +80,7 @@ def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: st
     """verify= an ssl.SSLContext trusting the CA works on every library but those declared without one
     (``takes_ssl_context``: pyreqwest), which refuse it, saying why and naming the other backends of that client
     only (those this Python runs, as the declarations say)."""
-    library = variant.partition("-")[2] or LIBRARIES[0].name
+    library = library_of(variant)
     if not by_name(library).takes_ssl_context:
         refused = r"cannot use verify=<ssl.SSLContext>.*verify='/path/to/ca.pem'"
         with pytest.raises(ClientValidationError, match=refused) as info:
