@@ -263,3 +263,21 @@ def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_
         child = "refused" if backend in REFUSED_AFTER_USE and not name.endswith("child=idle") else "ok"
         assert outcome == f"parent ok child {child} open 0 child alive", line
     assert result.stderr == ""
+
+
+def test_the_tls_layer_reach_fails_loudly_when_asyncio_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python 3.10 reach (`tls_layer_closed`) is checked at import there: this Python's asyncio has both names
+    it reads; one whose TLS layer no longer keeps ``_closed`` is refused with an ImportError naming it."""
+    import asyncio.sslproto
+
+    from animalstore_client._transports import sockets
+
+    sockets._check_tls_layer()  # pyright: ignore[reportPrivateUsage]
+
+    class Changed:
+        def __init__(self) -> None:
+            self.closing = False
+
+    monkeypatch.setattr(asyncio.sslproto, "_SSLProtocolTransport", Changed)
+    with pytest.raises(ImportError, match=r"_SSLProtocolTransport\._closed"):
+        sockets._check_tls_layer()  # pyright: ignore[reportPrivateUsage]

@@ -192,6 +192,25 @@ def tls_layer_closed(layer: Any) -> None:
         layer._closed = True  # noqa: SLF001
 
 
+def _check_tls_layer() -> None:
+    """Fail loudly, naming them, when Python 3.10's asyncio no longer has what `tls_layer_closed` reads and sets
+    (its TLS protocol's ``_app_transport``, its layer's ``_closed``)."""
+    import asyncio.sslproto  # read on 3.10 alone, where the reach applies
+
+    protocol_names = asyncio.sslproto.SSLProtocol.__init__.__code__.co_names
+    layer_names = asyncio.sslproto._SSLProtocolTransport.__init__.__code__.co_names  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+    if "_app_transport" not in protocol_names or "_closed" not in layer_names:
+        raise ImportError(
+            "animalstore_client needs asyncio.sslproto.SSLProtocol._app_transport and _SSLProtocolTransport._closed "
+            f"on Python {sys.version.split()[0]} (an ended event loop's TLS layer is marked closed there, as "
+            "Python 3.11+ does itself), which this Python no longer has: please report it"
+        )
+
+
+if sys.version_info < (3, 11):
+    _check_tls_layer()
+
+
 class Sockets:
     """The sockets one pool of the SDK's opened, held weakly (a socket its library dropped goes with it).
 
