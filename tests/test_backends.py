@@ -355,6 +355,34 @@ def test_a_stand_in_under_the_same_import_name_is_refused_naming_it(tmp_path: Pa
     assert _made_on(site).startswith(REFUSED)
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="importlib.metadata reads installed-files.txt from 3.12 on")
+def test_a_stand_in_installed_the_legacy_way_is_refused_naming_it(tmp_path: Path) -> None:
+    """An impostor whose files are listed the pre-wheel way (an ``.egg-info`` folder's installed-files.txt, its paths
+    relative to that folder) is found as one listed in a RECORD is."""
+    site = tmp_path / "site"
+    (site / "urllib3").mkdir(parents=True)
+    ours = b"# urllib3's own file\n"
+    (site / "urllib3" / "__init__.py").write_bytes(ours)
+    (site / "urllib3" / "connectionpool.py").write_bytes(b"# urllib3-future's file\n")
+    _dist_info(site, "urllib3", "2.8.0", {"urllib3/__init__.py": ours})
+    info = site / "urllib3_future-2.99.900-py3.11.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: urllib3-future\nVersion: 2.99.900\n")
+    (info / "installed-files.txt").write_text("../urllib3/connectionpool.py\nPKG-INFO\n")
+    assert _made_on(site).startswith(REFUSED)
+
+
+def test_a_library_installed_in_part_is_an_sdk_error(tmp_path: Path) -> None:
+    """A urllib3 package missing the modules the SDK's transport imports: an AnimalStoreError naming the missing
+    module, not the ImportError itself."""
+    site = tmp_path / "site"
+    (site / "urllib3").mkdir(parents=True)
+    (site / "urllib3" / "__init__.py").write_bytes(b"# all that is left\n")
+    made = _made_on(site)
+    assert made.startswith("AnimalStoreError animalstore_client._transports."), made
+    assert "incomplete: No module named 'urllib3." in made, made
+
+
 def _real_urllib3() -> Path:
     return Path(importlib.import_module("urllib3").__file__ or "").parent
 

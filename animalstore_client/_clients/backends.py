@@ -37,6 +37,9 @@ from animalstore_client._core.show import show
 from animalstore_client._core.tls import ssl_context
 
 if TYPE_CHECKING:
+    import importlib.metadata
+    from collections.abc import Iterator
+
     from animalstore_client._transports._generated.seam_sync import Transport
     from animalstore_client._transports.seam_async import AsyncTransport
 
@@ -152,29 +155,56 @@ def _stand_in(package: str, init: str | None, distribution: str | None) -> str |
     """
     if distribution is None or init is None:
         return None
-    import importlib.metadata  # here, not at import: it loads zipfile, csv and email parts (~10 ms)
-
     folder = Path(os.path.realpath(Path(init).parent))
     declared = _normalized(distribution)
-    found: list[str] = []
+    found: set[str] = set()
     try:
-        providers = importlib.metadata.packages_distributions().get(package, [])
-        for name in sorted({name for name in providers if _normalized(name) != declared}):
-            files = importlib.metadata.distribution(name).files or []
+        for candidate in _listing(package):
+            name = candidate.metadata["Name"] or ""  # None where METADATA names none (Python 3.10 to 3.11)
+            if not name or _normalized(name) == declared:
+                continue
             if any(
                 file.parts[:1] == (package,) and Path(os.path.realpath(str(file.locate()))).is_relative_to(folder)
-                for file in files
+                for file in candidate.files or []
             ):
-                found.append(name)
+                found.add(name)
     except Exception:  # noqa: BLE001  # metadata the SDK cannot read proves no impostor: the library is taken as it is
         return None
-    return " or ".join(found) if found else None
+    return " or ".join(sorted(found)) if found else None
+
+
+_FILE_LISTS = ("RECORD", "installed-files.txt", "SOURCES.txt")
+"""Where a distribution lists its files: what ``Distribution.files`` reads, in its order (installed-files.txt from
+Python 3.12 on)."""
+
+
+def _listing(package: str) -> Iterator[importlib.metadata.Distribution]:
+    """The installed distributions whose list of files has a line starting with ``package/``.
+
+    A text search, where ``importlib.metadata.packages_distributions()`` makes a path object of every file of
+    every distribution: 0.46 s against 0.03 s in an environment of 150 distributions, paid by a process's first
+    client on each library. Only the few found here have their files read as paths, by `_stand_in`. A line of
+    ``installed-files.txt`` starts ``../`` (``files`` reads it relative to the site folder).
+    """
+    import importlib.metadata  # here, not at import: it loads zipfile, csv and email parts (~10 ms)
+
+    needle = f"{package}/"
+    line = re.compile(rf"^(?:\.\./)*{re.escape(needle)}", re.MULTILINE)
+    for candidate in importlib.metadata.distributions():
+        listing = next((text for text in map(candidate.read_text, _FILE_LISTS) if text is not None), "")
+        if needle in listing and line.search(listing):  # the substring first: a regex over every listing is slower
+            yield candidate
 
 
 def _imported(place: tuple[str, str]) -> Any:
     """The class ``place`` names, ``(module of this package, class)``: imported now, when chosen."""
     module_name, class_name = place
-    return getattr(importlib.import_module(module_name), class_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:  # a library installed in part (its package there, a module of it missing)
+        problem = f"{module_name} could not be imported, a library it needs is incomplete: {error}"
+        raise AnimalStoreError(problem) from error
+    return getattr(module, class_name)
 
 
 def _is_instance_of(http_client: object, module_name: str, class_name: str) -> bool:
