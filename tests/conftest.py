@@ -240,10 +240,15 @@ def mypy_cache(purpose: str) -> list[str]:
     return ["--cache-dir", str(Path(__file__).resolve().parent.parent / ".mypy_cache" / "tests" / purpose)]
 
 
-USERS_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:schemathesis"]
-"""pytest as a user's project runs it, in a fresh interpreter: without the plugin of schemathesis, a tool of this
-suite's own (tests/test_fidelity.py) that no user's project has, and whose loading (it imports hypothesis) took
-two of the three and a half seconds each such run spent starting."""
+SUITES_OWN_PLUGINS = ("schemathesis", "hypothesispytest", "xdist", "xdist.looponfail", "respx")
+"""The pytest plugins of this suite's own tools, which a user's project need not have: schemathesis'
+(tests/test_fidelity.py's), hypothesis', pytest-xdist's and respx's."""
+USERS_PYTEST = [
+    *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+    *(option for plugin in SUITES_OWN_PLUGINS for option in ("-p", f"no:{plugin}")),
+]
+"""pytest as a user's project runs it, in a fresh interpreter: without `SUITES_OWN_PLUGINS`, whose loading took
+2.0 of the 3.2 CPU-seconds such a run of one test spent (schemathesis' and hypothesis' import hypothesis)."""
 
 
 @pytest.fixture

@@ -371,8 +371,7 @@ def run_alone(block: Block, scratch: Path) -> str | None:
     python = [sys.executable, "-X", "dev", "-W", "error"]
     if block.defines_tests():
         shutil.copy(ROOT / "examples" / "pytest.ini", scratch / "pytest.ini")
-        # No user's project loads hypothesis's plugin, which this suite's does (half of such a run's 6 s).
-        command = [*python, *USERS_PYTEST[1:], "-p", "no:hypothesispytest", script.name]
+        command = [*python, *USERS_PYTEST[1:], script.name]
     else:
         command = [*python, script.name]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
