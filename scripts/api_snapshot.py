@@ -555,7 +555,10 @@ def load_package(package_dir: Path) -> griffe.Module:
 def build(package_dir: Path) -> Built:
     """The snapshot document of the package under ``package_dir``, as ``dump`` writes it."""
     package = load_package(package_dir)
-    builder = _Builder(package_dir)
+    # Locations are relative to the folder griffe read the files from (package_dir, unless a caller's load_package
+    # gave a module it loaded before from a copy of the same files: tests/test_api_snapshot.py's does).
+    assert isinstance(package.filepath, Path)
+    builder = _Builder(package.filepath.parent.parent)
     api = builder.module(package, PACKAGE)
     for dotted in PUBLIC_MODULES[1:]:
         name = dotted.rsplit(".", 1)[-1]
