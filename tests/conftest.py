@@ -243,10 +243,9 @@ def mypy_cache(purpose: str) -> list[str]:
 SUITES_OWN_PLUGINS = ("schemathesis", "hypothesispytest", "xdist", "xdist.looponfail", "respx")
 """The pytest plugins of this suite's own tools, which a user's project need not have: schemathesis'
 (tests/test_fidelity.py's), hypothesis', pytest-xdist's and respx's."""
-USERS_PYTEST = [
-    *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
-    *(option for plugin in SUITES_OWN_PLUGINS for option in ("-p", f"no:{plugin}")),
-]
+WITHOUT_SUITES_OWN_PLUGINS = [option for plugin in SUITES_OWN_PLUGINS for option in ("-p", f"no:{plugin}")]
+"""pytest's options that leave `SUITES_OWN_PLUGINS` out (PYTEST_ADDOPTS for a script that runs pytest itself)."""
+USERS_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *WITHOUT_SUITES_OWN_PLUGINS]
 """pytest as a user's project runs it, in a fresh interpreter: without `SUITES_OWN_PLUGINS`, whose loading took
 2.0 of the 3.2 CPU-seconds such a run of one test spent (schemathesis' and hypothesis' import hypothesis)."""
 

@@ -11,6 +11,8 @@ import pytest
 
 from animalstore_client.testing import FakeAnimalStore
 
+from .conftest import WITHOUT_SUITES_OWN_PLUGINS
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECTED = {
     "quickstart.py": ["available: #1 Biscuit", "created:   #3 Pepper (pending)", "fetched:   #3 Pepper", "2030-12-05"],
@@ -114,6 +116,7 @@ def test_the_fastapi_tests_reach_no_service_with_a_key_set() -> None:
     with guard.serve() as url:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
         env.update(ANIMALSTORE_API_KEY=key, ANIMALSTORE_BASE_URL=url)
+        env["PYTEST_ADDOPTS"] = " ".join(WITHOUT_SUITES_OWN_PLUGINS)  # test_fastapi_app.py runs pytest as a user's
         runs: dict[str, subprocess.CompletedProcess[str]] = {}
         for name in ("test_fastapi_app.py", "fastapi_app.py"):
             runs[name] = subprocess.run(
