@@ -18,7 +18,7 @@ import ssl
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import httpx
 
@@ -230,6 +230,16 @@ def scaled(count: int, least: int = 1) -> int:
     if not 0 < share <= 1:
         raise ValueError(f"{SHARE_VARIABLE} must be a share in (0, 1], got {given!r}")
     return max(least, math.ceil(count * share))
+
+
+T = TypeVar("T")
+
+
+def sample(items: Sequence[T], least: int = 1) -> list[T]:
+    """`scaled` many of ``items``, spread evenly over them from the first (the same ones every run): what a test
+    runs of a list of inputs each as dear as a process (the howto blocks, the codecs, the ways to declare the SDK)."""
+    count = min(len(items), scaled(len(items), least))
+    return [items[index * len(items) // count] for index in range(count)] if count else []
 
 
 def mypy_cache(purpose: str) -> list[str]:

@@ -21,7 +21,7 @@ import pytest
 
 from animalstore_client import AnimalStoreError, APIStatusError
 
-from .conftest import ClientFactory, pairs_to_run
+from .conftest import ClientFactory, pairs_to_run, sample
 from .servers import LoopbackServer, respond
 
 EXTRA = ["idna", "punycode", "undefined", "utf-16", "utf-32", "utf-8-sig", "unicode_escape", "mbcs", "", "x" * 300]
@@ -59,7 +59,7 @@ def test_every_charset_on_every_library(make_client: ClientFactory) -> None:
     """Every codec name as the charset of an error page and of a non-JSON 2xx: only SDK exceptions, bounded text."""
     cases = [
         (status, name, body)
-        for name in CODECS
+        for name in sample(CODECS, least=20)
         for status, body in zip((403, 200), (_bodies()[len(name) % 4], _bodies()[0]), strict=True)
     ]
     script = [respond(status, body, {"Content-Type": f"text/plain; charset={name}"}) for status, name, body in cases]

@@ -46,7 +46,7 @@ import animalstore_client
 from animalstore_client import AnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import USERS_PYTEST, mypy_cache
+from .conftest import USERS_PYTEST, mypy_cache, sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -400,13 +400,16 @@ def run_each_alone(found: Sequence[Block], scratch: Path) -> list[str]:
 def test_every_howto_block_runs_alone_offline_and_closes_what_it_opens(tmp_path: Path) -> None:
     """docs/howto.md's promise: each block, copied alone, runs offline under ``-X dev -W error`` (exit 0, no
     ResourceWarning), unless its first line says what it needs; such a block compiles (and is type-checked with
-    its page by `test_every_pages_examples_type_check`)."""
+    its page by `test_every_pages_examples_type_check`). The everyday tier runs an even share of each kind (`sample`):
+    scripts, and blocks of tests run under pytest."""
     found = blocks(HOWTO)
     assert len(found) >= 14
     assert all(block.run for block in found), "a howto block says what it needs on its first line, not by notest"
     for block in filter(needs_something, found):
         compile(block.source, block.name, "exec")
-    assert run_each_alone(found, tmp_path) == []
+    # Each block is a process of its own (1 to 3 CPU-seconds): the everyday tier runs a share of both kinds.
+    scripts = sample([block for block in found if not block.defines_tests()], least=2)
+    assert run_each_alone([*scripts, *sample(list(filter(Block.defines_tests, found)))], tmp_path) == []
 
 
 @pytest.mark.parametrize(
