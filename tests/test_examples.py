@@ -11,7 +11,7 @@ import pytest
 
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import WITHOUT_SUITES_OWN_PLUGINS
+from .conftest import WITHOUT_SUITES_OWN_PLUGINS, scaled
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECTED = {
@@ -146,16 +146,17 @@ def test_the_import_example_on_ray() -> None:
     # Not strict: Ray's own modules warn as they load, which is not the example's doing. Ray starts its workers at
     # nice 15 (RAY_worker_niceness): beside the suite's own workers, which keep both cores busy, its two actors once
     # took 51 and 65 s to start and the run passed its 180 s. At the suite's priority they start as the rest do.
+    pets = scaled(2000, least=500)  # two chunks of 250 at least: the example hands them to its two actors in turn
     stdout = _run_example(
         "dask_import.py",
         "--engine",
         "ray",
         "--pets",
-        "2000",
+        str(pets),
         warnings=[],
         timeout=180,
         env={"RAY_worker_niceness": "0"},
     )
-    assert "ray: 2000 pets in" in stdout
+    assert f"ray: {pets} pets in" in stdout
     assert "by 2 process(es)" in stdout
     assert "Every pet was created exactly once" in stdout
