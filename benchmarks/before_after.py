@@ -12,7 +12,7 @@ the median over rounds of the after/before ratio within a round, and its
 spread; and, counted (so the same on a loaded machine), the Python function
 calls per call at one in flight on each side. Needs nginx (Debian: ``apt-get install -y nginx``); ``--server fake``
 (the SDK's fake store, itself the bottleneck) only shows that the script runs, and ``--quick`` (one round, one
-call per worker with no warm-up, 10 calls counted) makes that run cheap: the CI's smoke test.
+call per worker with no warm-up, 10 in flight for 100, 10 calls counted) makes that run cheap: the CI's smoke test.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def _child(url: str, n: int, quick: bool) -> None:
     from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient
 
     figures: dict[str, list[float]] = {}
-    for kind, in_flight in SETTINGS:
+    for kind, many in SETTINGS:
+        in_flight = min(many, concurrency.QUICK_MANY) if quick else many  # as concurrency.py's quick run
         # Every one of the in-flight workers makes calls (in a quick run, one at least: run_* see to it).
         calls = n if quick else max(n, 2 * in_flight)
         warm_up = 0 if quick else None  # quick: the figures are not read; the measured calls run the same code

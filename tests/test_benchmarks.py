@@ -211,7 +211,7 @@ def test_before_after_benchmark_smoke_run() -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     settings = [line.split()[0:2] for line in lines[2:]]
-    assert settings == [["async", "C=1"], ["async", "C=100"], ["sync", "C=1"], ["sync", "C=100"]], result.stdout
+    assert settings == [["async", "C=1"], ["async", "C=10"], ["sync", "C=1"], ["sync", "C=10"]], result.stdout
     assert lines[0].startswith("Python function calls per call"), result.stdout
 
 
