@@ -174,8 +174,8 @@ def _stand_in(package: str, init: str | None, distribution: str | None) -> str |
 
 
 _FILE_LISTS = ("RECORD", "installed-files.txt", "SOURCES.txt")
-"""Where a distribution lists its files: what ``Distribution.files`` reads, in its order (installed-files.txt from
-Python 3.12 on)."""
+"""Where a distribution may list its files. ``Distribution.files`` reads one of them, which one by the Python
+(installed-files.txt only from 3.12 on): `_listing` searches them all."""
 
 
 def _listing(package: str) -> Iterator[importlib.metadata.Distribution]:
@@ -191,7 +191,7 @@ def _listing(package: str) -> Iterator[importlib.metadata.Distribution]:
     needle = f"{package}/"
     line = re.compile(rf"^(?:\.\./)*{re.escape(needle)}", re.MULTILINE)
     for candidate in importlib.metadata.distributions():
-        listing = next((text for text in map(candidate.read_text, _FILE_LISTS) if text is not None), "")
+        listing = "\n".join(text for text in map(candidate.read_text, _FILE_LISTS) if text is not None)
         if needle in listing and line.search(listing):  # the substring first: a regex over every listing is slower
             yield candidate
 
