@@ -104,10 +104,8 @@ def test_a_project_declaring_the_sdk_by_file_url_installs_it(tmp_path: Path) -> 
     declared = {"requirements.txt": ["-r", str(tmp_path / "requirements.txt")], "pyproject.toml": [str(project)]}
     forms = sample(list(declared))
     _run([*pip, *install, *(argument for form in forms for argument in declared[form])], env=env, cwd=tmp_path)
-    code = (
-        f"import aiohttp, animalstore_client{', pet_shop' * ('pyproject.toml' in forms)}; "
-        "print(animalstore_client.__version__); print(animalstore_client.__file__)"
-    )
+    modules = ["aiohttp", "animalstore_client", *(["pet_shop"] if "pyproject.toml" in forms else [])]
+    code = f"import {', '.join(modules)}; print(animalstore_client.__version__); print(animalstore_client.__file__)"
     version, location = _run([python, "-c", code], env=env, cwd=tmp_path).split()
     assert version == animalstore_client.__version__
     assert Path(location).is_relative_to(venv), location  # installed, not this checkout on a path
