@@ -24,11 +24,10 @@ from animalstore_client._core.attempts import (
     full_response,
 )
 from animalstore_client._core.deadline import Timeouts
-from animalstore_client._core.exceptions import AnimalStoreError, APIError, MiddlewareError
+from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.failures import contradicts_the_wire, unknown_failure
 from animalstore_client._core.middleware import AsyncMiddleware
 from animalstore_client._core.secrets import forget_locals
-from animalstore_client._core.wire import ANSWERED
 from animalstore_client._transports.seam_async import AsyncResponseStream, AsyncTransport
 
 if TYPE_CHECKING:
@@ -95,8 +94,6 @@ class AsyncSendLoop(IOAsync):
             self._heed(operation, request, response)
             result = parse(response, attempts.count)
         except BaseException as exc:
-            if isinstance(exc, (APIError, MiddlewareError)) and attempts is not None:
-                exc.may_have_been_processed = attempts.processed
             if observer is not None:
                 observer.finish(exc)
             # What a crash reporter reads of the frames below: the library's hold the key.
@@ -156,30 +153,28 @@ class AsyncSendLoop(IOAsync):
         request: httpx.Request,
     ) -> Answer:
         """One attempt's exchange: send, read the body, the finished response; fails only with SDK or httpx errors."""
-        wire = attempts.wire
         stream = None
         try:
-            # Checked here, after any middleware: a request never leaves past the call's deadline.
-            stream = await transport.send(request, attempts.before_send(timeouts), attempts.deadline, wire)
-            wire.reach(ANSWERED)
+            # Made here, after any middleware: a request never leaves past the call's deadline.
+            exchange = attempts.exchange_for(request, timeouts)
+            stream = await transport.send(exchange)
+            exchange.answered()
             content = stream.content  # set when served from memory: nothing to read
             if content is None:
                 content = await self._read(stream, attempts)
             return attempts.complete(stream, content)
         except (httpx.RequestError, AnimalStoreError) as exc:  # an SDK error here came with an answer: sent
-            if stream is None and isinstance(exc, httpx.RequestError) and contradicts_the_wire(wire, exc):
+            attempts.failed()
+            if stream is None and isinstance(exc, httpx.RequestError) and contradicts_the_wire(attempts.exchange, exc):
                 # An httpx error no I/O of the library's gives at this point came from code of the caller's (a
                 # hook's own call to a service that is down): it says who failed, never that nothing was sent.
                 failure = unknown_failure(exc, attempts, transport.callers_part)
                 if failure is not exc:
-                    attempts.failed(failure)
                     raise failure from exc
-            attempts.failed(exc)
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
-            failure = unknown_failure(exc, attempts, transport.callers_part)
-            attempts.failed(failure)
-            raise failure from exc
+            attempts.failed()
+            raise unknown_failure(exc, attempts, transport.callers_part) from exc
 
     @staticmethod
     async def _read(stream: AsyncResponseStream, attempts: Attempts) -> bytes:

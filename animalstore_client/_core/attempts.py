@@ -6,7 +6,7 @@ without I/O. `Attempts` is the bookkeeping of one call: the timeouts each
 attempt may use, whether a failure or a status is retried and after how long
 (the pure policy of ``_core.retry``), the log lines, the attempt count, and the
 final exception when it gives up. A total deadline belongs in
-`Attempts.start`, `Attempts.before_send` (nothing handed over past it) and
+`Attempts.start`, `Attempts.exchange_for` (nothing handed over past it) and
 `Attempts._retry` (no sleep past it). An attempt ends in an `Answer`.
 """
 
@@ -24,19 +24,13 @@ from animalstore_client._core.body import BodyReader, late_body, text_encoding
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.environments import placeholder_failure
 from animalstore_client._core.exceptions import APIConnectionError, APITimeoutError
+from animalstore_client._core.exchange import ClientRuleBroken, Exchange, may_have_acted
 from animalstore_client._core.failures import error_type
 from animalstore_client._core.httpx_private import copy_request
 from animalstore_client._core.log import logger
-from animalstore_client._core.retry import (
-    delay_after_error,
-    delay_after_response,
-    error_may_have_been_processed,
-    is_service_error,
-    status_may_have_been_processed,
-)
+from animalstore_client._core.retry import delay_after_error, delay_after_response
 from animalstore_client._core.secrets import redact_text, redact_url
 from animalstore_client._core.tls import certificate_failure
-from animalstore_client._core.wire import ClientRuleBroken, Wire
 
 if TYPE_CHECKING:
     from animalstore_client._core.budget import RetryBudget
@@ -48,6 +42,7 @@ __all__ = [
     "CALL_ID",
     "CUT_AT",
     "OPERATION",
+    "PROCESSED",
     "Answer",
     "Attempts",
     "ClientRuleBroken",
@@ -71,6 +66,9 @@ OPERATION = "animalstore.operation"
 """Request extension holding the operation's name (``list_pets``... or ``request``), for middleware."""
 CALL_ID = "animalstore.call_id"
 """Request extension holding an id shared by the attempts of one call (16 hex digits), for middleware."""
+PROCESSED = "animalstore_client.may_have_been_processed"
+"""Response extension set on a call's final response: whether the service may have acted in any attempt, which
+the exception made from it (``_core.operations``) says as ``may_have_been_processed``."""
 
 BUDGET_NOTE = "not retried: the client's retry budget is exhausted, too many of its recent calls were retried"
 
@@ -80,7 +78,12 @@ _DEADLINE_MARGIN = 0.005
 
 
 def connection_error(
-    exc: httpx.RequestError, request: httpx.Request, attempts: int, *, budget_refused: bool = False
+    exc: httpx.RequestError,
+    request: httpx.Request,
+    attempts: int,
+    *,
+    processed: bool = True,
+    budget_refused: bool = False,
 ) -> APIConnectionError:
     """The SDK exception for a transport failure that ends a call."""
     after = f" after {attempts} attempts" if attempts > 1 else ""
@@ -92,11 +95,17 @@ def connection_error(
     error: APIConnectionError
     if isinstance(exc, httpx.TimeoutException):
         error = APITimeoutError(
-            f"Request timed out: {where}{after} ({redact_text(repr(exc))}){note}", request=request, attempts=attempts
+            f"Request timed out: {where}{after} ({redact_text(repr(exc))}){note}",
+            request=request,
+            attempts=attempts,
+            may_have_been_processed=processed,
         )
     else:
         error = APIConnectionError(
-            f"Connection error: {where}{after} ({redact_text(repr(exc))}){note}", request=request, attempts=attempts
+            f"Connection error: {where}{after} ({redact_text(repr(exc))}){note}",
+            request=request,
+            attempts=attempts,
+            may_have_been_processed=processed,
         )
     if budget_refused:
         error.retry_budget_exhausted = True
@@ -145,10 +154,10 @@ class Attempts:
         "_total_timeout",
         "budget_refused",
         "count",
+        "exchange",
         "processed",
         "request",
         "retries",
-        "wire",
     )
 
     def __init__(
@@ -172,10 +181,10 @@ class Attempts:
         self.budget_refused = False
         """Whether the retry budget refused a retry (the call then ended with the error it had)."""
         self.processed = False
-        """Whether the service may have acted on the request in an attempt so far (`_core.retry`'s table, read
-        with each attempt's `wire`): what the call's exception says as ``may_have_been_processed``."""
-        self.wire = Wire(request.url)
-        """What the current attempt did on its connection (`_core.wire`), made anew by `start`."""
+        """Whether the service may have acted on the request in an attempt so far (`may_have_acted` over each
+        attempt's exchange and answer): what the call's exception says as ``may_have_been_processed``."""
+        self.exchange = Exchange(request, {}, None)
+        """The current attempt's exchange (`_core.exchange`), made by `exchange_for` as it is handed over."""
         self._budget = budget
         self._budget_clock = budget_clock
         self._call_id: str | None = None
@@ -209,34 +218,35 @@ class Attempts:
         return copy_request(original, extensions)
 
     def start(self) -> Timeouts:
-        """Begin an attempt; return its per-phase timeouts (`before_send` cuts them to the time left)."""
+        """Begin an attempt; return its per-phase timeouts (`exchange_for` cuts them to the time left)."""
         self._started = now = self._clock()
         deadline = self._deadline
         if deadline is not None and deadline - now <= _DEADLINE_MARGIN:
             raise self._expired(None)
-        if self.count > 1:
-            self.wire = Wire(self.request.url)
         return self.request.extensions["timeout"]  # type: ignore[no-any-return]
 
-    def before_send(self, timeouts: Timeouts) -> Timeouts:
-        """The attempt's ``timeouts`` as it is handed to the library, after any middleware: none past the deadline.
+    def exchange_for(self, request: httpx.Request, timeouts: Timeouts) -> Exchange:
+        """The attempt's exchange, as ``request`` is handed to the library after any middleware.
 
-        Past the deadline (within the margin `start` keeps too) nothing is handed over:
-        the attempt fails as a connect timeout (nothing was sent), which ends the call
-        with `APITimeoutError`.
+        Its timeouts are cut to the time left. Past the deadline (within the
+        margin `start` keeps too) nothing is handed over: the attempt fails as
+        a connect timeout that its exchange proves wrote nothing, which ends
+        the call with `APITimeoutError`.
         """
         deadline = self._deadline
-        if deadline is None:
-            return timeouts
-        left = deadline - self._clock()
-        if left <= _DEADLINE_MARGIN:  # as in start(): a library may round a timer this short up
-            raise httpx.ConnectTimeout(
-                "the call's total_timeout passed before the request was sent", request=self.request
-            )
-        for value in timeouts.values():
-            if value is None or value > left:
-                return {phase: left if value is None or value > left else value for phase, value in timeouts.items()}
-        return timeouts
+        if deadline is not None:
+            left = deadline - self._clock()
+            for value in timeouts.values():
+                if value is None or value > left:
+                    timeouts = {
+                        phase: left if value is None or value > left else value for phase, value in timeouts.items()
+                    }
+                    break
+        self.exchange = exchange = Exchange(request, timeouts, deadline, origin=self.request.url, clock=self._clock)
+        if deadline is not None and deadline - self._clock() <= _DEADLINE_MARGIN:
+            exchange.not_written()  # a library may round a timer this short up: nothing is handed over
+            raise httpx.ConnectTimeout("the call's total_timeout passed before the request was sent", request=request)
+        return exchange
 
     def body_reader(self, codings: Sequence[bytes]) -> BodyReader:
         """A reader for this attempt's body (its Content-Encoding ``codings``), held to the cap and the deadline."""
@@ -255,8 +265,7 @@ class Attempts:
     def complete(self, stream: ResponseStreamLike, content: bytes) -> Answer:
         """The finished attempt; a body over ``max_response_bytes`` is cut at the cap and marked."""
         if not self.processed:
-            status = stream.status_code
-            self.processed = status_may_have_been_processed(status, status == 503 and is_service_error(content, status))
+            self.processed = may_have_acted(self.exchange, stream.status_code)
         cap = self._max_bytes
         if cap is None or len(content) <= cap:
             return Answer(stream, content, self.request, {})
@@ -267,28 +276,19 @@ class Attempts:
         request = self.request
         logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
 
-    def failed(self, failure: Exception) -> None:
-        """Note how an attempt's exchange failed, from its `wire` first.
+    def failed(self) -> None:
+        """Note that the current attempt failed with no answer: `may_have_acted` reads its exchange.
 
-        The service may have acted once the record shows the request may have
-        been written, whatever was raised; short of that, a network failure
-        counts by its kind (a refused connection sent nothing, a read timeout
-        may have followed the request), and any other failure as "may have
-        been sent" unless the record proves that nothing was written (a
-        caller's client stopped before its first byte).
+        The service may have acted unless the exchange's reports prove that no
+        byte of the request was written; whatever was raised, its class is no
+        evidence.
         """
         if not self.processed:
-            wire = self.wire
-            if wire.may_have_written:
-                self.processed = True
-            elif isinstance(failure, httpx.RequestError):
-                self.processed = error_may_have_been_processed(failure)
-            else:
-                self.processed = not wire.proves_nothing_written
+            self.processed = may_have_acted(self.exchange)
 
     def after_error(self, exc: httpx.RequestError) -> float:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
-        self.failed(exc)
+        self.failed()
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
             self._debug("failed after %.1f ms (attempt %d): %s", self._elapsed_ms(), self.count, redact_text(repr(exc)))
@@ -304,6 +304,7 @@ class Attempts:
                 "verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
                 request=request,
                 attempts=self.count,
+                may_have_been_processed=self.processed,
             ) from exc
         delay = delay_after_error(
             request.method,
@@ -316,14 +317,20 @@ class Attempts:
         if placeholder_failure(exc, request.url.host) is not None:
             delay = None  # a name no name server knows: another attempt fails the same way
         if delay is None or not self._time_for(delay):
-            raise connection_error(exc, request, self.count) from exc
+            raise connection_error(exc, request, self.count, processed=self.processed) from exc
         reason = error_type(exc)
         if not self._budget_allows(reason):
-            raise connection_error(exc, request, self.count, budget_refused=True) from exc
+            raise connection_error(exc, request, self.count, processed=self.processed, budget_refused=True) from exc
         return self._retry(delay, reason, type(exc).__name__)
 
     def after_response(self, response: Finished) -> float | None:
-        """Log a response; return the delay before retrying, or ``None`` when it is final."""
+        """Log a response; return the delay before retrying, or ``None`` when it is final.
+
+        A final response carries what the call's exception, if it makes one, says as
+        ``may_have_been_processed`` (`PROCESSED`): a middleware's own response is read by the same rule.
+        """
+        if not self.processed:
+            self.processed = may_have_acted(self.exchange, response.status_code)
         request = self.request
         if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
             self._debug(
@@ -334,6 +341,7 @@ class Attempts:
                 self.count,
             )
         if 200 <= response.status_code < 300:  # is_success, without two calls
+            response.extensions[PROCESSED] = True
             return None
         delay = delay_after_response(
             request.method,
@@ -345,9 +353,11 @@ class Attempts:
             processed=self.processed,
         )
         if delay is None or not self._time_for(delay):
+            response.extensions[PROCESSED] = self.processed
             return None
         if not self._budget_allows(str(response.status_code)):
             response.extensions[BUDGET_REFUSED] = self.retries + 1
+            response.extensions[PROCESSED] = self.processed
             return None
         return self._retry(delay, str(response.status_code), f"{response.status_code} {response.reason_phrase}")
 
@@ -381,6 +391,7 @@ class Attempts:
             f"passed{after}{detail}",
             request=request,
             attempts=self.count,
+            may_have_been_processed=self.processed,
         )
 
     def _retry(self, delay: float, reason: str, cause: str | None = None) -> float:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from animalstore_client._core.retry import is_idempotent, status_may_have_been_processed
+from animalstore_client._core.retry import is_idempotent
 from animalstore_client._core.secrets import is_secret_name, redact_url
 from animalstore_client._core.show import show
 
@@ -208,18 +208,21 @@ class MiddlewareError(AnimalStoreError):
     """Whether the service may have acted on the request in any attempt of the call, as for `APIError`.
 
     ``False`` when no attempt reached the service or each was turned away
-    (a middleware that raised before sending, after a 404 or the service's
-    503, say, or a hook of your ``http_client`` that set ``request.url`` was
-    stopped before the first byte); ``True`` once any attempt may have been
-    acted on (your code raised after a 500 or a 201, a hook of your
+    (a middleware that raised before sending or after a 404, say, or a hook
+    of your ``http_client`` that set ``request.url`` or ``Host`` was stopped
+    before the first byte); ``True`` once any attempt may have been acted on
+    (your code raised after a 500, a 503 or a 201, a hook of your
     ``http_client`` raised once the request was written).
     """
 
-    def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, *, request: httpx.Request, attempts: int = 1, may_have_been_processed: bool = True
+    ) -> None:
         super().__init__(message)
         self.request = request
         self.attempts = attempts
-        self.may_have_been_processed = True  # the send loop says what it knows
+        # Set here once, from `_core.exchange.may_have_acted` over the call's attempts; "yes" without evidence.
+        self.may_have_been_processed = may_have_been_processed
 
     def __str__(self) -> str:
         return super().__str__() + stored_note(self)
@@ -255,16 +258,19 @@ class APIError(AnimalStoreError):
 
     ``False`` when it certainly did not: what the SDK saw on the connection
     shows that no byte of the request was written (the connection was
-    refused, not made in time, or no pooled connection came free), or each
-    answer turned the request away (400, 401, 403, 404, 409, 422, 429, any
-    other 4xx but 408, and a 503 carrying the service's Error body). ``True``
-    when it may have: a request written with no complete answer (a read
-    timeout, a reset or a close after sending), a 408, 500, 502, 504 or other
-    5xx, a 503 without the service's Error body (a gateway's), a 2xx whose
-    body failed validation, or any failure of code outside the SDK once the
-    request was written. It comes from the table that decides retries: a
-    `create_pet` is retried exactly when its failure is transient and this
-    would be ``False`` (``docs/errors.md``).
+    refused, not made in time, no pooled connection came free, or the call's
+    ``total_timeout`` passed before the first byte), or each answer turned
+    the request away (400, 401, 403, 404, 409, 422, 429, any other 4xx but
+    408). ``True`` when it may have: a request written with no complete
+    answer (a read timeout, a reset or a close after sending), a 408, any
+    5xx (a gateway answers in the service's own format after it passed the
+    request on), a 2xx whose body failed validation, any failure of code
+    outside the SDK once the request was written, and any failure where
+    nothing below your own code reported on the connection (an
+    ``http_client`` whose transport is not its library's own, such as
+    httpx-aiohttp or a ``MockTransport``). It comes from one rule
+    (``docs/errors.md``): a `create_pet` is retried exactly when its
+    failure is transient and this would be ``False``.
     """
     retry_budget_exhausted: bool = False
     """Whether the retry policy would have tried again but the client's `RetryBudget` refused.
@@ -273,11 +279,14 @@ class APIError(AnimalStoreError):
     calls failed, so backing off (or shedding load) beats calling again.
     """
 
-    def __init__(self, message: str, *, request: httpx.Request, attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, *, request: httpx.Request, attempts: int = 1, may_have_been_processed: bool = True
+    ) -> None:
         super().__init__(message)
         self.request = request
         self.attempts = attempts
-        self.may_have_been_processed = True  # the send loop says what it knows
+        # Set here once, from `_core.exchange.may_have_acted` over the call's attempts; "yes" without evidence.
+        self.may_have_been_processed = may_have_been_processed
 
     def __str__(self) -> str:
         return super().__str__() + stored_note(self)
@@ -313,8 +322,11 @@ class APIResponseValidationError(APIError):
         response: httpx.Response,
         body: object,
         attempts: int = 1,
+        may_have_been_processed: bool = True,
     ) -> None:
-        super().__init__(message, request=response.request, attempts=attempts)
+        super().__init__(
+            message, request=response.request, attempts=attempts, may_have_been_processed=may_have_been_processed
+        )
         self.response = response
         self.body = body
 
@@ -343,9 +355,6 @@ class APIStatusError(APIError):
     """The parsed JSON body, the text when it is not JSON, or ``None`` when empty."""
     error: ErrorBody | None
     """The Error body when the response carries one, else ``None``."""
-    may_have_been_processed: bool
-    """Whether the service may have acted on the request: ``False`` for a 4xx but 408, and a 503 with the service's
-    Error body (`APIError`)."""
 
     def __init__(
         self,
@@ -355,13 +364,15 @@ class APIStatusError(APIError):
         body: object,
         error: ErrorBody | None,
         attempts: int = 1,
+        may_have_been_processed: bool = True,
     ) -> None:
-        super().__init__(message, request=response.request, attempts=attempts)
+        super().__init__(
+            message, request=response.request, attempts=attempts, may_have_been_processed=may_have_been_processed
+        )
         self.response = response
         self.status_code = response.status_code
         self.body = body
         self.error = error
-        self.may_have_been_processed = status_may_have_been_processed(response.status_code, error is not None)
 
     @property
     def code(self) -> str | None:

@@ -3,7 +3,7 @@
 An attempt that ends in an exception its transport did not translate reaches
 `unknown_failure`, which decides by what was raised and where (`callers_code`:
 the frames of code that is neither the SDK's nor its HTTP stack's) and by the
-attempt's record of the wire (``_core.wire``), never by the exception's class
+attempt's exchange (``_core.exchange``), never by the exception's class
 alone. `Attempts` (``_core.attempts``) keeps the count and the retry decisions.
 """
 
@@ -20,12 +20,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import httpx
 
 from animalstore_client._core.exceptions import MiddlewareError
+from animalstore_client._core.exchange import ANSWERED, ClientRuleBroken, Exchange
 from animalstore_client._core.libraries import LIBRARIES
-from animalstore_client._core.retry import (
-    error_may_have_been_processed,
-)
 from animalstore_client._core.secrets import SHORTEST_MASKED, redact_text
-from animalstore_client._core.wire import ANSWERED, ClientRuleBroken, Wire
 
 if TYPE_CHECKING:
     from animalstore_client._core.attempts import Attempts
@@ -194,15 +191,19 @@ def callers_text(exc: BaseException, request: httpx.Request) -> str:
     return redact_text(said.replace(key, "[redacted]") if len(key) >= SHORTEST_MASKED else said)
 
 
-def contradicts_the_wire(wire: Wire, exc: httpx.RequestError) -> bool:
-    """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``wire`` shows.
+# What a library's own I/O raises before the first byte of a request: after it, only code of the caller's does.
+_BEFORE_WRITING = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def contradicts_the_wire(exchange: Exchange, exc: httpx.RequestError) -> bool:
+    """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``exchange`` shows.
 
     A failure that claims nothing was sent (a connect error) once a byte of the request was written, or any
     failure once the answer's head had arrived (only code run after it, an event hook, raises then), came
     from code of the caller's inside the client. A read timeout after the write is what the library's own
     I/O gives: it stays the network's, even with an instrumented client's wrapper in its traceback.
     """
-    return wire.may_have_written and (wire.phase >= ANSWERED or not error_may_have_been_processed(exc))
+    return exchange.may_have_written and (exchange.phase >= ANSWERED or isinstance(exc, _BEFORE_WRITING))
 
 
 def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] | None], str | None]) -> str:
@@ -224,7 +225,7 @@ def unknown_failure(
     1. `ClientRuleBroken` (a caller's client broke a rule of the SDK's on this
        send, and its adapter stopped it): a `MiddlewareError` with its text.
     2. Anything raised in code of the caller's (`callers_code`) once the
-       attempt's record (``attempts.wire``) shows that the request may have
+       attempt's exchange (``attempts.exchange``) shows that the request may have
        been written: a `MiddlewareError`, whatever its class (a hook's
        ``ConnectionRefusedError`` or ``httpx.ConnectError`` from its own call
        to a metrics service that is down says who failed, never that nothing
@@ -250,23 +251,32 @@ def unknown_failure(
     a frame (`CallersCode.called_by`), ``None`` when it cannot tell (or no
     ``http_client`` was given), so that the message names what raised and
     never an ``http_client`` that was not given. Raise the result ``from exc``.
+    A `MiddlewareError` says what the call's attempts showed as
+    ``may_have_been_processed``: the caller notes the failure first (`Attempts.failed`).
     """
+    processed = attempts.processed
     name = type(exc).__name__
     said = callers_text(exc, attempts.request)
     if isinstance(exc, ClientRuleBroken):
-        return MiddlewareError(said.removeprefix(": "), request=attempts.request, attempts=attempts.count)
+        return MiddlewareError(
+            said.removeprefix(": "),
+            request=attempts.request,
+            attempts=attempts.count,
+            may_have_been_processed=processed,
+        )
     text = name + said
     found = callers_code(exc)
     if found is None and exc.__cause__ is not None and not isinstance(exc, httpx.RequestError):
         # A library's error wrapping what code of the caller's raised inside it (aiohttp's ClientOSError around
         # a session middleware's ConnectionRefusedError), which its transport did not take for the connection's.
         found = callers_code(exc.__cause__)
-    if found is not None and attempts.wire.may_have_written:
+    if found is not None and attempts.exchange.may_have_written:
         return MiddlewareError(
             f"{_what_raised(found, describe)} raised {text} after the request was written "
-            f"({attempts.wire.phase_name}): it may have been processed, and was not sent again",
+            f"({attempts.exchange.phase_name}): it may have been processed, and was not sent again",
             request=attempts.request,
             attempts=attempts.count,
+            may_have_been_processed=processed,
         )
     if isinstance(exc, httpx.RequestError):
         return exc  # the library's own failure (or one of the caller's before anything was written), as it was
@@ -275,6 +285,9 @@ def unknown_failure(
         return network
     if found is not None or _is_a(exc, _RAISED_FOR_STATUS):
         return MiddlewareError(
-            f"{_what_raised(found, describe)} raised {text}", request=attempts.request, attempts=attempts.count
+            f"{_what_raised(found, describe)} raised {text}",
+            request=attempts.request,
+            attempts=attempts.count,
+            may_have_been_processed=processed,
         )
     return httpx.ReadError(text, request=attempts.request)

@@ -338,6 +338,7 @@ def called_twice(middleware: object, attempts: Attempts) -> MiddlewareError:
         "request the service may have acted on): call it once",
         request=attempts.request,
         attempts=attempts.count,
+        may_have_been_processed=attempts.processed,
     )
 
 
@@ -402,6 +403,7 @@ def wrapped_error(exc: Exception, middleware: object, attempts: Attempts) -> Mid
         f"middleware {_name(middleware)} raised {type(exc).__name__}{callers_text(exc, attempts.request)}",
         request=attempts.request,
         attempts=attempts.count,
+        may_have_been_processed=attempts.processed,
     )
     error.__cause__ = exc
     return error
@@ -414,6 +416,7 @@ def checked_response(result: object, middleware: object, attempts: Attempts, req
             f"middleware {_name(middleware)} returned {type(result).__name__}, not an httpx.Response",
             request=attempts.request,
             attempts=attempts.count,
+            may_have_been_processed=attempts.processed,
         )
     try:
         result.content  # noqa: B018  # a streamed response nobody read would fail later, outside any rule
@@ -422,6 +425,7 @@ def checked_response(result: object, middleware: object, attempts: Attempts, req
             f"middleware {_name(middleware)} returned a response whose body was not read: call .read() on it",
             request=attempts.request,
             attempts=attempts.count,
+            may_have_been_processed=attempts.processed,
         ) from None
     except Exception as exc:  # a Response subclass of the middleware's whose .content raises
         raise wrapped_error(exc, middleware, attempts) from exc
@@ -445,5 +449,6 @@ async def awaited_async(result: object, handler: object, attempts: Attempts) -> 
             "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))",
             request=attempts.request,
             attempts=attempts.count,
+            may_have_been_processed=attempts.processed,
         )
     return await result

@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 
-from animalstore_client._core.attempts import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, Finished, full_response
+from animalstore_client._core.attempts import BUDGET_NOTE, BUDGET_REFUSED, CUT_AT, PROCESSED, Finished, full_response
 from animalstore_client._core.deprecation import GET_PET_DEPRECATION
 from animalstore_client._core.exceptions import (
     APIResponseValidationError,
@@ -370,7 +370,18 @@ def _structure(response: Finished, data: object, cls: type[T], what: str, attemp
 def _invalid(response: Finished, problem: str, body: object, attempts: int) -> APIResponseValidationError:
     """The exception for a 2xx response whose body is not what the operation returns."""
     shown = full_response(response)
-    return APIResponseValidationError(f"{_origin(shown)}: {problem}", response=shown, body=body, attempts=attempts)
+    return APIResponseValidationError(
+        f"{_origin(shown)}: {problem}",
+        response=shown,
+        body=body,
+        attempts=attempts,
+        may_have_been_processed=_processed(shown),
+    )
+
+
+def _processed(response: httpx.Response) -> bool:
+    """What the send loop found of the call (`PROCESSED`); "may have been" for a response it did not mark."""
+    return response.extensions.get(PROCESSED) is not False
 
 
 def _too_large(response: httpx.Response, attempts: int) -> APIResponseValidationError:
@@ -382,6 +393,7 @@ def _too_large(response: httpx.Response, attempts: int) -> APIResponseValidation
         response=response,
         body=None,
         attempts=attempts,
+        may_have_been_processed=_processed(response),
     )
 
 
@@ -416,7 +428,12 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
     if attempts > 1:
         message += f" after {attempts} attempts"
     exception = status_error_class(response.status_code)(
-        message, response=response, body=body, error=error, attempts=attempts
+        message,
+        response=response,
+        body=body,
+        error=error,
+        attempts=attempts,
+        may_have_been_processed=_processed(response),
     )
     if BUDGET_REFUSED in response.extensions:
         exception.retry_budget_exhausted = True

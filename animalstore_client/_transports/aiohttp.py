@@ -32,10 +32,10 @@ from yarl import URL
 
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts, remembered, within
+from animalstore_client._core.exchange import ClientRuleBroken, Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
 from animalstore_client._core.tls import ssl_context
-from animalstore_client._core.wire import ANSWERED, NOTHING, WRITING, ClientRuleBroken, Wire
 from animalstore_client._transports.proxies import environment_proxy
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
 from animalstore_client._transports.sockets import Sockets, check_transport_table, opening_sync, release_transports
@@ -178,15 +178,15 @@ class _OneSend:
     ``Authorization`` is no longer the SDK's, or whose URL is no longer of the
     client's origin. What came out of the sending is kept, so that the
     transport tells the connection's failures (`from_wire`) from those raised
-    by the caller's middlewares, and written to the attempt's record
-    (``wire``): below every middleware and trace callback of the caller's, it
-    is what "was it stored?" is decided from.
+    by the caller's middlewares, and reported to the attempt's exchange:
+    below every middleware and trace callback of the caller's, it is what
+    "was it stored?" is decided from. Its ``Host`` is checked there too.
     """
 
-    __slots__ = ("_authorization", "_failure", "_first", "_sent", "_wire")
+    __slots__ = ("_authorization", "_exchange", "_failure", "_first", "_sent")
 
-    def __init__(self, authorization: list[str], wire: Wire) -> None:
-        self._wire = wire
+    def __init__(self, authorization: list[str], exchange: Exchange) -> None:
+        self._exchange = exchange
         self._authorization = authorization
         self._sent = False
         self._failure: BaseException | None = None
@@ -194,8 +194,8 @@ class _OneSend:
 
     async def __call__(self, request: aiohttp.ClientRequest, handler: _Handler) -> aiohttp.ClientResponse:
         """Send ``request`` through ``handler`` (aiohttp's own sending), the first time only."""
-        wire = self._wire
-        wire.reach(NOTHING)  # reported: from here, what aiohttp's sending did is known (a refusal below sent nothing)
+        exchange = self._exchange
+        exchange.opening()  # from here, what aiohttp's sending did is known (a refusal below sent nothing)
         if self._sent:
             if self._failure is not None:
                 raise self._failure
@@ -214,10 +214,11 @@ class _OneSend:
                 "session without that middleware (or with_options(api_key=...) for another key)"
             )
         url = request.url
-        wire.check_origin(
+        exchange.about_to_write(
             url.scheme.encode("ascii"),
             (url.raw_host or "").encode("ascii"),
             url.port,
+            [value.encode("latin-1") for value in request.headers.getall("Host", [])],
             "http_client (an aiohttp session)",
         )
         self._sent = True
@@ -226,9 +227,9 @@ class _OneSend:
         except BaseException as exc:
             self._failure = exc
             if not isinstance(exc, _BEFORE_WRITE):
-                wire.reach(WRITING)  # the request may have been written before it failed
+                exchange.maybe_written()  # the request may have been written before it failed
             raise
-        wire.reach(ANSWERED)
+        exchange.answered()
         self._first = response
         return response
 
@@ -463,14 +464,9 @@ class AiohttpTransport:
             self._proxies[key] = found = None if proxy is None else str(proxy)
             return found
 
-    async def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _AiohttpStream:
+    async def send(self, exchange: Exchange) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
+        request = exchange.request
         session = self._session
         if session is None:
             session = self._session = self._own_session()
@@ -491,7 +487,7 @@ class AiohttpTransport:
             )
         _, url, proxy = known
         # A caller's session: its middlewares run, `_OneSend` innermost (see there).
-        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"), wire)
+        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"), exchange)
         middlewares = None if one_send is None else (*getattr(session, _MIDDLEWARES), one_send)
         started = time.monotonic()
         try:
@@ -505,16 +501,18 @@ class AiohttpTransport:
                 # ClientResponseError, losing its status, its body and its Retry-After.
                 raise_for_status=False,
                 auto_decompress=False,
-                timeout=self._timeout_for(timeouts, deadline),
+                timeout=self._timeout_for(exchange.timeouts, exchange.deadline),
                 proxy=proxy,
                 middlewares=middlewares,
             )
         except _FAILURES as exc:
             _without_key(exc)
+            if one_send is None and isinstance(exc, _BEFORE_WRITE):
+                exchange.not_written()  # the SDK's own session: aiohttp's connector failed, nothing of the caller's ran
             if (
                 one_send is not None
                 and not one_send.from_wire(exc)
-                and (wire.may_have_written or not isinstance(exc, _NETWORK))
+                and (exchange.may_have_written or not isinstance(exc, _NETWORK))
                 # aiohttp's own timeouts (its total is the call's deadline) fire wherever the call is, in a
                 # middleware of the caller's that waits too: the deadline's, not the middleware's failure.
                 and not isinstance(exc, asyncio.TimeoutError)

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.deadline import Timeouts
+from animalstore_client._core.exchange import Exchange, composed_trace_async
 from animalstore_client._core.httpx_private import finished_response
-from animalstore_client._core.wire import Wire, composed_trace_async
 from animalstore_client._transports.shared import AsyncLibraryStream, callers_part_in_httpx
 
 __all__ = ["AsyncHttpxTransport"]
@@ -79,19 +78,14 @@ class AsyncHttpxTransport:
         """An event hook of the httpx client, or its transport (a ``MockTransport``'s handler among them)."""
         return callers_part_in_httpx("httpx", called_by)
 
-    async def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _AsyncHttpxStream:
+    async def send(self, exchange: Exchange) -> _AsyncHttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own; httpcore, under the client's own
-        # transport, reports each step to the attempt's record (beside a trace callback the request carried).
+        # transport, reports each step to the attempt's exchange (beside a trace callback the request carried).
+        request = exchange.request
         extensions = request.extensions
-        extensions["timeout"] = timeouts
-        extensions["trace"] = composed_trace_async(wire, extensions.get("trace"))
+        extensions["timeout"] = exchange.timeouts
+        extensions["trace"] = composed_trace_async(exchange, extensions.get("trace"))
         # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
         response = await self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
         return _AsyncHttpxStream(response)

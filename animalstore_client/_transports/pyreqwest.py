@@ -60,6 +60,7 @@ from pyreqwest.request import BaseRequestBuilder
 
 from animalstore_client._core.deadline import within
 from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.exchange import Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
 from animalstore_client._transports.proxies import environment_proxy
@@ -127,9 +128,13 @@ _SENT: Translations = (
 """Anything else is an `httpx.RemoteProtocolError`."""
 
 
-def _translated(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
-    """The library's failure as the httpx class the retry policy knows (nothing sent, or maybe sent)."""
+def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange | None) -> httpx.TransportError:
+    """The library's failure as the httpx class the retry policy knows; one of reqwest's connector (or a pool
+    slot that never came free) is reported to ``exchange`` as nothing written: the SDK made the library's client,
+    and no code of the caller's runs inside it."""
     causes = _cause_messages(exc)
+    if exchange is not None and (CONNECT_CAUSE in causes or isinstance(exc, errors.PoolTimeoutError)):
+        exchange.not_written()
     # str() of pyreqwest's exceptions is the tuple of their arguments; .message is the text. A cause
     # naming the URL is left out: the SDK's own message has the URL, without any credentials.
     text = str(getattr(exc, "message", "") or type(exc).__name__)
@@ -163,13 +168,14 @@ def _closed_while_sending() -> AnimalStoreError:
     return AnimalStoreError("This client was closed while the call was under way; create a new client.")
 
 
-def library_failure(exc: BaseException, request: httpx.Request) -> Exception:
-    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`."""
+def library_failure(exc: BaseException, request: httpx.Request, exchange: Exchange | None = None) -> Exception:
+    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`
+    (which reports to the sending's ``exchange`` what the library's own failure proves)."""
     if isinstance(exc, errors.ClientClosedError):
         closed = _closed_while_sending()
         closed.__cause__ = exc
         return closed
-    return _translated(exc, request)
+    return _translated(exc, request, exchange)
 
 
 _started_in: int | None = None

@@ -24,8 +24,7 @@ from typing import Protocol
 
 import httpx
 
-from animalstore_client._core.deadline import Timeouts
-from animalstore_client._core.wire import Wire
+from animalstore_client._core.exchange import Exchange
 
 __all__ = ["AsyncResponseStream", "AsyncTransport"]
 
@@ -94,23 +93,18 @@ class AsyncTransport(Protocol):
         """
         ...
 
-    async def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> AsyncResponseStream:
-        """Send ``request``; return once the status and headers have arrived.
+    async def send(self, exchange: Exchange) -> AsyncResponseStream:
+        """Send ``exchange.request`` within ``exchange.timeouts``; return once the status and headers have arrived.
 
-        ``deadline`` (``time.monotonic()`` seconds, or ``None``) is when the
-        call must end: every socket operation of this send and of reading its
-        body is held to it where the library allows. ``wire`` is the attempt's
-        record (`_core.wire.Wire`): a transport whose library reports how far
-        the exchange got, below any code of the caller's, hands it the reports
-        (httpcore's ``trace`` extension, an innermost middleware); one whose
-        failures are translated where only the library's own code runs leaves
-        it to the send loop.
+        ``exchange.deadline`` (``time.monotonic()`` seconds, or ``None``) is
+        when the call must end: every socket operation of this send and of
+        reading its body is held to it where the library allows. The code
+        that touches the connection, below any code of the caller's, reports
+        through the exchange's methods (`_core.exchange.Exchange`: httpcore's
+        ``trace`` extension, an innermost middleware, the SDK's own connection
+        classes); a library's own failure that proves nothing was written is
+        reported as `Exchange.not_written` where it is translated. With no
+        report, the send loop takes it that the service may have acted.
         """
         ...
 

@@ -37,10 +37,10 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from animalstore_client._core.deadline import DEADLINE, WIRE, Timeouts, deadline_scope, remembered, within
+from animalstore_client._core.deadline import remembered, within
+from animalstore_client._core.exchange import Exchange, running, running_deadline
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.tls import ssl_context
-from animalstore_client._core.wire import NOTHING, WRITING, Wire
 from animalstore_client._transports.proxies import PoolsByProxy
 from animalstore_client._transports.shared import LibraryStream, Translations, is_literal, looked_up, translated
 from animalstore_client._transports.sockets import Sockets, opening_sync
@@ -94,7 +94,7 @@ class _SDKResponse(http.client.HTTPResponse):
 
     def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
         super().__init__(sock, debuglevel, method, url)
-        deadline = DEADLINE.get()
+        deadline = running_deadline()
         if deadline is not None:
             # The file object http.client made holds the socket open while the
             # body is read (the connection may close its own reference first):
@@ -125,11 +125,11 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
     def send(self, data: Any) -> None:
         if self.sock is None:
             self.connect()  # what http.client's send does first: a connection refused here wrote nothing
-        # The attempt's record, set with the deadline: the first byte of the request tells a TLS failure
-        # "before the request left" (the handshake) from "after", and "was it stored?" how far it got.
-        sending = WIRE.get()
+        # The attempt's exchange: the first byte of the request tells a TLS failure "before the request left"
+        # (the handshake) from "after", and "was it stored?" how far it got; past the deadline it is not written.
+        sending = running()
         if sending is not None:
-            sending.reach(WRITING)
+            sending.first_byte()
         super().send(data)
 
     def connect(self) -> None:
@@ -144,7 +144,7 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
         # the connect timeout and the deadline, and urllib3 connects to each address found in turn.
         host = self.host
         current: object = self.timeout
-        seconds = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
+        seconds = within(current if isinstance(current, (int, float)) else None, TimeoutError, running_deadline())
         if seconds is None or is_literal(host):
             return super()._new_conn()
         ends = time.monotonic() + seconds
@@ -172,7 +172,7 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
         current: object = self.timeout
         # urllib3 sets it on the socket before writing.
-        self.timeout = within(current if isinstance(current, (int, float)) else None, TimeoutError, DEADLINE.get())
+        self.timeout = within(current if isinstance(current, (int, float)) else None, TimeoutError, running_deadline())
         super().request(method, url, *args, **kwargs)
 
 
@@ -431,8 +431,9 @@ class Urllib3Transport:
         """Whether the SDK closed this transport."""
         return self._managers.closed
 
-    def send(self, request: httpx.Request, timeouts: Timeouts, deadline: float | None, wire: Wire) -> _Urllib3Stream:
+    def send(self, exchange: Exchange) -> _Urllib3Stream:
         """Send through the pool manager; return once the status and headers have arrived."""
+        request, timeouts, deadline = exchange.request, exchange.timeouts, exchange.deadline
         manager = self._manager if self._manager is not None else self._managers.for_url(request.url)
         raw = tuple(request.headers.raw)
         read = timeouts.get("read")
@@ -448,10 +449,10 @@ class Urllib3Transport:
             timeout = remembered(self._timeouts, phases, lambda: urllib3.Timeout(connect=phases[0], read=read), _KEPT)
         started = time.monotonic()
         if self._owned:
-            wire.reach(NOTHING)  # the SDK's own connection class reports: from here the record is known
+            exchange.opening()  # the SDK's own connection class reports: from here the exchange is known
         try:
             # The SDK's connection and response classes, inside urllib3, read the deadline from here.
-            with deadline_scope(deadline, wire):
+            with exchange.scope():
                 response = manager.urlopen(
                     request.method,
                     str(request.url),
@@ -467,7 +468,7 @@ class Urllib3Transport:
         except _FAILURES as exc:
             # A caller's pool manager has urllib3's own connections, which do not say
             # whether the request left: a TLS failure there may have followed it.
-            raise _translated(exc, request, written=wire.may_have_written or not self._owned) from exc
+            raise _translated(exc, request, written=exchange.may_have_written or not self._owned) from exc
         if 100 <= response.status < 200:
             # An interim answer taken for the final one (a caller's pool manager,
             # or a 101): the real answer would be read by the next request on

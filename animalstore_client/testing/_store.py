@@ -435,6 +435,22 @@ class FakeAnimalStore:
             return None, kind
         return self._handle(method, path, query, headers, body, take_fault=kind is None), kind
 
+    def connection_fault(self, method: str) -> ConnectionFaultKind | None:
+        """The connection fault a request with ``method`` takes now, if any: `exchange`'s first half."""
+        return self._faults.take_connection(method.upper())
+
+    def serve_request(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        fault: ConnectionFaultKind | None,
+    ) -> FakeResponse:
+        """`exchange`'s second half, for a request whose ``fault`` (from `connection_fault`) is not a refusal."""
+        return self._handle(method, path, query, headers, body, take_fault=fault is None)
+
     def _handle(
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, *, take_fault: bool
     ) -> FakeResponse:

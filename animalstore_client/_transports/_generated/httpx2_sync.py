@@ -21,10 +21,9 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.failures import contradicts_the_wire, raised_by_callers_code
 from animalstore_client._core.httpx_private import headers_from_library
-from animalstore_client._core.wire import Wire, composed_trace_sync
+from animalstore_client._core.exchange import Exchange, composed_trace_sync
 from animalstore_client._transports.shared import LibraryStream, Translations, callers_part_in_httpx, translated
 
 __all__ = ["Httpx2Transport"]
@@ -117,29 +116,27 @@ class Httpx2Transport:
         """An event hook of the httpx2 client, or its transport (an ``httpx2.MockTransport``'s handler among them)."""
         return callers_part_in_httpx("httpx2", called_by)
 
-    def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _Httpx2Stream:
+    def send(self, exchange: Exchange) -> _Httpx2Stream:
         """Send through the httpx2 client, streaming the body."""
         # httpx2 reads the timeouts from the request, ahead of the client's own.
+        request = exchange.request
         outgoing = httpx2.Request(
             request.method,
             str(request.url),
             headers=request.headers.raw,
             content=request.content,
-            # httpcore2, under the client's own transport, reports each step to the attempt's record.
-            extensions={"timeout": timeouts, "trace": composed_trace_sync(wire, request.extensions.get("trace"))},
+            # httpcore2, under the client's own transport, reports each step to the attempt's exchange.
+            extensions={
+                "timeout": exchange.timeouts,
+                "trace": composed_trace_sync(exchange, request.extensions.get("trace")),
+            },
         )
         started = time.monotonic()
         try:
             response = self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
         except httpx2.TransportError as exc:
             failure = translated(exc, request, _HTTPX2_FAILURES)
-            if contradicts_the_wire(wire, failure) and raised_by_callers_code(exc):
+            if contradicts_the_wire(exchange, failure) and raised_by_callers_code(exc):
                 raise  # a hook's own call failing once the request was written: `unknown_failure` judges
             raise failure from exc
         return _Httpx2Stream(response, request, started)

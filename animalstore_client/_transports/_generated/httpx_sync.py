@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.httpx_private import finished_response
-from animalstore_client._core.wire import Wire, composed_trace_sync
+from animalstore_client._core.exchange import Exchange, composed_trace_sync
 from animalstore_client._transports.shared import LibraryStream, callers_part_in_httpx
 
 __all__ = ["HttpxTransport"]
@@ -80,19 +79,14 @@ class HttpxTransport:
         """An event hook of the httpx client, or its transport (a ``MockTransport``'s handler among them)."""
         return callers_part_in_httpx("httpx", called_by)
 
-    def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _HttpxStream:
+    def send(self, exchange: Exchange) -> _HttpxStream:
         """Send through the httpx client, streaming the body."""
         # httpx reads the timeouts from the request, ahead of the client's own; httpcore, under the client's own
-        # transport, reports each step to the attempt's record (beside a trace callback the request carried).
+        # transport, reports each step to the attempt's exchange (beside a trace callback the request carried).
+        request = exchange.request
         extensions = request.extensions
-        extensions["timeout"] = timeouts
-        extensions["trace"] = composed_trace_sync(wire, extensions.get("trace"))
+        extensions["timeout"] = exchange.timeouts
+        extensions["trace"] = composed_trace_sync(exchange, extensions.get("trace"))
         # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
         response = self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
         return _HttpxStream(response)

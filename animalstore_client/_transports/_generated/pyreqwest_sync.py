@@ -20,8 +20,7 @@ import httpx
 import pyreqwest.client
 import pyreqwest.response
 
-from animalstore_client._core.deadline import Timeouts
-from animalstore_client._core.wire import Wire
+from animalstore_client._core.exchange import Exchange
 from animalstore_client._transports.pyreqwest import (
     FAILURES,
     LIBRARY,
@@ -105,20 +104,15 @@ class PyreqwestTransport:
         """Whether the SDK closed this transport."""
         return self._settings.closed
 
-    def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _PyreqwestStream:
+    def send(self, exchange: Exchange) -> _PyreqwestStream:
         """Send through the library client; return once the status and headers have arrived."""
-        opened = request_builder(self._settings, self._new, request, deadline).build_streamed()
+        request = exchange.request
+        opened = request_builder(self._settings, self._new, request, exchange.deadline).build_streamed()
         started = time.monotonic()
         try:
             response = opened.__enter__()
         except FAILURES as exc:
-            failure = library_failure(exc, request)
+            failure = library_failure(exc, request, exchange)
             raise failure from failure.__cause__
         except RuntimeError as exc:
             if "fork" not in str(exc):

@@ -13,8 +13,8 @@ from typing import Any
 
 import httpcore
 
-from animalstore_client._core.deadline import DEADLINE, WIRE, within
-from animalstore_client._core.wire import WRITING
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exchange import running, running_deadline
 from animalstore_client._transports.pool.wait import connect_tcp_async
 from animalstore_client._transports.sockets import Sockets, opening_async
 
@@ -46,14 +46,14 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
-        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
+        return await self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, running_deadline()))
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
-        wire = WIRE.get()
-        if wire is not None and wire.phase < WRITING:
-            wire.phase = WRITING  # the request's first byte: from here the service may act on it
-        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
+        exchange = running()
+        if exchange is not None:
+            exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+        await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, running_deadline()))
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -65,7 +65,7 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.AsyncNetworkStream:
         try:
-            timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+            timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         except httpcore.ConnectTimeout:
             await self.aclose()  # nothing else holds the TCP connection yet to close it
             raise
@@ -136,7 +136,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_async():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = await connect_tcp_async(
                 self._backend,
@@ -155,7 +155,7 @@ class AsyncDeadlineBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_async():  # as connect_tcp
             stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
             return _AsyncDeadlineStream(stream, self._sockets)

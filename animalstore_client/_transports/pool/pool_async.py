@@ -46,8 +46,9 @@ from typing import Any, cast
 
 import httpcore
 
-from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._core.deadline import within
 from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.exchange import running_deadline
 from animalstore_client._transports.pool.wait import AsyncShield, AsyncWaiter
 
 __all__ = ["AsyncConnectionPool"]
@@ -120,7 +121,7 @@ class AsyncConnectionPool:
             if waiter is not None:
                 try:
                     # Inside the try: a deadline already passed raises here, and the waiter must still be withdrawn.
-                    await waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get()))
+                    await waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, running_deadline()))
                 finally:
                     held, connection = self._settle(waiter)
                 if not held:

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpcore
 
-from animalstore_client._core.deadline import DEADLINE, WIRE, within
-from animalstore_client._core.wire import WRITING
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exchange import running, running_deadline
 from animalstore_client._transports.pool.wait import connect_tcp_sync
 from animalstore_client._transports.sockets import Sockets, opening_sync
 
@@ -47,14 +47,14 @@ class _DeadlineStream(httpcore.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
-        return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, DEADLINE.get()))
+        return self._stream.read(max_bytes, within(timeout, httpcore.ReadTimeout, running_deadline()))
 
     def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
-        wire = WIRE.get()
-        if wire is not None and wire.phase < WRITING:
-            wire.phase = WRITING  # the request's first byte: from here the service may act on it
-        self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, DEADLINE.get()))
+        exchange = running()
+        if exchange is not None:
+            exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+        self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, running_deadline()))
 
     def close(self) -> None:
         self._stream.close()
@@ -66,7 +66,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore.NetworkStream:
         try:
-            timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+            timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         except httpcore.ConnectTimeout:
             self.close()  # nothing else holds the TCP connection yet to close it
             raise
@@ -137,7 +137,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_sync():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = connect_tcp_sync(
                 self._backend,
@@ -156,7 +156,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
-        timeout = within(timeout, httpcore.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_sync():  # as connect_tcp
             stream = self._backend.connect_unix_socket(path, timeout, socket_options)
             return _DeadlineStream(stream, self._sockets)

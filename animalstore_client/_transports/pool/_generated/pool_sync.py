@@ -47,7 +47,8 @@ from typing import Any, cast
 
 import httpcore
 
-from animalstore_client._core.deadline import DEADLINE, within
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exchange import running_deadline
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._transports.pool.wait import Shield, Waiter
 
@@ -121,7 +122,7 @@ class ConnectionPool:
             if waiter is not None:
                 try:
                     # Inside the try: a deadline already passed raises here, and the waiter must still be withdrawn.
-                    waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, DEADLINE.get()))
+                    waiter.wait(within(timeouts.get("pool"), httpcore.PoolTimeout, running_deadline()))
                 finally:
                     held, connection = self._settle(waiter)
                 if not held:

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpcore2
 
-from animalstore_client._core.deadline import DEADLINE, WIRE, within
-from animalstore_client._core.wire import WRITING
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exchange import running, running_deadline
 from animalstore_client._transports.pool.wait import connect_tcp_async
 from animalstore_client._transports.sockets import Sockets, opening_async
 
@@ -48,14 +48,14 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
-        return await self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, DEADLINE.get()))
+        return await self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, running_deadline()))
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
-        wire = WIRE.get()
-        if wire is not None and wire.phase < WRITING:
-            wire.phase = WRITING  # the request's first byte: from here the service may act on it
-        await self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
+        exchange = running()
+        if exchange is not None:
+            exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+        await self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, running_deadline()))
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -67,7 +67,7 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore2.AsyncNetworkStream:
         try:
-            timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+            timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         except httpcore2.ConnectTimeout:
             await self.aclose()  # nothing else holds the TCP connection yet to close it
             raise
@@ -138,7 +138,7 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore2.AsyncNetworkStream:
-        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_async():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = await connect_tcp_async(
                 self._backend,
@@ -157,7 +157,7 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore2.AsyncNetworkStream:
-        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_async():  # as connect_tcp
             stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
             return _AsyncDeadlineStream(stream, self._sockets)

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpcore2
 
-from animalstore_client._core.deadline import DEADLINE, WIRE, within
-from animalstore_client._core.wire import WRITING
+from animalstore_client._core.deadline import within
+from animalstore_client._core.exchange import running, running_deadline
 from animalstore_client._transports.pool.wait import connect_tcp_sync
 from animalstore_client._transports.sockets import Sockets, opening_sync
 
@@ -48,14 +48,14 @@ class _DeadlineStream(httpcore2.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
-        return self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, DEADLINE.get()))
+        return self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, running_deadline()))
 
     def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
-        wire = WIRE.get()
-        if wire is not None and wire.phase < WRITING:
-            wire.phase = WRITING  # the request's first byte: from here the service may act on it
-        self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, DEADLINE.get()))
+        exchange = running()
+        if exchange is not None:
+            exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+        self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, running_deadline()))
 
     def close(self) -> None:
         self._stream.close()
@@ -67,7 +67,7 @@ class _DeadlineStream(httpcore2.NetworkStream):
         timeout: float | None = _NO_TIMEOUT,
     ) -> httpcore2.NetworkStream:
         try:
-            timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+            timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         except httpcore2.ConnectTimeout:
             self.close()  # nothing else holds the TCP connection yet to close it
             raise
@@ -138,7 +138,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore2.NetworkStream:
-        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_sync():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = connect_tcp_sync(
                 self._backend,
@@ -157,7 +157,7 @@ class DeadlineBackend(httpcore2.NetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore2.NetworkStream:
-        timeout = within(timeout, httpcore2.ConnectTimeout, DEADLINE.get())
+        timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_sync():  # as connect_tcp
             stream = self._backend.connect_unix_socket(path, timeout, socket_options)
             return _DeadlineStream(stream, self._sockets)

@@ -19,11 +19,10 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.deadline import Timeouts, deadline_scope
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.httpx_private import headers_from_library
-from animalstore_client._core.wire import Wire
+from animalstore_client._core.exchange import Exchange
 from animalstore_client._transports.pool._generated.httpcore2.deadline_network_async import AsyncDeadlineBackend
 from animalstore_client._transports.pool._generated.httpcore2.pool_async import AsyncConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
@@ -52,13 +51,11 @@ _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ 
 
 
 class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore2.Response]):
-    __slots__ = ("_deadline",)
+    __slots__ = ("_exchange",)
 
-    def __init__(
-        self, response: httpcore2.Response, request: httpx.Request, started: float, deadline: float | None
-    ) -> None:
-        super().__init__(response, response.status, request, started)
-        self._deadline = deadline
+    def __init__(self, response: httpcore2.Response, exchange: Exchange, started: float) -> None:
+        super().__init__(response, response.status, exchange.request, started)
+        self._exchange = exchange
 
     def _library_headers(self) -> httpx.Headers:
         return headers_from_library(self._response.headers)
@@ -83,7 +80,7 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore2.Response]):
         try:
             while True:
                 try:
-                    with deadline_scope(self._deadline):
+                    with self._exchange.scope():
                         chunk = await anext(chunks, None)
                 except _FAILURES as exc:
                     raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
@@ -166,14 +163,9 @@ class AsyncHttpcore2Transport:
             **limits,
         )
 
-    async def send(
-        self,
-        request: httpx.Request,
-        timeouts: Timeouts,
-        deadline: float | None,
-        wire: Wire,
-    ) -> _AsyncHttpcoreStream:
+    async def send(self, exchange: Exchange) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
+        request = exchange.request
         pool = self._pool_for(request.url)
         url = request.url
         core = httpcore2.Request(
@@ -181,14 +173,14 @@ class AsyncHttpcore2Transport:
             url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw,
             content=request.content,
-            extensions={"timeout": timeouts},
+            extensions={"timeout": exchange.timeouts},
         )
         started = time.monotonic()
-        # The pool's network streams record the first byte written in the attempt's record: what "was it
+        # The pool's network streams report the first byte written to the attempt's exchange: what "was it
         # stored?" is decided from. Nothing of the caller's runs below here, so it is known from the start.
-        wire.reported = True
+        exchange.opening()
         try:
-            with deadline_scope(deadline, wire):
+            with exchange.scope():
                 response = await pool.handle_async_request(core)
         except _FAILURES as exc:
             raise translated(exc, request, _HTTPCORE_FAILURES) from exc
@@ -203,7 +195,7 @@ class AsyncHttpcore2Transport:
                 "response on this connection; the connection was closed",
                 request=request,
             )
-        return _AsyncHttpcoreStream(response, request, started, deadline)
+        return _AsyncHttpcoreStream(response, exchange, started)
 
     async def aclose(self) -> None:
         """Close every pool and its connections."""

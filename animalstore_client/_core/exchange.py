@@ -1,0 +1,414 @@
+"""One attempt's exchange: what crosses the seam, and the evidence of "was it stored?".
+
+`Exchange` is made by `_core.attempts.Attempts` for each attempt and is the
+one argument a transport's ``send`` takes: the request, its timeouts already
+cut to the call's deadline, the deadline, and a narrow report API that the
+code touching the connection calls, below every hook, middleware and
+transport of the caller's:
+
+- `Exchange.connected`, `Exchange.not_written` (the library's own connection
+  code failed before writing), `Exchange.writing` (about to write the first
+  byte: the origin and the ``Host`` being written are checked there, and a
+  passed deadline refuses to write), `Exchange.written`, `Exchange.answered`;
+- httpcore's public ``trace`` request extension is one adapter of them
+  (`Exchange.trace_sync`, `Exchange.trace_async`, composed with a trace
+  callback of the caller's by `composed_trace_sync`/`composed_trace_async`):
+  the SDK's own pool, a caller's httpx or httpx2 client over the library's
+  own transport, and the testing kit's transports report through it;
+- network-level code that cannot see the request (the pool's network
+  streams, urllib3's connection class) finds the running exchange with
+  `running` inside `Exchange.scope`.
+
+Nothing outside ``_core`` writes an exchange's fields. One pure function,
+`may_have_acted`, reads an exchange (and the answer's status, when one came)
+and says whether the service may have acted; ``_core.attempts`` applies it
+to every attempt and sets each exception's ``may_have_been_processed`` once,
+when it is made. Where nothing reported (a caller's transport that is not its
+library's own, httpx-aiohttp, a ``MockTransport``), the answer is "may have
+been processed": the exception's class is never evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+import httpx
+
+from animalstore_client._core.deadline import Timeouts
+
+__all__ = [
+    "ANSWERED",
+    "CONNECTED",
+    "NOTHING",
+    "PHASES",
+    "WRITING",
+    "WRITTEN",
+    "ClientRuleBroken",
+    "Exchange",
+    "composed_trace_async",
+    "composed_trace_sync",
+    "may_have_acted",
+    "running",
+    "running_deadline",
+]
+
+NOTHING = 0
+"""No connection was reached yet: refused, not resolved, no pooled connection came free."""
+CONNECTED = 1
+"""A connection was open for the request, and no byte of it was written."""
+WRITING = 2
+"""Writing the request began: bytes of it may have reached the service."""
+WRITTEN = 3
+"""The whole request was written."""
+ANSWERED = 4
+"""The answer's status line and headers arrived."""
+PHASES = ("nothing", "connected", "writing", "written", "answered")
+"""Each phase's name, by its number: what `Exchange.phase_name` says and the errors quote."""
+
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
+
+Origin = tuple[bytes, bytes, int]
+
+
+class ClientRuleBroken(Exception):
+    """A rule of the SDK's that a caller's own client broke on a send, seen where the library lets the SDK see it.
+
+    An aiohttp session's middleware sending one attempt's request a second time
+    (a retrying or authenticating middleware) or replacing its ``Authorization``
+    header, the session adding credentials of its own, or an event hook or a
+    middleware of a caller's client sending the request to another origin or
+    with another ``Host``, is stopped before it goes out;
+    ``_core.failures.unknown_failure`` ends the call with a `MiddlewareError`
+    carrying this text, unretried, as for any other code of the caller's.
+    """
+
+
+def _origin(scheme: bytes, host: bytes, port: int | None) -> Origin:
+    scheme = scheme.lower()
+    return scheme, host.lower(), port if port is not None else _DEFAULT_PORTS.get(scheme, 0)
+
+
+def _shown(origin: Origin) -> str:
+    scheme, host, port = origin
+    host_text = host.decode("ascii", "replace")
+    if ":" in host_text:
+        host_text = f"[{host_text}]"
+    return f"{scheme.decode('ascii', 'replace')}://{host_text}:{port}"
+
+
+def _host_field(value: bytes, scheme: bytes) -> tuple[bytes, int] | None:
+    """A ``Host`` field's (host, port), the scheme's default port when it names none; ``None`` if malformed."""
+    value = value.strip().lower()
+    if value.startswith(b"["):
+        host, bracket, rest = value[1:].partition(b"]")
+        if not bracket:
+            return None
+        port_text = rest[1:] if rest.startswith(b":") else (None if rest else b"")
+    else:
+        host, colon, port_text_or_empty = value.rpartition(b":")
+        if not colon:
+            host, port_text = value, b""
+        else:
+            port_text = port_text_or_empty
+    if port_text is None:
+        return None
+    if not port_text:
+        return host, _DEFAULT_PORTS.get(scheme.lower(), 0)
+    if not port_text.isdigit() or len(port_text) > 5:
+        return None
+    return host, int(port_text)
+
+
+def _written_to(request: Any) -> Origin | None:
+    """The origin an httpcore request's bytes go to: its URL's, or its absolute-form target's (a forward proxy)."""
+    url = request.url
+    target: bytes = url.target
+    if request.method == b"CONNECT":  # a tunnel's request to the proxy: its target is the origin, host:port
+        host, _, port = target.rpartition(b":")
+        return _origin(url.scheme, host.strip(b"[]"), int(port)) if port.isdigit() else None
+    if target[:7].lower() == b"http://" or target[:8].lower() == b"https://":
+        parsed = httpx.URL(target.decode("ascii", "replace"))
+        return _origin(parsed.raw_scheme, parsed.raw_host, parsed.port)
+    return _origin(url.scheme, url.host, url.port)
+
+
+def _host_fields(headers: Any) -> list[bytes]:
+    """The values of the ``Host`` fields among an httpcore request's ``(name, value)`` pairs."""
+    return [value for name, value in headers if name.lower() == b"host"]
+
+
+# httpcore's trace events (its logger's last name, the step, the outcome) and the report each one is.
+_REACHED = {
+    "connection.connect_tcp.started": NOTHING,  # reported from here: a refused connection wrote nothing
+    "connection.connect_unix_socket.started": NOTHING,
+    "connection.connect_tcp.complete": CONNECTED,
+    "connection.connect_unix_socket.complete": CONNECTED,
+    "http11.send_request_body.started": WRITING,
+    "http11.send_request_body.complete": WRITTEN,
+    "http11.receive_response_headers.complete": ANSWERED,
+    "http2.send_request_body.started": WRITING,
+    "http2.send_request_body.complete": WRITTEN,
+    "http2.receive_response_headers.complete": ANSWERED,
+}
+# The event before the first byte of a request is written: where its origin, Host and the deadline are checked.
+_HEADERS = frozenset({"http11.send_request_headers.started", "http2.send_request_headers.started"})
+
+_RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
+
+
+def running() -> Exchange | None:
+    """The exchange whose send (or body read) is running in this context (`Exchange.scope`), else ``None``."""
+    return _RUNNING.get()
+
+
+def running_deadline() -> float | None:
+    """The running exchange's deadline (``time.monotonic()`` seconds), else ``None``: for network-level code."""
+    exchange = _RUNNING.get()
+    return None if exchange is None else exchange.deadline
+
+
+class _Scope:
+    """`Exchange.scope`'s context manager: a class, since it is entered on every send (a generator cost ~2 µs)."""
+
+    __slots__ = ("_exchange", "_token")
+
+    def __init__(self, exchange: Exchange | None) -> None:
+        self._exchange = exchange
+
+    def __enter__(self) -> None:
+        self._token = _RUNNING.set(self._exchange)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _RUNNING.reset(self._token)
+
+
+class Exchange:
+    """One attempt as it crosses the seam: the request, its timeouts and deadline, and how far it got.
+
+    ```python
+    exchange = Exchange(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None)
+    exchange.connected()
+    exchange.writing(b"https", b"api.example", 443, [b"api.example"], "the pool")
+    exchange.answered()
+    assert may_have_acted(exchange, 201)
+    ```
+
+    Only the report methods change it; `may_have_acted` reads it.
+    """
+
+    __slots__ = ("_clock", "_expected", "deadline", "phase", "reported", "request", "timeouts")
+
+    def __init__(
+        self,
+        request: httpx.Request,
+        timeouts: Timeouts,
+        deadline: float | None,
+        *,
+        origin: httpx.URL | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.request = request
+        """The attempt's request, as the send loop (and any middleware) made it."""
+        self.timeouts = timeouts
+        """Per-phase timeouts, each cut to the time left before ``deadline``."""
+        self.deadline = deadline
+        """When the call must end, on ``clock``'s scale (``time.monotonic()`` seconds), or ``None``."""
+        url = request.url if origin is None else origin
+        self._expected = _origin(url.raw_scheme, url.raw_host, url.port)
+        self._clock = clock
+        self.phase = NOTHING
+        """The furthest phase reported (`NOTHING` ... `ANSWERED`)."""
+        self.reported = False
+        """Whether code below the caller's (a library's own connection code, the SDK's) reported on this attempt."""
+
+    # -- what is known ---------------------------------------------------------------------------------------
+
+    @property
+    def may_have_written(self) -> bool:
+        """Whether a byte of the request may have reached a connection: the service may have acted."""
+        return self.phase >= WRITING
+
+    @property
+    def proves_nothing_written(self) -> bool:
+        """Whether the reports show that no byte of the request was written (reported, and short of `WRITING`)."""
+        return self.reported and self.phase < WRITING
+
+    @property
+    def phase_name(self) -> str:
+        """The phase reached, by name (``"answered"``), or ``"unknown"`` when nothing below the caller's reported."""
+        return PHASES[self.phase] if self.reported or self.phase else "unknown"
+
+    # -- the reports -----------------------------------------------------------------------------------------
+
+    def _reach(self, phase: int) -> None:
+        self.reported = True
+        self.phase = max(self.phase, phase)  # a phase reached earlier is never taken back
+
+    def opening(self) -> None:
+        """The library's own code starts this attempt's connection: from here what it reports is known."""
+        self.reported = True
+
+    def connected(self) -> None:
+        """A connection is open for the request; no byte of it was written yet."""
+        self._reach(CONNECTED)
+
+    def not_written(self) -> None:
+        """The library's own connection code failed before the first byte (refused, not resolved, no time left)."""
+        self.reported = True
+
+    def about_to_write(self, scheme: bytes, host: bytes, port: int | None, host_fields: list[bytes], by: str) -> None:
+        """The request is about to go to ``scheme://host:port`` with the ``Host`` fields ``host_fields``.
+
+        Refused (nothing is written, and the exchange proves it) when the
+        destination or its ``Host`` is not the client's ``base_url`` origin
+        (`ClientRuleBroken`, naming ``by``), or when the call's deadline has
+        passed (``httpx.ConnectTimeout``): code of the caller's that ran before
+        this point (a sync hook that waited) cannot make the SDK write after
+        ``total_timeout``. ``host_fields`` empty: the library writes the
+        ``Host`` from the URL itself.
+        """
+        self.reported = True
+        actual = _origin(scheme, host, port)
+        if actual != self._expected:
+            self._refuse(actual, by)
+        self._check_host(host_fields, by)
+        self._check_deadline()
+
+    def first_byte(self) -> None:
+        """The SDK's own connection code is about to write the request's first byte (nothing of the caller's ran
+        in between, so only the deadline is checked): past it, nothing is written (``httpx.ConnectTimeout``)."""
+        if self.phase < WRITING:
+            self.reported = True
+            self._check_deadline()
+            self.phase = WRITING
+
+    def maybe_written(self) -> None:
+        """The library's sending failed where a byte of the request may have been written."""
+        self._reach(WRITING)
+
+    def written(self) -> None:
+        """The whole request was written."""
+        self._reach(WRITTEN)
+
+    def answered(self) -> None:
+        """The answer's status line and headers arrived."""
+        self._reach(ANSWERED)
+
+    def scope(self) -> _Scope:
+        """A context in which `running` is this exchange: for code below the library that cannot see the request."""
+        return _Scope(self)
+
+    # -- the checks ------------------------------------------------------------------------------------------
+
+    def _check_host(self, fields: list[bytes], by: str) -> None:
+        scheme, host, port = self._expected
+        if not fields:
+            return  # the library writes the Host from the URL itself, checked above
+        if len(fields) == 1:
+            parsed = _host_field(fields[0], scheme)
+            if parsed == (host, port):
+                return
+        shown = b", ".join(fields).decode("ascii", "replace")[:200]
+        raise ClientRuleBroken(
+            f"{by} set the request's Host header to {shown!r}, not to the client's base_url origin "
+            f"{_shown(self._expected)}: nothing was sent. The Host says which server gets the API key: change "
+            "base_url, or give it a client without that default header, hook or middleware"
+        )
+
+    def _check_deadline(self) -> None:
+        deadline = self.deadline
+        if deadline is not None and self._clock() >= deadline:
+            raise httpx.ConnectTimeout(
+                "the call's total_timeout passed before the request's first byte was written: nothing was sent",
+                request=self.request,
+            )
+
+    def _refuse(self, actual: Origin, by: str) -> None:
+        raise ClientRuleBroken(
+            f"{by} sent the request to {_shown(actual)}, not to the client's base_url origin "
+            f"{_shown(self._expected)} (a hook or a middleware of it set request.url): nothing was sent. The SDK "
+            "sends its key only to base_url: change base_url, or give it a client without that hook"
+        )
+
+    # -- httpcore's trace extension, as one adapter of the reports -------------------------------------------
+
+    def trace_sync(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's ``trace`` extension: each step of the exchange, as the connection took it."""
+        phase = _REACHED.get(event)
+        if phase is not None:
+            request = info.get("request")
+            if request is None or request.method != b"CONNECT":  # a tunnel's CONNECT is not this request
+                self._reach(phase)
+        elif event in _HEADERS:
+            self.reported = True
+            request = info["request"]
+            actual = _written_to(request)
+            if request.method == b"CONNECT":  # to the proxy, for this origin: the tunnel's host and port
+                if actual is None or actual[1:] != self._expected[1:]:
+                    self._refuse(actual or (b"?", request.url.target, 0), "http_client")
+                return
+            if actual is None or actual != self._expected:
+                self._refuse(actual or (b"?", request.url.target, 0), "http_client")
+            self._check_host(_host_fields(request.headers), "http_client")
+            self._check_deadline()
+            self._reach(WRITING)
+
+    async def trace_async(self, event: str, info: dict[str, Any]) -> None:
+        """`trace_sync`, as httpcore's async connections await it."""
+        self.trace_sync(event, info)
+
+
+def may_have_acted(exchange: Exchange, status: int | None = None) -> bool:
+    """Whether the service may have acted on the attempt ``exchange`` records: the one rule "was it stored?" reads.
+
+    With an answer (``status``): no only for a 4xx but 408, the service turning
+    the request away (429 included); every 2xx, 3xx, 408 and 5xx may follow an
+    action (a gateway answers 5xx in the service's format after it passed the
+    request on). Without one: no only when the exchange proves that no byte of
+    the request was written; with no report at all, yes.
+    """
+    if status is not None:
+        return not (400 <= status <= 499 and status != 408)
+    return not exchange.proves_nothing_written
+
+
+_THEIRS = "animalstore_theirs"
+"""The attribute of a composed callback holding the caller's own, which a later attempt composes with again."""
+
+
+def _callers(trace: Any) -> Any:
+    """The caller's own trace callback in what a request carries: not an exchange's, nor one composed here."""
+    if trace is None or isinstance(getattr(trace, "__self__", None), Exchange):
+        return None
+    return getattr(trace, _THEIRS, trace)
+
+
+def composed_trace_sync(exchange: Exchange, carried: Any) -> Any:
+    """The exchange's ``trace`` callback, then the caller's (one the request carried), for a sync client."""
+    theirs = _callers(carried)
+    if theirs is None:
+        return exchange.trace_sync
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        exchange.trace_sync(event, info)
+        theirs(event, info)
+
+    setattr(trace, _THEIRS, theirs)
+    return trace
+
+
+def composed_trace_async(exchange: Exchange, carried: Any) -> Any:
+    """The exchange's ``trace`` callback, then the caller's, for an async client (whose callbacks are awaited)."""
+    theirs = _callers(carried)
+    if theirs is None:
+        return exchange.trace_async
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        exchange.trace_sync(event, info)
+        await theirs(event, info)
+
+    setattr(trace, _THEIRS, theirs)
+    return trace
