@@ -26,22 +26,24 @@ from animalstore_client import (
     APITimeoutError,
     MiddlewareError,
 )
-from animalstore_client._core.retry import (
-    TRANSIENT_STATUSES,
-    delay_after_error,
-    delay_after_response,
-    error_may_have_been_processed,
-    status_may_have_been_processed,
-)
+from animalstore_client._core.exchange import Exchange, may_have_acted
+from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_error, delay_after_response
 
 from .conftest import ALL_VARIANTS, ClientFactory
 from .servers import LoopbackServer, refused_url, respond
 from .test_middleware import around
 
-NOT_PROCESSED = (400, 401, 403, 404, 409, 422, 429, 503)
-"""The answers that turn a request away before the service acts on it (the issue's list)."""
-PROCESSED = (408, 500, 502, 504, 507)
-"""Answers after which the service may have acted: a proxy's timeout, and the service failing."""
+NOT_PROCESSED = (400, 401, 403, 404, 409, 413, 422, 429)
+"""The answers that turn a request away before the service acts on it: every 4xx but 408."""
+PROCESSED = (408, 500, 502, 503, 504, 507)
+"""Answers after which the service may have acted: a proxy's timeout, and every 5xx (a 503 with the service's
+Error body too: a gateway writes one in that format after it passed the request on)."""
+
+_EXCHANGE = Exchange(httpx.Request("POST", "https://api.example/v1/pets"), {}, None)
+
+
+def _status_processed(status: int) -> bool:
+    return may_have_acted(_EXCHANGE, status)
 
 
 def _error_body(status: int) -> dict[str, object]:
@@ -69,31 +71,33 @@ def _create(make_client: ClientFactory, base_url: str, **options: Any) -> APIErr
     return exc
 
 
-def _retried(status: int, *, service_error: bool = True) -> bool:
-    return status in TRANSIENT_STATUSES and not status_may_have_been_processed(status, service_error)
+def _retried(status: int) -> bool:
+    return status in TRANSIENT_STATUSES and not _status_processed(status)
 
 
-def test_the_table_says_no_exactly_for_what_the_issue_lists_and_other_refusals() -> None:
-    """No for 400, 401, 403, 404, 409, 422, 429, 503 with the service's Error body (and the other 4xx but 408); yes for
-    2xx, 3xx, 408, other 5xx, and a bare 503 (a gateway's)."""
-    assert not any(status_may_have_been_processed(status, service_error=True) for status in NOT_PROCESSED)
-    assert all(status_may_have_been_processed(status, service_error=True) for status in (*PROCESSED, 200, 201, 303))
-    assert status_may_have_been_processed(503)
-    assert not error_may_have_been_processed(httpx.ConnectError("refused"))
-    assert not error_may_have_been_processed(httpx.ConnectTimeout("slow"))
-    assert not error_may_have_been_processed(httpx.PoolTimeout("full"))
-    for sent in (httpx.ReadTimeout("t"), httpx.ReadError("r"), httpx.WriteError("w"), httpx.RemoteProtocolError("p")):
-        assert error_may_have_been_processed(sent), sent
+def test_the_rule_says_no_exactly_for_a_4xx_but_408_and_for_a_write_proved_not_made() -> None:
+    """No for every 4xx but 408 (429 included); yes for 2xx, 3xx, 408 and every 5xx; without an answer, no only when
+    the exchange proves that no byte was written, and yes when nothing reported at all."""
+    assert not any(_status_processed(status) for status in range(400, 500) if status != 408)
+    assert all(_status_processed(status) for status in (*PROCESSED, 200, 201, 303, *range(500, 600)))
+    silent = Exchange(httpx.Request("POST", "https://api.example/v1/pets"), {}, None)
+    assert may_have_acted(silent)  # no report: no evidence
+    refused = Exchange(httpx.Request("POST", "https://api.example/v1/pets"), {}, None)
+    refused.opening()
+    assert not may_have_acted(refused)
+    refused.connected()
+    assert not may_have_acted(refused)
+    refused.maybe_written()
+    assert may_have_acted(refused)
 
 
 @pytest.mark.parametrize("status", range(100, 600))
 def test_a_post_is_retried_exactly_when_transient_and_certainly_not_processed(status: int) -> None:
-    """One table decides both: create_pet is retried after an answer exactly when it is transient and not acted on."""
-    delay = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0)
-    assert (delay is not None) == _retried(status, service_error=False)
-    # Told that the service did not act (the send loop's record and the Error body), 429 and 503 are retried.
-    told = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=False)
-    assert (told is not None) == _retried(status)
+    """One rule decides both: create_pet is retried after an answer exactly when it is transient and not acted on."""
+    processed = _status_processed(status)
+    delay = delay_after_response("POST", status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=processed)
+    assert (delay is not None) == _retried(status)
+    assert (delay is not None) == (status == 429)
 
 
 @pytest.mark.parametrize(
@@ -111,9 +115,11 @@ def test_a_post_is_retried_exactly_when_transient_and_certainly_not_processed(st
     ids=lambda error: type(error).__name__,
 )
 def test_a_post_is_retried_after_a_failure_exactly_when_certainly_not_processed(error: httpx.TransportError) -> None:
-    """Every transport failure is transient: create_pet is retried exactly when nothing was sent."""
-    delay = delay_after_error("POST", error, retries_done=0, max_retries=2, jitter=0.0)
-    assert (delay is not None) == (not error_may_have_been_processed(error))
+    """Every transport failure is transient: create_pet is retried exactly when the exchange proved nothing was
+    sent, whatever the failure's class."""
+    for processed in (False, True):
+        delay = delay_after_error("POST", error, retries_done=0, max_retries=2, jitter=0.0, processed=processed)
+        assert (delay is not None) == (not processed)
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
@@ -124,7 +130,7 @@ def test_an_answer_says_whether_the_pet_may_have_been_stored(make_client: Client
         exc = _create(make_client, server.base_url)
     assert isinstance(exc, APIStatusError)
     assert exc.status_code == status
-    assert exc.may_have_been_processed is status_may_have_been_processed(status, service_error=True)
+    assert exc.may_have_been_processed is _status_processed(status)
     assert len(server.received) == (3 if _retried(status) else 1)
     assert exc.attempts == len(server.received)
 

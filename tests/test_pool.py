@@ -41,7 +41,7 @@ from animalstore_client import (
     AnimalStoreError,
     AsyncAnimalStoreClient,
 )
-from animalstore_client._core.deadline import deadline_scope
+from animalstore_client._core.exchange import Exchange
 from animalstore_client._transports.pool import httpcore_async as _httpcore_async
 from animalstore_client._transports.pool._generated import httpcore_sync as _httpcore_sync
 from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
@@ -66,6 +66,11 @@ AnyPool = AsyncConnectionPool | ConnectionPool
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _scope(deadline: float) -> contextlib.AbstractContextManager[None]:
+    """A running exchange with ``deadline``, as the pool's transport sets one around a send."""
+    return Exchange(httpx.Request("GET", "http://127.0.0.1/"), {}, deadline).scope()
 
 
 def _request(server: LoopbackServer, *, pool: float | None = BOUND) -> httpcore.Request:
@@ -535,7 +540,7 @@ def test_the_pool_timeout_is_cut_by_the_calls_deadline() -> None:
         holder = await pool.handle_async_request(_request(server))
 
         async def queued() -> None:
-            with deadline_scope(time.monotonic() + 0.1):
+            with _scope(time.monotonic() + 0.1):
                 await pool.handle_async_request(_request(server, pool=30.0))
 
         with pytest.raises(httpcore.PoolTimeout):
@@ -596,7 +601,7 @@ def test_a_request_queued_past_its_deadline_is_passed_over(side: str, monkeypatc
         pool = _async_pool(max_connections=1, max_keepalive=1)
         try:
             holder = await pool.handle_async_request(_request(server))
-            with deadline_scope(time.monotonic() - 1), pytest.raises(httpcore.PoolTimeout):
+            with _scope(time.monotonic() - 1), pytest.raises(httpcore.PoolTimeout):
                 await pool.handle_async_request(_request(server))
             await _finish(holder)
             _assert_settled(pool, opened=1, idle=1)
@@ -613,7 +618,7 @@ def test_a_request_queued_past_its_deadline_is_passed_over(side: str, monkeypatc
         pool = _sync_pool(max_connections=1, max_keepalive=1)
         try:
             holder = pool.handle_request(_request(server))
-            with deadline_scope(time.monotonic() - 1), pytest.raises(httpcore.PoolTimeout):
+            with _scope(time.monotonic() - 1), pytest.raises(httpcore.PoolTimeout):
                 pool.handle_request(_request(server))
             _finish_sync(holder)
             _assert_settled(pool, opened=1, idle=1)

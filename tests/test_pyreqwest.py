@@ -117,7 +117,7 @@ def test_a_name_that_does_not_resolve_is_still_worded_so() -> None:
     client.close()
     assert CONNECT_CAUSE in _causes(unresolved.value)
     assert DNS_CAUSE in _causes(unresolved.value)
-    failure = _translated(unresolved.value, httpx.Request("GET", url))
+    failure = _translated(unresolved.value, httpx.Request("GET", url), None)
     assert type(failure) is httpx.ConnectError
     assert isinstance(failure.__cause__, socket.gaierror)
     assert failure.__cause__.__cause__ is unresolved.value

@@ -19,7 +19,7 @@ import pytest
 import respx
 
 from animalstore_client import APIConnectionError, BadRequestError
-from animalstore_client._core.wire import Wire
+from animalstore_client._core.exchange import Exchange
 from animalstore_client._transports._generated.httpx_sync import HttpxTransport
 from animalstore_client._transports.httpx_async import AsyncHttpxTransport
 
@@ -84,7 +84,7 @@ def test_the_connection_is_reused_after_a_body_is_read() -> None:
             for _ in range(10):
                 request = httpx.Request("GET", f"{server.base_url}/pets")
                 stream = transport.send(
-                    request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None, Wire(request.url)
+                    Exchange(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None)
                 )
                 assert stream.content is None  # a real socket: the body is still to be read
                 assert b"".join(stream.iter_raw()) == json.dumps([PET]).encode()

@@ -243,19 +243,25 @@ def test_a_late_attempt_gets_only_the_time_left() -> None:
     clock = FakeClock()
     attempts = _timed(clock, 10.0)
     clock.advance(7.0)
-    assert attempts.before_send(attempts.start()) == {"connect": 3.0, "read": 3.0, "write": 3.0, "pool": 3.0}
+    exchange = attempts.exchange_for(attempts.request, attempts.start())
+    assert exchange.timeouts == {"connect": 3.0, "read": 3.0, "write": 3.0, "pool": 3.0}
     clock.advance(0.5)
-    timeouts = attempts.before_send(attempts.start())
+    timeouts = attempts.exchange_for(attempts.request, attempts.start()).timeouts
     assert timeouts["connect"] == pytest.approx(2.5)
 
 
 def test_the_time_left_is_taken_when_the_request_is_handed_over() -> None:
-    """Time spent between start() and the send (middleware) is taken off: before_send cuts to what is left then."""
+    """Time spent between start() and the send (middleware) is taken off: exchange_for cuts to what is left then."""
     clock = FakeClock()
     attempts = _timed(clock, 10.0)
     timeouts = attempts.start()
     clock.advance(8.0)
-    assert attempts.before_send(timeouts) == {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
+    assert attempts.exchange_for(attempts.request, timeouts).timeouts == {
+        "connect": 2.0,
+        "read": 2.0,
+        "write": 2.0,
+        "pool": 2.0,
+    }
 
 
 def test_nothing_is_handed_over_once_the_deadline_has_passed() -> None:
@@ -265,9 +271,11 @@ def test_nothing_is_handed_over_once_the_deadline_has_passed() -> None:
     timeouts = attempts.start()
     clock.advance(0.6)
     with pytest.raises(httpx.ConnectTimeout, match="before the request was sent"):
-        attempts.before_send(timeouts)
-    with pytest.raises(APITimeoutError, match=r"total_timeout=0.5s passed"):
+        attempts.exchange_for(attempts.request, timeouts)
+    assert attempts.exchange.proves_nothing_written
+    with pytest.raises(APITimeoutError, match=r"total_timeout=0.5s passed") as info:
         attempts.after_error(httpx.ConnectTimeout("late", request=attempts.request))
+    assert info.value.may_have_been_processed is False
 
 
 def test_no_attempt_starts_once_the_deadline_has_passed() -> None:

@@ -36,8 +36,8 @@ from animalstore_client import (
     InternalServerError,
     MiddlewareError,
 )
-from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response, status_may_have_been_processed
-from animalstore_client._core.wire import ANSWERED, CONNECTED, NOTHING, WRITING, WRITTEN, Wire
+from animalstore_client._core.exchange import ANSWERED, NOTHING, WRITING, WRITTEN, Exchange, may_have_acted
+from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response
 
 from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_BACKEND, URLLIB3_VARIANT, ClientFactory, on_library
 from .servers import LoopbackServer, refused_url, respond
@@ -447,11 +447,15 @@ def _failing_hook_client(which: str) -> Any:
     return aiohttp.ClientSession(middlewares=(middleware,))
 
 
-async def _send(which: str, url: str, wire: Wire, *, failing_hook: bool = False) -> None:
+def _exchange(url: str) -> Exchange:
+    """A POST's exchange as the send loop makes it, with no deadline."""
+    request = httpx.Request("POST", url, json={"name": "Rex", "categoryId": 3})
+    return Exchange(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None)
+
+
+async def _send(which: str, url: str, wire: Exchange, *, failing_hook: bool = False) -> None:
     """One POST through ``which`` library's async transport as the send loop makes it (the answer's head marked
     once the transport hands it back), its body read; failures left to the caller."""
-    request = httpx.Request("POST", url, json={"name": "Rex", "categoryId": 3})
-    timeouts: dict[str, float | None] = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
     transport: Any
     if which == "pool-httpx":
         from animalstore_client._transports.pool.httpcore_async import AsyncHttpcoreTransport
@@ -476,8 +480,8 @@ async def _send(which: str, url: str, wire: Wire, *, failing_hook: bool = False)
 
         transport = AiohttpTransport(_failing_hook_client(which) if failing_hook else aiohttp.ClientSession())
     try:
-        stream = await transport.send(request, timeouts, None, wire)
-        wire.reach(ANSWERED)  # as the send loop does
+        stream = await transport.send(wire)
+        wire.answered()  # as the send loop does
         try:
             async for _ in stream.aiter_raw():
                 pass
@@ -511,7 +515,7 @@ def test_the_record_says_how_far_each_library_got(which: str, scenario: str) -> 
     failing_hook = "hook" in scenario
     if action is None:
         url = refused_url() + "/pets"
-        wire = Wire(httpx.URL(url))
+        wire = _exchange(url)
         with pytest.raises(Exception):  # noqa: B017, PT011  # each library's own class: the record is the subject
             asyncio.run(_send(which, url, wire))
         assert wire.phase == NOTHING
@@ -519,7 +523,7 @@ def test_the_record_says_how_far_each_library_got(which: str, scenario: str) -> 
         return
     with LoopbackServer([action]) as server:
         url = server.base_url + "/pets"
-        wire = Wire(httpx.URL(url))
+        wire = _exchange(url)
         with contextlib.suppress(Exception):  # a reset, a hook: the record, not the failure's class, is the subject
             asyncio.run(_send(which, url, wire, failing_hook=failing_hook))
         server.wait_for_received(1)
@@ -531,15 +535,15 @@ def test_the_record_says_how_far_each_library_got(which: str, scenario: str) -> 
 
 
 def test_the_record_takes_no_phase_back_and_names_each() -> None:
-    """Phases only move on; unreported, the record is 'unknown' and proves nothing."""
-    wire = Wire(httpx.URL("https://api.example/v1/pets"))
+    """Phases only move on; unreported, the exchange is 'unknown' and proves nothing."""
+    wire = _exchange("https://api.example/v1/pets")
     assert wire.phase_name == "unknown"
     assert not wire.proves_nothing_written
     assert not wire.may_have_written
-    wire.reach(CONNECTED)
+    wire.connected()
     assert wire.proves_nothing_written
-    wire.reach(ANSWERED)
-    wire.reach(WRITING)
+    wire.answered()
+    wire.maybe_written()
     assert (wire.phase, wire.phase_name) == (ANSWERED, "answered")
 
 
@@ -561,14 +565,13 @@ def _status_rows() -> list[tuple[str, list[int], str, str]]:
 
 def test_the_docs_retry_table_is_the_cores() -> None:
     """Each status row of docs/retries-and-timeouts.md says what delay_after_response does, for reads and writes
-    (a 503 row with the service's Error body is told 'not processed', as the send loop tells it)."""
+    (a write is told what the one rule says of the status, as the send loop tells it)."""
     rows = _status_rows()
     assert {status for _, statuses, _, _ in rows for status in statuses} >= set(TRANSIENT_STATUSES)
     for label, statuses, read, write in rows:
-        service_said_so = "with the service's Error body" in label
         for status in statuses:
             for method, cell in (("GET", read), ("POST", write)):
-                processed = None if method == "GET" else status_may_have_been_processed(status, service_said_so)
+                processed = may_have_acted(_exchange("https://api.example/v1/pets"), status)
                 delay = delay_after_response(
                     method, status, {}, retries_done=0, max_retries=2, jitter=0.0, processed=processed
                 )
