@@ -51,6 +51,7 @@ from animalstore_client._core.middleware import (
     attempt_info,
 )
 from animalstore_client._core.models import ErrorBody, NewPet, Pet, PetStatus, PetStatusLiteral
+from animalstore_client._core.secrets import MaskedException
 from animalstore_client._core.validation import NOT_GIVEN, NotGiven
 from animalstore_client._version import __version__
 
@@ -85,6 +86,7 @@ __all__ = [
     "HTTPClient",
     "InsecureTransportWarning",
     "InternalServerError",
+    "MaskedException",
     "Middleware",
     "MiddlewareError",
     "NewPet",

@@ -9,7 +9,9 @@ import httpx
 import pytest
 
 import animalstore_client as sdk
+from animalstore_client._core.attempts import PROCESSED
 from animalstore_client._core.exceptions import stored_note
+from animalstore_client._core.exchange import Exchange, may_have_acted
 from animalstore_client._core.operations import status_error
 from animalstore_client._core.show import show
 from animalstore_client.testing import FakeAnimalStore
@@ -24,6 +26,8 @@ REQUEST = httpx.Request(
 
 def _status_error(status: int, **kwargs: object) -> sdk.APIStatusError:
     response = httpx.Response(status, request=REQUEST, **kwargs)  # type: ignore[arg-type]
+    # As the send loop marks a final answer: what the one rule says of it.
+    response.extensions[PROCESSED] = may_have_acted(Exchange(REQUEST, {}, None), status)
     return status_error(response)
 
 

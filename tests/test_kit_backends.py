@@ -172,10 +172,11 @@ def test_a_fault_can_be_kept_for_one_method() -> None:
 
 @urllib3_deprecated
 def test_resets_kept_for_reads_never_cost_a_create() -> None:
-    """Over a socket, resets on GETs only: the SDK retries the reads, and every create lands exactly once."""
+    """Over a socket, resets on GETs only: the SDK retries the reads and the refused (429) creates, and every create
+    lands exactly once."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next_connection("reset", times=5, method="GET")
-    store.fail_next(503, times=5, method="POST")
+    store.fail_next(429, times=5, method="POST")
     with store.client(backend="urllib3", max_retries=5) as client:
         for index in range(10):
             client.create_pet(name=f"pet-{index}", category_id=1)

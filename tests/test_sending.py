@@ -73,10 +73,23 @@ def test_the_method_reaches_the_policy() -> None:
 
 
 def test_a_failure_to_connect_is_retried_for_any_method() -> None:
-    """Nothing was sent, so even a POST is retried after a ConnectError."""
+    """Nothing was written, as the exchange's reports show, so even a POST is retried after a ConnectError."""
     attempts = _attempts("POST")
+    exchange = attempts.exchange_for(attempts.request, attempts.start())
+    exchange.opening()  # the library's own connection code reports, and fails before connecting
     assert attempts.after_error(httpx.ConnectError("refused")) == 0.5
     assert attempts.count == 2
+
+
+def test_a_connect_error_nothing_reported_is_no_evidence() -> None:
+    """A ConnectError from a transport whose exchange shows no report (a caller's transport) may follow a write:
+    the POST is not retried, and the error says the pet may have been stored."""
+    attempts = _attempts("POST")
+    attempts.exchange_for(attempts.request, attempts.start())
+    with pytest.raises(APIConnectionError) as info:
+        attempts.after_error(httpx.ConnectError("refused"))
+    assert info.value.may_have_been_processed is True
+    assert attempts.count == 1
 
 
 def test_a_read_timeout_on_a_post_ends_the_call_with_an_sdk_error() -> None:

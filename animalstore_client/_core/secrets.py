@@ -33,6 +33,7 @@ __all__ = [
     "REDACTED",
     "SECRET_NAMES",
     "SHORTEST_MASKED",
+    "MaskedException",
     "forget_locals",
     "has_userinfo",
     "is_secret_name",
@@ -180,10 +181,101 @@ def _forget(exc: BaseException, secrets: tuple[str, ...]) -> None:
             previous = frame
             tb = tb.tb_next
         _mask_args(current, secrets)
+        _replace_leaking_links(current, secrets)
         linked: list[object] = [current.__cause__, current.__context__]
         if _GROUP is not None and isinstance(current, _GROUP):
             linked.extend(getattr(current, "exceptions", ()))
         pending.extend(item for item in linked if isinstance(item, BaseException))
+
+
+class MaskedException(Exception):
+    """A copy of an exception of code outside the SDK that held the API key where masking could not reach.
+
+    The SDK chains (``__cause__``) the exception a hook, a middleware or a library
+    raised. When that exception still holds the key after its text arguments are
+    masked (as bytes, in a header list or mapping, through a custom ``__str__``,
+    in a pydantic ``ValidationError``), or cannot be checked (its ``__str__``
+    raises), it is replaced in the chain by this copy: the original class's
+    name (`original_class`) and its text with the key masked. The original is
+    not kept; the copy carries its traceback, whose frames' variables the SDK
+    cleared.
+    """
+
+    original_class: str
+    """The qualified name of the class of the exception this stands in for (``"pydantic.ValidationError"``)."""
+
+    def __init__(self, original_class: str, text: str) -> None:
+        super().__init__(f"{original_class}: {text}")
+        self.original_class = original_class
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuilt_masked, (self.original_class, str(self)))
+
+
+def _rebuilt_masked(original_class: str, shown: str) -> MaskedException:
+    masked = MaskedException(original_class, "")
+    masked.args = (shown,)
+    return masked
+
+
+def _qualified(exc: BaseException) -> str:
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+_MOST_SHOWN = 10_000
+"""The characters of an exception's text a masked copy keeps."""
+
+
+def _leaks(exc: BaseException, secrets: tuple[str, ...]) -> bool:
+    """Whether ``exc`` (not the SDK's own) may still show one of ``secrets``: in its text, ``repr``, arguments,
+    attributes or notes, whatever their shape; ``True`` when that cannot be told (a ``__str__`` that raises)."""
+    if type(exc).__module__.split(".")[0] == "animalstore_client":
+        return False  # the SDK's own messages are masked when made
+    try:
+        shown = [str(exc), repr(exc)]
+        values: list[object] = [*exc.args, *vars(exc).values(), *getattr(exc, "__notes__", ())]
+        for value in values:
+            if isinstance(value, (str, bytes, bytearray, Mapping, list, tuple)):
+                if _contains(value, secrets, 3):
+                    return True
+            elif not isinstance(value, (int, float, bool, type(None), BaseException)):
+                shown.append(repr(value))
+    except Exception:  # noqa: BLE001  # a __str__ or __repr__ of someone else's that fails: no way to be sure
+        return True
+    return any(secret in text for text in shown for secret in secrets)
+
+
+def _masked_copy(exc: BaseException, secrets: tuple[str, ...]) -> MaskedException:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001
+        text = "(its text cannot be shown)"
+    copy = MaskedException(_qualified(exc), redact_text(_masked(text[:_MOST_SHOWN], secrets)))
+    copy.__traceback__ = exc.__traceback__
+    copy.__cause__ = exc.__cause__
+    copy.__context__ = exc.__context__
+    copy.__suppress_context__ = exc.__suppress_context__
+    return copy
+
+
+def _replace_leaking_links(exc: BaseException, secrets: tuple[str, ...]) -> None:
+    """Replace a cause or context of ``exc`` that still holds one of ``secrets`` by its `MaskedException` copy."""
+    secrets = tuple(secret for secret in secrets if len(secret) >= SHORTEST_MASKED)
+    if not secrets:
+        return
+    copies: dict[int, MaskedException] = {}
+    for attribute in ("__cause__", "__context__"):
+        linked = getattr(exc, attribute)
+        if isinstance(linked, Exception):
+            copy = copies.get(id(linked))  # most often one exception is both: it stays one
+            if copy is None:
+                _mask_args(linked, secrets)
+                if not _leaks(linked, secrets):
+                    continue
+                copy = copies[id(linked)] = _masked_copy(linked, secrets)
+            setattr(exc, attribute, copy)
 
 
 SHORTEST_MASKED = 8

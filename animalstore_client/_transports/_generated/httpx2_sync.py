@@ -21,9 +21,9 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
+from animalstore_client._core.exchange import Exchange, composed_trace_sync
 from animalstore_client._core.failures import contradicts_the_wire, raised_by_callers_code
 from animalstore_client._core.httpx_private import headers_from_library
-from animalstore_client._core.exchange import Exchange, composed_trace_sync
 from animalstore_client._transports.shared import LibraryStream, Translations, callers_part_in_httpx, translated
 
 __all__ = ["Httpx2Transport"]

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.httpx_private import finished_response
 from animalstore_client._core.exchange import Exchange, composed_trace_sync
+from animalstore_client._core.httpx_private import finished_response
 from animalstore_client._transports.shared import LibraryStream, callers_part_in_httpx
 
 __all__ = ["HttpxTransport"]

@@ -19,8 +19,8 @@ import httpx
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
-from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.exchange import Exchange
+from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
 from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy

@@ -50,8 +50,8 @@ from typing import Any, cast
 import httpcore2
 
 from animalstore_client._core.deadline import within
-from animalstore_client._core.exchange import running_deadline
 from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.exchange import running_deadline
 from animalstore_client._transports.pool.wait import Shield, Waiter
 
 __all__ = ["ConnectionPool"]
