@@ -99,11 +99,13 @@ def test_a_callers_transport_that_reports_nothing_is_no_evidence(failure: type[h
     """A transport of the caller's stores the pet and raises even a 'nothing sent' class: the POST is not sent
     again, and the error says the pet may have been stored."""
     transport = _StoringTransport(failure)
-    with AnimalStoreClient(
-        API_KEY, base_url="https://store.test/v1", http_client=httpx.Client(transport=transport)
-    ) as (client):
-        with pytest.raises(APIConnectionError) as info:
-            client.create_pet(name="Rex", category_id=3)
+    with (
+        AnimalStoreClient(API_KEY, base_url="https://store.test/v1", http_client=httpx.Client(transport=transport)) as (
+            client
+        ),
+        pytest.raises(APIConnectionError) as info,
+    ):
+        client.create_pet(name="Rex", category_id=3)
     assert transport.stored == 1
     assert info.value.may_have_been_processed is True
     assert info.value.attempts == 1
@@ -170,7 +172,9 @@ def test_a_response_hook_refused_after_the_201_is_no_proof() -> None:
         ):
             with pytest.raises((MiddlewareError, APIError)) as info:
                 await client.create_pet(name="Rex", category_id=3)
-            return info.value
+            error = info.value
+            assert isinstance(error, (MiddlewareError, APIError))
+            return error
 
     with LoopbackServer([respond(201, PET), respond(201, PET), respond(201, PET)]) as server:
         error = asyncio.run(main(server.base_url))
@@ -258,7 +262,8 @@ def test_an_aiohttp_session_setting_host_sends_nothing(how: str, callers: Caller
 
     async def middleware(request: aiohttp.ClientRequest, handler: Any) -> aiohttp.ClientResponse:
         request.headers["Host"] = "admin.internal.test"
-        return await handler(request)
+        response: aiohttp.ClientResponse = await handler(request)
+        return response
 
     settings: dict[str, Any] = (
         {"headers": {"Host": "admin.internal.test"}} if how == "default-header" else {"middlewares": (middleware,)}
@@ -318,15 +323,13 @@ class _Unshowable(Exception):
 
 
 def _pydantic_error(request: httpx.Request) -> Exception:
-    pydantic = pytest.importorskip("pydantic", reason="pydantic is not installed")
-
-    class Token(pydantic.BaseModel):
-        expires: int
-
+    pydantic: Any = pytest.importorskip("pydantic", reason="pydantic is not installed")
+    token = pydantic.create_model("Token", expires=(int, ...))
     try:
-        Token.model_validate({"expires": request.headers["authorization"]})
+        token.model_validate({"expires": request.headers["authorization"]})
     except pydantic.ValidationError as exc:
-        return exc
+        error: Exception = exc
+        return error
     raise AssertionError("pydantic accepted a bearer token as an int")
 
 
@@ -352,9 +355,11 @@ def test_the_key_never_leaves_in_a_cause_that_is_not_text(shape: str) -> None:
         raise make(request)
 
     http = httpx.Client(event_hooks={"request": [hook]}, transport=httpx.MockTransport(lambda r: httpx.Response(201)))
-    with AnimalStoreClient(LONG_KEY, base_url="https://store.test/v1", http_client=http) as client:
-        with pytest.raises(MiddlewareError) as info:
-            client.create_pet(name="Rex", category_id=3)
+    with (
+        AnimalStoreClient(LONG_KEY, base_url="https://store.test/v1", http_client=http) as client,
+        pytest.raises(MiddlewareError) as info,
+    ):
+        client.create_pet(name="Rex", category_id=3)
     error = info.value
     shown = [str(error), repr(error), repr(error.args), "".join(traceback.format_exception(error))]
     link: BaseException | None = error
@@ -382,7 +387,9 @@ def test_a_cause_without_the_key_is_kept_as_it_was() -> None:
         raise seen
 
     http = httpx.Client(event_hooks={"request": [hook]}, transport=httpx.MockTransport(lambda r: httpx.Response(201)))
-    with AnimalStoreClient(LONG_KEY, base_url="https://store.test/v1", http_client=http) as client:
-        with pytest.raises(MiddlewareError) as info:
-            client.create_pet(name="Rex", category_id=3)
+    with (
+        AnimalStoreClient(LONG_KEY, base_url="https://store.test/v1", http_client=http) as client,
+        pytest.raises(MiddlewareError) as info,
+    ):
+        client.create_pet(name="Rex", category_id=3)
     assert info.value.__cause__ is seen
