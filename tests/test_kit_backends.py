@@ -37,9 +37,9 @@ def _threads_settle(expected: int) -> int:
 
 @pytest.mark.parametrize("backend", [None, *(on_library(library.name, library.name) for library in for_client("sync"))])
 def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """store.client(backend=...): two 503s are retried without sleeping, the delays recorded, on each library."""
+    """store.client(backend=...): two 429s are retried without sleeping, the delays recorded, on each library."""
     store = FakeAnimalStore(api_keys=[API_KEY])
-    store.fail_next(503, times=2)
+    store.fail_next(429, times=2)
     slept: list[float] = []  # the client's own sleep, which the kit's replaces: never called
     monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(slept.append))
     with store.client(backend=backend) as client:

@@ -174,7 +174,9 @@ def test_a_request_sent_without_a_whole_answer_may_have_been_stored(make_client:
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
-@pytest.mark.parametrize(("status", "expected"), [(None, False), (404, False), (503, False), (500, True), (201, True)])
+@pytest.mark.parametrize(
+    ("status", "expected"), [(None, False), (404, False), (429, False), (503, True), (500, True), (201, True)]
+)
 def test_a_middleware_error_says_whether_an_attempt_may_have_been_processed(
     make_client: ClientFactory, variant: str, status: int | None, expected: bool
 ) -> None:

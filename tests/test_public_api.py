@@ -59,6 +59,7 @@ EXPECTED = {
     "AsyncMiddleware",
     "CallNext",
     "AsyncCallNext",
+    "MaskedException",
     "MiddlewareError",
     "RetryBudget",
     "BackendName",
