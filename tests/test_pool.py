@@ -70,7 +70,7 @@ AnyPool = AsyncConnectionPool | ConnectionPool
 
 def _scope(deadline: float) -> contextlib.AbstractContextManager[None]:
     """A running exchange with ``deadline``, as the pool's transport sets one around a send."""
-    return Exchange(httpx.Request("GET", "http://127.0.0.1/"), {}, deadline).scope()
+    return Exchange(httpx.Request("GET", "http://127.0.0.1/"), {}, deadline)
 
 
 def _request(server: LoopbackServer, *, pool: float | None = BOUND) -> httpcore.Request:

@@ -72,6 +72,11 @@ the exception made from it (``_core.operations``) says as ``may_have_been_proces
 
 BUDGET_NOTE = "not retried: the client's retry budget is exhausted, too many of its recent calls were retried"
 
+_NOT_HANDED = Exchange(httpx.Request("GET", "http://not-handed-over.invalid/"), {}, None)
+"""An attempt's exchange until its request is handed to a transport: it reports nothing, so a failure then (a
+middleware's wait cut at the deadline) counts as "may have been processed", as where nothing reported. Never
+handed to a transport, so nothing writes to it."""
+
 # A timeout that fires at the deadline may do so a hair early (poll()
 # resolution); within this margin the deadline counts as reached.
 _DEADLINE_MARGIN = 0.005
@@ -183,7 +188,7 @@ class Attempts:
         self.processed = False
         """Whether the service may have acted on the request in an attempt so far (`may_have_acted` over each
         attempt's exchange and answer): what the call's exception says as ``may_have_been_processed``."""
-        self.exchange = Exchange(request, {}, None)
+        self.exchange = _NOT_HANDED
         """The current attempt's exchange (`_core.exchange`), made by `exchange_for` as it is handed over."""
         self._budget = budget
         self._budget_clock = budget_clock
@@ -223,6 +228,7 @@ class Attempts:
         deadline = self._deadline
         if deadline is not None and deadline - now <= _DEADLINE_MARGIN:
             raise self._expired(None)
+        self.exchange = _NOT_HANDED  # this attempt's is made as its request is handed over
         return self.request.extensions["timeout"]  # type: ignore[no-any-return]
 
     def exchange_for(self, request: httpx.Request, timeouts: Timeouts) -> Exchange:

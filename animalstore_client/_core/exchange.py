@@ -16,8 +16,10 @@ transport of the caller's:
   the SDK's own pool, a caller's httpx or httpx2 client over the library's
   own transport, and the testing kit's transports report through it;
 - network-level code that cannot see the request (the pool's network
-  streams, urllib3's connection class) finds the running exchange with
-  `running` inside `Exchange.scope`.
+  streams, urllib3's connection class) finds the running exchange in
+  `RUNNING` (or `running`) inside ``with exchange:``, which the transport
+  enters around its send and each body read: one context set, which carries
+  the deadline too.
 
 Nothing outside ``_core`` writes an exchange's fields. One pure function,
 `may_have_acted`, reads an exchange (and the answer's status, when one came)
@@ -156,33 +158,23 @@ _REACHED = {
 # The event before the first byte of a request is written: where its origin, Host and the deadline are checked.
 _HEADERS = frozenset({"http11.send_request_headers.started", "http2.send_request_headers.started"})
 
-_RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
+RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
+"""The exchange whose send (or body read) is running in this context (``with exchange:``), else ``None``.
+
+For code below the library that cannot see the request (the pool's network streams, urllib3's connection
+class); one context set per send, which carries the deadline too (``RUNNING.get().deadline``).
+"""
 
 
 def running() -> Exchange | None:
-    """The exchange whose send (or body read) is running in this context (`Exchange.scope`), else ``None``."""
-    return _RUNNING.get()
+    """The exchange whose send (or body read) is running in this context, else ``None``."""
+    return RUNNING.get()
 
 
 def running_deadline() -> float | None:
     """The running exchange's deadline (``time.monotonic()`` seconds), else ``None``: for network-level code."""
-    exchange = _RUNNING.get()
+    exchange = RUNNING.get()
     return None if exchange is None else exchange.deadline
-
-
-class _Scope:
-    """`Exchange.scope`'s context manager: a class, since it is entered on every send (a generator cost ~2 µs)."""
-
-    __slots__ = ("_exchange", "_token")
-
-    def __init__(self, exchange: Exchange | None) -> None:
-        self._exchange = exchange
-
-    def __enter__(self) -> None:
-        self._token = _RUNNING.set(self._exchange)
-
-    def __exit__(self, *exc_info: object) -> None:
-        _RUNNING.reset(self._token)
 
 
 class Exchange:
@@ -199,7 +191,7 @@ class Exchange:
     Only the report methods change it; `may_have_acted` reads it.
     """
 
-    __slots__ = ("_clock", "_expected", "deadline", "phase", "reported", "request", "timeouts")
+    __slots__ = ("_clock", "_origin_url", "_token", "deadline", "phase", "reported", "request", "timeouts")
 
     def __init__(
         self,
@@ -216,8 +208,7 @@ class Exchange:
         """Per-phase timeouts, each cut to the time left before ``deadline``."""
         self.deadline = deadline
         """When the call must end, on ``clock``'s scale (``time.monotonic()`` seconds), or ``None``."""
-        url = request.url if origin is None else origin
-        self._expected = _origin(url.raw_scheme, url.raw_host, url.port)
+        self._origin_url = request.url if origin is None else origin
         self._clock = clock
         self.phase = NOTHING
         """The furthest phase reported (`NOTHING` ... `ANSWERED`)."""
@@ -295,11 +286,22 @@ class Exchange:
 
     def answered(self) -> None:
         """The answer's status line and headers arrived."""
-        self._reach(ANSWERED)
+        self.reported = True
+        self.phase = ANSWERED  # the last phase: nothing is further
 
-    def scope(self) -> _Scope:
-        """A context in which `running` is this exchange: for code below the library that cannot see the request."""
-        return _Scope(self)
+    def __enter__(self) -> None:
+        """``with exchange:``: `RUNNING` is this exchange inside, for code below the library that cannot see the
+        request. The exchange is its own context manager: one is entered on every send and body read."""
+        self._token = RUNNING.set(self)
+
+    def __exit__(self, *exc_info: object) -> None:
+        RUNNING.reset(self._token)
+
+    @property
+    def _expected(self) -> Origin:
+        """The client's ``base_url`` origin, made only when a check needs it (the SDK's own pool never does)."""
+        url = self._origin_url
+        return _origin(url.raw_scheme, url.raw_host, url.port)
 
     # -- the checks ------------------------------------------------------------------------------------------
 

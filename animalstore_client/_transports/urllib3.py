@@ -452,7 +452,7 @@ class Urllib3Transport:
             exchange.opening()  # the SDK's own connection class reports: from here the exchange is known
         try:
             # The SDK's connection and response classes, inside urllib3, read the deadline from here.
-            with exchange.scope():
+            with exchange:
                 response = manager.urlopen(
                     request.method,
                     str(request.url),

@@ -77,7 +77,7 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore.Response]):
         try:
             while True:
                 try:
-                    with self._exchange.scope():
+                    with self._exchange:
                         chunk = await anext(chunks, None)
                 except _FAILURES as exc:
                     raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
@@ -177,7 +177,7 @@ class AsyncHttpcoreTransport:
         # stored?" is decided from. Nothing of the caller's runs below here, so it is known from the start.
         exchange.opening()
         try:
-            with exchange.scope():
+            with exchange:
                 response = await pool.handle_async_request(core)
         except _FAILURES as exc:
             raise translated(exc, request, _HTTPCORE_FAILURES) from exc

@@ -16,7 +16,7 @@ from typing import Any
 import httpcore2
 
 from animalstore_client._core.deadline import within
-from animalstore_client._core.exchange import running, running_deadline
+from animalstore_client._core.exchange import RUNNING, WRITING, running_deadline
 from animalstore_client._transports.pool.wait import connect_tcp_sync
 from animalstore_client._transports.sockets import Sockets, opening_sync
 
@@ -48,14 +48,19 @@ class _DeadlineStream(httpcore2.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
         self.unread_since_write = False
-        return self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, running_deadline()))
+        exchange = RUNNING.get()  # read inline, as every read of a body passes here
+        deadline = None if exchange is None else exchange.deadline
+        return self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, deadline))
 
     def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
-        exchange = running()
+        exchange = RUNNING.get()
+        deadline = None
         if exchange is not None:
-            exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
-        self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, running_deadline()))
+            if exchange.phase < WRITING:
+                exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+            deadline = exchange.deadline
+        self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, deadline))
 
     def close(self) -> None:
         self._stream.close()

@@ -80,7 +80,7 @@ class _HttpcoreStream(LibraryStream[httpcore2.Response]):
         try:
             while True:
                 try:
-                    with self._exchange.scope():
+                    with self._exchange:
                         chunk = next(chunks, None)
                 except _FAILURES as exc:
                     raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
@@ -180,7 +180,7 @@ class Httpcore2Transport:
         # stored?" is decided from. Nothing of the caller's runs below here, so it is known from the start.
         exchange.opening()
         try:
-            with exchange.scope():
+            with exchange:
                 response = pool.handle_request(core)
         except _FAILURES as exc:
             raise translated(exc, request, _HTTPCORE_FAILURES) from exc
