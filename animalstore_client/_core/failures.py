@@ -32,7 +32,7 @@ __all__ = [
     "CallersCode",
     "callers_code",
     "callers_text",
-    "contradicts_the_wire",
+    "contradicts_the_exchange",
     "error_type",
     "raised_by_callers_code",
     "unknown_failure",
@@ -195,7 +195,7 @@ def callers_text(exc: BaseException, request: httpx.Request) -> str:
 _BEFORE_WRITING = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
-def contradicts_the_wire(exchange: Exchange, exc: httpx.RequestError) -> bool:
+def contradicts_the_exchange(exchange: Exchange, exc: httpx.RequestError) -> bool:
     """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``exchange`` shows.
 
     A failure that claims nothing was sent (a connect error) once a byte of the request was written, or any

@@ -21,7 +21,7 @@ import httpx2
 
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.exchange import Exchange, composed_trace_async
-from animalstore_client._core.failures import contradicts_the_wire, raised_by_callers_code
+from animalstore_client._core.failures import contradicts_the_exchange, raised_by_callers_code
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, callers_part_in_httpx, translated
 
@@ -135,7 +135,7 @@ class AsyncHttpx2Transport:
             response = await self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
         except httpx2.TransportError as exc:
             failure = translated(exc, request, _HTTPX2_FAILURES)
-            if contradicts_the_wire(exchange, failure) and raised_by_callers_code(exc):
+            if contradicts_the_exchange(exchange, failure) and raised_by_callers_code(exc):
                 raise  # a hook's own call failing once the request was written: `unknown_failure` judges
             raise failure from exc
         return _AsyncHttpx2Stream(response, request, started)

@@ -26,7 +26,7 @@ from animalstore_client._core.attempts import (
 )
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError
-from animalstore_client._core.failures import contradicts_the_wire, unknown_failure
+from animalstore_client._core.failures import contradicts_the_exchange, unknown_failure
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._transports._generated.seam_sync import ResponseStream, Transport
@@ -166,7 +166,11 @@ class SendLoop(IOSync):
             return attempts.complete(stream, content)
         except (httpx.RequestError, AnimalStoreError) as exc:  # an SDK error here came with an answer: sent
             attempts.failed()
-            if stream is None and isinstance(exc, httpx.RequestError) and contradicts_the_wire(attempts.exchange, exc):
+            if (
+                stream is None
+                and isinstance(exc, httpx.RequestError)
+                and contradicts_the_exchange(attempts.exchange, exc)
+            ):
                 # An httpx error no I/O of the library's gives at this point came from code of the caller's (a
                 # hook's own call to a service that is down): it says who failed, never that nothing was sent.
                 failure = unknown_failure(exc, attempts, transport.callers_part)
