@@ -23,7 +23,7 @@ import pickle
 import socket
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -40,20 +40,13 @@ from animalstore_client import (
     MiddlewareError,
 )
 
+from . import test_wire
 from .conftest import ALL_VARIANTS, API_KEY, ClientFactory
 from .servers import LoopbackServer, respond
 from .test_callers_clients import CALLER_KINDS, HTTPX_KINDS, Callers, _hook
 
-
-@pytest.fixture
-def callers() -> Iterator[Callers]:
-    """Callers' clients of every library on one loop, closed after the test."""
-    loop = asyncio.new_event_loop()
-    made = Callers(loop)
-    yield made
-    made.close()
-    loop.close()
-
+callers = test_wire.callers
+"""The fixture: callers' clients of every library on one loop of the test's own."""
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 LONG_KEY = "sk-exchange-test-0123456789abcdef"
