@@ -43,7 +43,7 @@ from animalstore_client import (
 from . import test_wire
 from .conftest import ALL_VARIANTS, API_KEY, ClientFactory
 from .servers import LoopbackServer, respond
-from .test_callers_clients import CALLER_KINDS, HTTPX_KINDS, Callers, _hook
+from .test_callers_clients import CALLER_KINDS, HTTPX_KINDS, Callers, _hook, _library
 
 callers = test_wire.callers
 """The fixture: callers' clients of every library on one loop of the test's own."""
@@ -75,31 +75,23 @@ def _closed(conn: socket.socket) -> None:
 # --- 1. no report: no evidence ---------------------------------------------------------------------------------------
 
 
-class _StoringTransport(httpx.BaseTransport):
-    """A caller's own transport (not httpx's): it stores the POST, then fails with ``failure``; it reports nothing."""
+@pytest.mark.parametrize("failure", ["ConnectError", "ConnectTimeout", "PoolTimeout", "ReadError"])
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_callers_transport_that_reports_nothing_is_no_evidence(kind: str, failure: str, callers: Callers) -> None:
+    """A transport of the caller's (its library's MockTransport, not the library's own) stores the pet and raises
+    even a 'nothing sent' class: the POST is not sent again, and the error says the pet may have been stored."""
+    library = _library(kind)
+    stored: list[str] = []
 
-    def __init__(self, failure: type[httpx.TransportError]) -> None:
-        self.stored = 0
-        self._failure = failure
+    def storing(request: Any) -> Any:
+        stored.append(request.method)
+        raise getattr(library, failure)("the store acted, then the connection went", request=request)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.stored += 1
-        raise self._failure("the store acted, then the connection went", request=request)
-
-
-@pytest.mark.parametrize("failure", [httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ReadError])
-def test_a_callers_transport_that_reports_nothing_is_no_evidence(failure: type[httpx.TransportError]) -> None:
-    """A transport of the caller's stores the pet and raises even a 'nothing sent' class: the POST is not sent
-    again, and the error says the pet may have been stored."""
-    transport = _StoringTransport(failure)
-    with (
-        AnimalStoreClient(API_KEY, base_url="https://store.test/v1", http_client=httpx.Client(transport=transport)) as (
-            client
-        ),
-        pytest.raises(APIConnectionError) as info,
-    ):
+    http = callers.library_client(kind, transport=library.MockTransport(storing))
+    client = callers.sdk_client(kind, http, base_url="https://store.test/v1", max_retries=2)
+    with pytest.raises(APIConnectionError) as info:
         client.create_pet(name="Rex", category_id=3)
-    assert transport.stored == 1
+    assert stored == ["POST"]
     assert info.value.may_have_been_processed is True
     assert info.value.attempts == 1
     assert "may have been stored" in str(info.value)
@@ -337,23 +329,9 @@ SHAPES: dict[str, Callable[[httpx.Request], Exception]] = {
 }
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
-def test_the_key_never_leaves_in_a_cause_that_is_not_text(shape: str) -> None:
-    """A request hook raising an exception that holds the key as bytes, header lists, mappings, a custom __str__,
-    nested args or a pydantic error: no key in the SDK error's str, repr, args, cause chain, a pickled cause or
-    the traceback logging.exception writes."""
-    make = SHAPES[shape]
-
-    def hook(request: httpx.Request) -> None:
-        raise make(request)
-
-    http = httpx.Client(event_hooks={"request": [hook]}, transport=httpx.MockTransport(lambda r: httpx.Response(201)))
-    with (
-        AnimalStoreClient(LONG_KEY, base_url="https://store.test/v1", http_client=http) as client,
-        pytest.raises(MiddlewareError) as info,
-    ):
-        client.create_pet(name="Rex", category_id=3)
-    error = info.value
+def _no_key_anywhere(error: BaseException) -> None:
+    """``error``'s str, repr, args, each link of its chain (and a masked copy pickled), its formatted traceback: none
+    shows the key, as text or as its bytes' hex."""
     shown = [str(error), repr(error), repr(error.args), "".join(traceback.format_exception(error))]
     link: BaseException | None = error
     while link is not None:
@@ -361,15 +339,52 @@ def test_the_key_never_leaves_in_a_cause_that_is_not_text(shape: str) -> None:
         try:
             shown += [str(link), repr(link)]
         except RuntimeError:
-            shown.append(type(link).__name__)  # an unshowable link left in the chain would itself be a failure
-        shown.append(repr(pickle.dumps(link.__cause__)) if isinstance(link.__cause__, MaskedException) else "")
+            shown.append(type(link).__name__)  # an unshowable link left in the chain: its attributes are checked
+        if isinstance(link, MaskedException):
+            shown.append(repr(pickle.dumps(link)))
         link = link.__cause__ or link.__context__
-    assert not [text for text in shown if LONG_KEY in text or LONG_KEY.encode().hex() in text]
-    cause = error.__cause__
-    assert cause is not None
-    if isinstance(cause, MaskedException):
-        assert cause.original_class.rsplit(".", 1)[-1] in {"ValueError", "_Shown", "_Unshowable", "ValidationError"}
-        assert "[redacted]" in str(cause) or shape == "unshowable"
+    assert not [text for text in shown if API_KEY in text or API_KEY.encode().hex() in text]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_the_key_never_leaves_in_a_cause_that_is_not_text(kind: str, shape: str, callers: Callers) -> None:
+    """A request hook raising an exception that holds the key as bytes, header lists, mappings, a custom __str__,
+    nested args or a pydantic error: no key in the SDK error's str, repr, args, cause chain, a pickled cause or
+    the traceback logging.exception writes."""
+    make = SHAPES[shape]
+
+    def hook(request: Any) -> None:
+        raise make(httpx.Request(request.method, str(request.url), headers=request.headers.raw))
+
+    http = callers.library_client(kind, event_hooks={"request": [_hook(kind, hook)]})
+    client = callers.sdk_client(kind, http, base_url="https://store.test/v1")
+    with pytest.raises(MiddlewareError) as info:
+        client.create_pet(name="Rex", category_id=3)
+    _no_key_anywhere(info.value)
+    cause = info.value.__cause__
+    assert isinstance(cause, MaskedException)  # each shape held the key: its copy, not the original, is chained
+    assert cause.original_class.rsplit(".", 1)[-1] in {"ValueError", "_Shown", "_Unshowable", "ValidationError"}
+    assert "[redacted]" in str(cause) or shape == "unshowable"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_key_never_leaves_from_an_aiohttp_session_middleware(shape: str, callers: Callers) -> None:
+    """The same shapes raised by an aiohttp session's middleware, holding the request's headers."""
+    if "aiohttp-async" not in [_name(kind) for kind in CALLER_KINDS]:
+        pytest.skip("aiohttp is not installed")
+    import aiohttp
+
+    make = SHAPES[shape]
+
+    async def middleware(request: aiohttp.ClientRequest, handler: Any) -> aiohttp.ClientResponse:
+        raise make(httpx.Request(request.method, str(request.url), headers=list(request.headers.items())))
+
+    http = callers.library_client("aiohttp-async", middlewares=(middleware,))
+    client = callers.sdk_client("aiohttp-async", http, base_url="https://store.test/v1")
+    with pytest.raises(MiddlewareError) as info:
+        client.create_pet(name="Rex", category_id=3)
+    _no_key_anywhere(info.value)
 
 
 def test_a_cause_without_the_key_is_kept_as_it_was() -> None:
