@@ -238,7 +238,7 @@ def _leaks(exc: BaseException, secrets: tuple[str, ...]) -> bool:
         values: list[object] = [*exc.args, *vars(exc).values(), *getattr(exc, "__notes__", ())]
         for value in values:
             if isinstance(value, (str, bytes, bytearray, Mapping, list, tuple)):
-                if _contains(value, secrets, 3):
+                if _contains(cast("object", value), secrets, 3):
                     return True
             elif not isinstance(value, (int, float, bool, type(None), BaseException)):
                 shown.append(repr(value))
