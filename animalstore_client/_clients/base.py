@@ -32,7 +32,13 @@ from animalstore_client._clients.options import Arguments, Settings
 from animalstore_client._core.attempts import Answer
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
-from animalstore_client._core.deprecation import GET_PET_SUNSET, notice_message, service_notice, warn_at_callers_line
+from animalstore_client._core.deprecation import (
+    GET_PET_SUNSET,
+    announces,
+    notice_message,
+    service_notice,
+    warn_at_callers_line,
+)
 from animalstore_client._core.environments import Environment
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
 from animalstore_client._core.libraries import by_name
@@ -466,16 +472,23 @@ class BaseClient:
         this SDK was released before. ``get_pet`` warns at every call already: a notice that says no more
         than its warning (the same date, no link) is not shown again.
         """
-        notice = service_notice(response.raw_headers() if isinstance(response, Answer) else response.headers.raw)
-        if notice is None:
-            return
-        if operation == "get_pet" and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:
-            return  # this call warned of it already
+        raw = response.raw_headers() if isinstance(response, Answer) else response.headers.raw
+        if not announces(raw):
+            return  # the names alone, on every answer
+        warned = operation == "get_pet"  # its own warning was given at this call
         if operation == "request":  # a route the SDK knows is named as its operation: one warning for every pet id
             operation = operation_of(request.method, request.url.path) or operation
         route = ROUTES.get(operation, request.url.path)
         key = f"{request.method} {route}"
         pool = self._pool
+        with pool.lock:
+            if key in pool.notices:
+                return  # shown once already: nothing more is parsed
+        notice = service_notice(raw)  # capped and linear (`_core.deprecation`)
+        if notice is None:
+            return
+        if warned and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:
+            return  # this call warned of it already
         with pool.lock:
             if key in pool.notices:
                 return

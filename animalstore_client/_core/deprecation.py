@@ -19,8 +19,11 @@ from typing import Any, NamedTuple, TypeVar, cast
 __all__ = [
     "GET_PET_DEPRECATION",
     "GET_PET_SUNSET",
+    "MAX_LINK_FIELDS",
+    "MAX_NOTICE_FIELD",
     "URLLIB3_DEPRECATION",
     "ServiceNotice",
+    "announces",
     "notice_message",
     "service_notice",
     "warn_at_callers_line",
@@ -91,8 +94,34 @@ def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarn
 
 # --- what the service announces at run time (RFC 9745 Deprecation, RFC 8594 Sunset) --------------------------------
 
-_LINK = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)")
 _REL = re.compile(r"""\brel\s*=\s*"?([^";,]+)"?""", re.IGNORECASE)
+
+MAX_NOTICE_FIELD = 8 * 1024
+"""Bytes of each ``Deprecation``, ``Sunset`` and ``Link`` field read: the rest of a longer one is not looked at."""
+MAX_LINK_FIELDS = 16
+"""``Link`` fields read of one answer: the rest are not looked at."""
+
+
+def _link_targets(field: str) -> list[str]:
+    """The targets of a ``Link`` field whose ``rel`` is ``deprecation`` or ``sunset``: one pass, linear in its length.
+
+    Each link-value is ``<target>`` and its parameters, up to the next ``,`` or ``<``; a ``<`` with no ``>``
+    after it ends the field. Every search starts where the last one ended, or is bounded by the next ``<``.
+    """
+    found: list[str] = []
+    start = field.find("<")
+    while start >= 0:
+        end = field.find(">", start + 1)
+        if end < 0:
+            break
+        following = field.find("<", end + 1)
+        stop = following if following >= 0 else len(field)
+        comma = field.find(",", end + 1, stop)
+        params = field[end + 1 : comma if comma >= 0 else stop]
+        if any(rel.lower() in ("deprecation", "sunset") for value in _REL.findall(params) for rel in value.split()):
+            found.append(field[start + 1 : end])
+        start = following
+    return found
 
 
 class ServiceNotice(NamedTuple):
@@ -129,10 +158,21 @@ def _http_date(value: str) -> date | None:
     return parsed.date()
 
 
+def announces(raw: list[tuple[bytes, bytes]]) -> bool:
+    """Whether an answer's raw headers carry a ``Deprecation`` or ``Sunset`` field: the names alone, read on every
+    answer; nothing is parsed unless one is there."""
+    for name, _ in raw:  # noqa: SIM110  # a loop: any() over a generator costs a call per field, on every answer
+        if len(name) in (6, 11) and name.lower() in (b"sunset", b"deprecation"):
+            return True
+    return False
+
+
 def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
     """What an answer's raw headers announce of a deprecation; ``None`` when nothing valid is announced.
 
     Malformed ``Deprecation`` and ``Sunset`` values are ignored, never an error: the answer stays what it is.
+    Each field is read up to `MAX_NOTICE_FIELD` bytes, and at most `MAX_LINK_FIELDS` ``Link`` fields, each in
+    one pass: what a server sends costs time linear in those caps, whatever it sends.
     """
     deprecation: tuple[bool, date | None] | None = None
     sunset: date | None = None
@@ -140,19 +180,14 @@ def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
     for name, value in raw:
         lowered = name.lower()
         if lowered == b"deprecation":
-            deprecation = _deprecation(value.decode("latin-1"))
+            deprecation = _deprecation(value[:MAX_NOTICE_FIELD].decode("latin-1"))
         elif lowered == b"sunset":
-            sunset = _http_date(value.decode("latin-1"))
-        elif lowered == b"link":
-            links.append(value.decode("latin-1"))
+            sunset = _http_date(value[:MAX_NOTICE_FIELD].decode("latin-1"))
+        elif lowered == b"link" and len(links) < MAX_LINK_FIELDS:
+            links.append(value[:MAX_NOTICE_FIELD].decode("latin-1"))
     if deprecation is None and sunset is None:
         return None
-    targets = tuple(
-        target
-        for field in links
-        for target, params in _LINK.findall(field)
-        if any(rel.lower() in ("deprecation", "sunset") for found in _REL.findall(params) for rel in found.split())
-    )
+    targets = tuple(target for field in links for target in _link_targets(field))
     deprecated, since = deprecation or (False, None)
     return ServiceNotice(since, deprecated, sunset, targets)
 

@@ -69,6 +69,10 @@ def _decimal(text: str) -> float | None:
     return float(text)
 
 
+_LONGEST_RETRY_AFTER = 64
+"""Characters of a ``Retry-After`` value read at most: an HTTP-date has 29; a longer value is ignored unparsed."""
+
+
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP-date), or ``None``.
 
@@ -76,7 +80,7 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     HTTP-date in the past means "now" (0 seconds); a value that is neither
     form is ignored (``None``).
     """
-    if value is None:
+    if value is None or len(value) > _LONGEST_RETRY_AFTER:
         return None
     text = value.strip()
     seconds = _decimal(text)
