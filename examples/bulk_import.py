@@ -144,7 +144,7 @@ def offline() -> None:
     from animalstore_client.testing import FakeAnimalStore
 
     store = FakeAnimalStore(api_keys=["offline-key"])
-    store.fail_next(503, times=5)  # refused: the SDK sends these again by itself
+    store.fail_next(429, times=5)  # busy: a refusal, which the SDK sends again by itself
     store.fail_next(500, method="POST")  # the service failed, maybe after storing
     store.fail_next_connection("reset", method="POST")  # stored, and the answer lost
     rows: list[Row] = [(str(n), f"pet-{n}", 1 + n % 3, "available") for n in range(200)]

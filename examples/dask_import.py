@@ -15,13 +15,14 @@ broadcast=True)` loads it once per worker, and every task in that worker
 shares it (a client is safe to share across threads); with a process pool,
 the ``initializer`` loads it once per process.
 
-Offline, the script serves a FakeAnimalStore on 127.0.0.1, injects 503s
-into the creates (which the SDK retries: a 503 means nothing was stored) and
-connection resets into the reads (retried too), then checks that every pet
-in the CSV was created exactly once, and that each worker process used a
-client of its own. Resets are kept away from the creates on purpose: after a
-reset a create may or may not have been stored, the SDK does not retry it,
-and this interface has no idempotency key to make a retry safe.
+Offline, the script serves a FakeAnimalStore on 127.0.0.1, injects 429s
+into the creates (which the SDK retries: a 429 is a refusal, nothing was
+stored) and connection resets into the reads (retried too), then checks
+that every pet in the CSV was created exactly once, and that each worker
+process used a client of its own. Resets and 5xx answers are kept away
+from the creates on purpose: after either, a create may or may not have
+been stored, the SDK does not retry it, and this interface has no
+idempotency key to make a retry safe.
 """
 
 from __future__ import annotations
@@ -138,17 +139,17 @@ async def import_async(base_url: str, api_key: str, rows: list[Row]) -> list[int
 
 
 def inject_faults(store: FakeAnimalStore, done: threading.Event) -> None:
-    """Resets for the first reads; then, while the import runs, a 503 for the next create every 50 requests.
+    """Resets for the first reads; then, while the import runs, a 429 for the next create every 50 requests.
 
-    Both are faults the SDK survives without a duplicate: a 503 says nothing
-    was stored, and a read may always be sent again.
+    Both are faults the SDK survives without a duplicate: a 429 is a refusal
+    (nothing was stored), and a read may always be sent again.
     """
     store.fail_next_connection("reset", times=3, method="GET")
     injected_at = 0
     while not done.wait(0.01):
         seen = len(store.requests) + store.dropped_requests  # the store keeps the last 10,000
-        if seen >= injected_at + 50:  # one 503 per 50 requests, however fast they come
-            store.fail_next(503, retry_after=0, method="POST")
+        if seen >= injected_at + 50:  # one 429 per 50 requests, however fast they come
+            store.fail_next(429, retry_after=0, method="POST")
             injected_at = seen
 
 

@@ -61,7 +61,7 @@ def main() -> None:
         store.fail_next(503, times=2)
         print(f"after two injected 503s: {len(client.list_pets())} pets listed")
 
-        # A 500 on create is never retried: the pet may already be stored.
+        # A 5xx on create (a 503 too) is never retried: the pet may already be stored.
         store.fail_next(500)
         try:
             client.create_pet(name="Rex", category_id=1)

@@ -51,7 +51,7 @@ def _rows(count: int) -> list[tuple[str, str, int, Any]]:
 
 def _inject(store: FakeAnimalStore, faults: int) -> None:
     """``faults`` failures: half refusals the SDK retries, a quarter failures after storing, a quarter lost answers."""
-    store.fail_next(503, times=faults // 2, retry_after=0)
+    store.fail_next(429, times=faults // 2, retry_after=0)
     store.fail_next(500, times=faults // 4, method="POST")
     store.fail_next_connection("reset", times=faults - faults // 2 - faults // 4, method="POST")
 

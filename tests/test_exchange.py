@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 import pytest
+import respx
 
 from animalstore_client import (
     AnimalStoreClient,
@@ -115,6 +116,25 @@ def test_a_mock_transport_connect_error_is_no_evidence_but_a_get_is_retried() ->
         assert seen == ["POST"]
         assert client.list_pets()[0].id == 7
     assert seen == ["POST", "GET", "GET"]
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
+@pytest.mark.parametrize("failure", [httpx.ConnectError, httpx.ReadTimeout])
+def test_a_respx_mock_of_the_default_backend_is_no_evidence(
+    make_client: ClientFactory, failure: type[httpx.TransportError]
+) -> None:
+    """respx patches in below the SDK's transport, above its pool's own network code: a failure it raises comes with
+    no report, so create_pet is sent once and may have been stored; a read is retried."""
+    with respx.mock(base_url="https://store.test/v1", assert_all_called=False) as router:
+        create = router.post("/pets").mock(side_effect=failure("mocked"))
+        listing = router.get("/pets").mock(side_effect=[failure("mocked"), httpx.Response(200, json=[PET])])
+        client = make_client(base_url="https://store.test/v1", max_retries=2)
+        with pytest.raises(APIConnectionError) as info:
+            client.create_pet(name="Rex", category_id=3)
+        assert client.list_pets()[0].id == 7
+    assert create.call_count == 1
+    assert info.value.may_have_been_processed is True
+    assert listing.call_count == 2
 
 
 @pytest.mark.parametrize("ending", ["close", "reset"])

@@ -6,17 +6,20 @@ cut to the call's deadline, the deadline, and a narrow report API that the
 code touching the connection calls, below every hook, middleware and
 transport of the caller's:
 
-- `Exchange.connected`, `Exchange.not_written` (the library's own connection
-  code failed before writing), `Exchange.writing` (about to write the first
-  byte: the origin and the ``Host`` being written are checked there, and a
-  passed deadline refuses to write), `Exchange.written`, `Exchange.answered`;
+- `Exchange.opening` (the library's own code takes the attempt from here),
+  `Exchange.connected`, `Exchange.not_written` (the library's own
+  connection code failed before writing), `Exchange.about_to_write` (the
+  origin and the ``Host`` about to be written are checked, and a passed
+  deadline refuses to write), `Exchange.first_byte` (the SDK's own
+  connection code: the deadline only), `Exchange.maybe_written`,
+  `Exchange.written`, `Exchange.answered`;
 - httpcore's public ``trace`` request extension is one adapter of them
   (`Exchange.trace_sync`, `Exchange.trace_async`, composed with a trace
   callback of the caller's by `composed_trace_sync`/`composed_trace_async`):
-  the SDK's own pool, a caller's httpx or httpx2 client over the library's
-  own transport, and the testing kit's transports report through it;
-- network-level code that cannot see the request (the pool's network
-  streams, urllib3's connection class) finds the running exchange in
+  a caller's httpx or httpx2 client over the library's own transport, and
+  the testing kit's in-process transports, report through it;
+- network-level code that cannot see the request (the SDK's pool, its
+  network backends and streams, urllib3's connection class) finds the running exchange in
   `RUNNING` (or `running`) inside ``with exchange:``, which the transport
   enters around its send and each body read: one context set, which carries
   the deadline too.
@@ -183,7 +186,8 @@ class Exchange:
     ```python
     exchange = Exchange(request, {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}, None)
     exchange.connected()
-    exchange.writing(b"https", b"api.example", 443, [b"api.example"], "the pool")
+    exchange.about_to_write(b"https", b"api.example", 443, [b"api.example"], "http_client")
+    exchange.first_byte()
     exchange.answered()
     assert may_have_acted(exchange, 201)
     ```

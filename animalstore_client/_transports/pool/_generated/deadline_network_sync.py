@@ -127,6 +127,15 @@ def tls_holds_unread(ssl_object: object) -> bool:
     return False
 
 
+def _opening() -> None:
+    """Report to the running exchange that the SDK's own network code opens its connection: from here, what this
+    code reports is all that happened (a failure before the first write wrote nothing). Reported here, not before
+    the pool is called: a mock patched in above this code (respx) reports nothing, and is no evidence."""
+    exchange = RUNNING.get()
+    if exchange is not None:
+        exchange.opening()
+
+
 class DeadlineBackend(httpcore.NetworkBackend):
     """httpcore's network backend with `_DeadlineStream` connections."""
 
@@ -142,6 +151,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
+        _opening()
         timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_sync():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = connect_tcp_sync(
@@ -161,6 +171,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
+        _opening()
         timeout = within(timeout, httpcore.ConnectTimeout, running_deadline())
         with opening_sync():  # as connect_tcp
             stream = self._backend.connect_unix_socket(path, timeout, socket_options)

@@ -174,9 +174,9 @@ class HttpcoreTransport:
             extensions={"timeout": exchange.timeouts},
         )
         started = time.monotonic()
-        # The pool's network streams report the first byte written to the attempt's exchange: what "was it
-        # stored?" is decided from. Nothing of the caller's runs below here, so it is known from the start.
-        exchange.opening()
+        # The pool and its network streams report to the attempt's exchange (a connection opened, none free, the
+        # first byte written): what "was it stored?" is decided from. A mock patched in below here (respx) reports
+        # nothing, so its failures are no evidence.
         try:
             with exchange:
                 response = pool.handle_request(core)

@@ -128,6 +128,15 @@ def tls_holds_unread(ssl_object: object) -> bool:
     return False
 
 
+def _opening() -> None:
+    """Report to the running exchange that the SDK's own network code opens its connection: from here, what this
+    code reports is all that happened (a failure before the first write wrote nothing). Reported here, not before
+    the pool is called: a mock patched in above this code (respx) reports nothing, and is no evidence."""
+    exchange = RUNNING.get()
+    if exchange is not None:
+        exchange.opening()
+
+
 class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
     """httpcore2's network backend with `_AsyncDeadlineStream` connections."""
 
@@ -143,6 +152,7 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore2.AsyncNetworkStream:
+        _opening()
         timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_async():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = await connect_tcp_async(
@@ -162,6 +172,7 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = _NO_TIMEOUT,
         socket_options: Any = None,
     ) -> httpcore2.AsyncNetworkStream:
+        _opening()
         timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_async():  # as connect_tcp
             stream = await self._backend.connect_unix_socket(path, timeout, socket_options)

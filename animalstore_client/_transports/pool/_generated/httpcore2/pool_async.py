@@ -51,7 +51,7 @@ import httpcore2
 
 from animalstore_client._core.deadline import within
 from animalstore_client._core.exceptions import AnimalStoreError
-from animalstore_client._core.exchange import running_deadline
+from animalstore_client._core.exchange import RUNNING, running_deadline
 from animalstore_client._transports.pool.wait import AsyncShield, AsyncWaiter
 
 __all__ = ["AsyncConnectionPool"]
@@ -60,6 +60,13 @@ _SCHEMES = (b"http", b"https")
 _Key = tuple[bytes, bytes, int]
 """An origin as the pool keys it: scheme, host, port."""
 _CLOSED = "This client was closed while the call was under way; create a new client."
+
+
+def _not_written() -> None:
+    """Report to the running exchange that no connection came free for it: the pool's own code wrote nothing."""
+    exchange = RUNNING.get()
+    if exchange is not None:
+        exchange.not_written()
 
 
 class AsyncConnectionPool:
@@ -125,11 +132,15 @@ class AsyncConnectionPool:
                 try:
                     # Inside the try: a deadline already passed raises here, and the waiter must still be withdrawn.
                     await waiter.wait(within(timeouts.get("pool"), httpcore2.PoolTimeout, running_deadline()))
+                except httpcore2.PoolTimeout:
+                    _not_written()
+                    raise
                 finally:
                     held, connection = self._settle(waiter)
                 if not held:
                     if self._closed:
                         raise AnimalStoreError(_CLOSED)
+                    _not_written()
                     raise httpcore2.PoolTimeout(
                         f"no connection became free within the pool timeout ({self._max_connections} in use)"
                     )
