@@ -12,9 +12,7 @@ through `translated`, the library giving only its table.
 from __future__ import annotations
 
 import ipaddress
-import socket
-import threading
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import httpx
 
@@ -139,8 +137,7 @@ def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> st
 
 
 # A thread's name lookup blocks in getaddrinfo, bounded by nothing: the sync transports look names up
-# in a thread of their own and wait for it at most the connect timeout (an event loop's lookup is
-# already held to the call).
+# on the SDK's lookup threads and wait for them at most the connect timeout (`_transports.lookups`).
 def is_literal(host: str) -> bool:
     """Whether ``host`` needs no name lookup: an IP address, or ``localhost``."""
     try:
@@ -151,28 +148,14 @@ def is_literal(host: str) -> bool:
 
 
 def looked_up(host: str, port: int, timeout: float) -> list[str]:
-    """``host``'s addresses, looked up in a daemon thread waited for at most ``timeout`` seconds.
+    """``host``'s addresses, looked up on the SDK's lookup threads (`_transports.lookups`) and waited for at most
+    ``timeout`` seconds.
 
-    Raises `TimeoutError` when the lookup did not answer in time, and what ``getaddrinfo`` raised
-    (a `socket.gaierror`) when it failed: each transport says it in its library's classes.
+    Raises `TimeoutError` when the lookup did not answer in time, what ``getaddrinfo`` raised (a
+    `socket.gaierror`) when it failed, and `ConnectionError` when no lookup could start: each transport
+    says it in its library's classes.
     """
-    found: list[Any] = []
-    done = threading.Event()
+    from animalstore_client._transports.lookups import LOOKUPS  # its threads start with the first lookup
 
-    def look_up() -> None:
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except Exception as exc:  # noqa: BLE001  # handed to the waiting thread, which raises it
-            found.append(exc)
-        done.set()
-
-    # A daemon: a lookup that never answers must not keep the process alive at its exit.
-    threading.Thread(target=look_up, name="animalstore-client lookup", daemon=True).start()
-    if not done.wait(timeout):
-        raise TimeoutError(
-            f"the name {host} was not looked up within {timeout:g} s (the connect timeout or the deadline)"
-        )
-    result = found[0]
-    if isinstance(result, Exception):
-        raise result
+    result = LOOKUPS.start(host, port).wait(timeout)
     return list(dict.fromkeys(str(info[4][0]) for info in result))

@@ -1,9 +1,9 @@
 """Name lookups for the SDK's asyncio network backend: on threads of its own, never the loop's default pool.
 
 `resolve` reads an IP literal as it is and ``localhost`` as the loopback
-addresses (RFC 6761) with no thread; any other name is looked up on a small
-pool of the SDK's (`_RESOLVER_THREADS`), made on first use and again in a
-forked child (the parent's threads are not there). `interleaved` orders the
+addresses (RFC 6761) with no thread; any other name is looked up on the
+SDK's lookup threads (`_transports.lookups`: one lookup per host and port in
+flight, a few threads for the process, shared with the sync side). `interleaved` orders the
 answers for Happy Eyeballs (RFC 8305). No HTTP library here: the default and
 httpx2 backends' network layers (``asyncio_network`` and its httpcore2 twin)
 share it.
@@ -12,11 +12,10 @@ share it.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from animalstore_client._transports.lookups import LOOKUPS
 
 __all__ = ["interleaved", "resolve"]
 
@@ -29,7 +28,7 @@ async def resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list
 
     An IP literal is read as it is, and ``localhost`` is the loopback
     addresses (RFC 6761: never looked up); any other name is looked up on the
-    SDK's resolver threads (`_resolver`), never the loop's default thread pool.
+    SDK's lookup threads (`_transports.lookups.LOOKUPS`), never the loop's default thread pool.
     """
     try:
         return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
@@ -40,37 +39,8 @@ async def resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list
         if socket.has_ipv6:
             loopback.append((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("::1", port, 0, 0)))
         return loopback
-    return await loop.run_in_executor(_resolver(), _lookup, host, port)
-
-
-def _lookup(host: str, port: int) -> list[Any]:
-    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-
-
-_RESOLVER_THREADS = 8
-"""Names looked up at once; more wait their turn (each new connection to a host by name needs one)."""
-_resolver_pool: ThreadPoolExecutor | None = None
-_resolver_lock = threading.Lock()
-
-
-def _resolver() -> ThreadPoolExecutor:
-    """The SDK's thread pool for name lookups, made on first use, and again in a forked child."""
-    global _resolver_pool  # noqa: PLW0603  # one per process, replaced after a fork
-    with _resolver_lock:
-        if _resolver_pool is None:
-            _resolver_pool = ThreadPoolExecutor(_RESOLVER_THREADS, thread_name_prefix="animalstore-resolver")
-        return _resolver_pool
-
-
-def _forget_resolver() -> None:  # registered at fork below
-    """In a forked child: the parent's resolver threads are not here, though its pool counts them as idle."""
-    global _resolver_pool, _resolver_lock  # noqa: PLW0603  # a child starts with pools and locks of its own
-    _resolver_pool = None
-    _resolver_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_forget_resolver)
+    del loop  # the lookup's answer wakes the running loop's waiter (`Flight.wait_async`)
+    return await LOOKUPS.start(host, port).wait_async()
 
 
 def interleaved(infos: list[Any]) -> list[Any]:
