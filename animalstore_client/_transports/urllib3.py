@@ -154,6 +154,8 @@ class _SDKHTTPConnection(urllib3.connection.HTTPConnection):
             raise ConnectTimeoutError(self, f"Connection to {host} timed out looking its name up") from None
         except socket.gaierror as exc:
             raise NameResolutionError(host, self, exc) from exc
+        except ConnectionError as exc:  # no lookup could start (the thread limit): nothing was sent
+            raise NewConnectionError(self, str(exc)) from exc
         named, timeout = self._dns_host, self.timeout
         last: Exception | None = None
         try:
