@@ -23,6 +23,7 @@ from animalstore_client._core.attempts import (
     Finished,
     full_response,
 )
+from animalstore_client._core.body import HEAD_TOO_LARGE, head_too_large
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.failures import contradicts_the_exchange, unknown_failure
@@ -159,6 +160,9 @@ class AsyncSendLoop(IOAsync):
             exchange = attempts.exchange_for(request, timeouts)
             stream = await transport.send(exchange)
             exchange.answered()
+            if head_too_large(stream.raw_headers()):  # one limit on every backend: the SDK's
+                await stream.aclose()  # its body unread: the connection is dropped, not pooled
+                raise httpx.RemoteProtocolError(HEAD_TOO_LARGE, request=request)
             content = stream.content  # set when served from memory: nothing to read
             if content is None:
                 content = await self._read(stream, attempts)

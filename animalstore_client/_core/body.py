@@ -16,6 +16,8 @@ from typing import Protocol
 
 import httpx
 
+from animalstore_client._core.defaults import MAX_RESPONSE_HEADER_BYTES, MAX_RESPONSE_HEADERS
+
 __all__ = ["ACCEPT_ENCODING", "MAX_CODINGS", "BodyReader", "codings_in", "late_body", "text_encoding"]
 
 
@@ -78,6 +80,26 @@ def text_encoding(headers: httpx.Headers) -> str:
                 return "utf-8"
             return name if name in _text_encodings() else "utf-8"
     return "utf-8"
+
+
+HEAD_TOO_LARGE = (
+    f"the answer's headers are over the SDK's limit ({MAX_RESPONSE_HEADERS} fields, "
+    f"{MAX_RESPONSE_HEADER_BYTES // 1024} KiB in all): the answer was not read"
+)
+"""The one error text for an answer whose head is over the limit, whichever library or check found it."""
+
+
+def head_too_large(raw: Sequence[tuple[bytes, bytes]]) -> bool:
+    """Whether an answer's header fields are over `MAX_RESPONSE_HEADERS` or `MAX_RESPONSE_HEADER_BYTES`.
+
+    Read on every answer: a loop, no generator (a call per field), and the count first.
+    """
+    if len(raw) > MAX_RESPONSE_HEADERS:
+        return True
+    size = 0
+    for name, value in raw:
+        size += len(name) + len(value)
+    return size > MAX_RESPONSE_HEADER_BYTES
 
 
 ACCEPT_ENCODING = "gzip, deflate"

@@ -15,6 +15,8 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TOTAL_TIMEOUT",
     "HTTPX_DEFAULT_TIMEOUT",
+    "MAX_RESPONSE_HEADERS",
+    "MAX_RESPONSE_HEADER_BYTES",
 ]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
@@ -28,6 +30,13 @@ DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 """Connection pool limits: enough that hundreds of concurrent async calls queue
 briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
+
+MAX_RESPONSE_HEADERS = 99
+"""The most header fields an answer may carry, on every backend: the lowest of the libraries' own (http.client,
+under urllib3, refuses a 100th, counting the blank line that ends the head; hyper, under pyreqwest, a 101st);
+real services send about 30."""
+MAX_RESPONSE_HEADER_BYTES = 64 * 1024
+"""The most bytes an answer's header fields may hold in all (names and values), on every backend."""
 
 HTTPX_DEFAULT_TIMEOUT = httpx.Timeout(5.0)
 """httpx's own default: a caller's httpx client with it gets `DEFAULT_TIMEOUT` instead (shorter than this API needs)."""

@@ -32,6 +32,7 @@ from yarl import URL
 
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.deadline import Timeouts, remembered, within
+from animalstore_client._core.defaults import MAX_RESPONSE_HEADER_BYTES, MAX_RESPONSE_HEADERS
 from animalstore_client._core.exchange import ClientRuleBroken, Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
@@ -82,6 +83,8 @@ __all__ = ["AiohttpTransport"]
 _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
 
 
+_STATUS_LINE = 64
+"""Bytes beside a field's name and value on its line (the colon, spaces, CRLF), with room to spare."""
 _KEPT = 256
 """Request URLs, header sets and timeout sets whose aiohttp form a transport keeps (the SDK repeats them)."""
 _WHOLE = 64 * 1024
@@ -443,7 +446,16 @@ class AiohttpTransport:
         )
         # No cookie jar: a cookie the service set for one API key must never
         # go out with another key's calls (with_options shares this session).
-        session = aiohttp.ClientSession(connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar())
+        session = aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            # The SDK's header limits, not aiohttp's 8 KB a field: a field up to the whole limit is read (the send
+            # loop checks the total), and past either aiohttp's refusal is the SDK's one error (`translated`).
+            max_line_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
+            max_field_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
+            max_headers=MAX_RESPONSE_HEADERS,
+        )
         setattr(session, _RETRY_CONNECTION, False)  # every request the SDK sends is an attempt it counts
         return session
 

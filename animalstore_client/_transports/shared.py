@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 
 import httpx
 
+from animalstore_client._core.body import HEAD_TOO_LARGE
 from animalstore_client._core.httpx_private import response_from_library
 
 __all__ = [
@@ -101,6 +102,18 @@ Translations = tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
 """A library's failures, most specific first, each with the httpx class the retry policy knows it by."""
 
 
+# How each library says it refused an answer's head over its own limits (tests/test_header_limits.py pins each):
+# h11 (httpcore, httpcore2), http.client (urllib3), hyper (pyreqwest), aiohttp's parser.
+_HEAD_REFUSALS = (
+    "Receive buffer too long",
+    "got more than 100 headers",
+    "bytes when reading header line",
+    "message head is too large",
+    "Too many headers received",
+    "bytes when reading",
+)
+
+
 def translated(
     exc: BaseException,
     request: httpx.Request,
@@ -110,14 +123,18 @@ def translated(
 ) -> httpx.TransportError:
     """``exc`` as the httpx class of the first entry of ``table`` it is an instance of, else as ``otherwise``.
 
-    The message is ``message``, else the exception's own text (its class name when it has none).
+    The message is ``message``, else the exception's own text (its class name when it has none). A library's
+    own refusal of a head over its limits is the SDK's one error for a head too large (`HEAD_TOO_LARGE`).
     """
+    text = str(exc) if message is None else message
+    if any(phrase in text for phrase in _HEAD_REFUSALS):
+        return httpx.RemoteProtocolError(HEAD_TOO_LARGE, request=request)
     kind = otherwise
     for library_class, httpx_class in table:
         if isinstance(exc, library_class):
             kind = httpx_class
             break
-    return kind((str(exc) or type(exc).__name__) if message is None else message, request=request)
+    return kind(text or type(exc).__name__, request=request)
 
 
 # The functions of httpx (and of httpx2, the same code) that call code of the caller's: the event hooks are
