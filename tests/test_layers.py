@@ -136,11 +136,13 @@ SHARED_TRANSPORT_PARTS = {
     f"{TOP}._transports.shared",
     f"{TOP}._transports.proxies",
     f"{TOP}._transports.sockets",
+    f"{TOP}._transports.lookups",
     f"{TOP}._transports.seam_async",
     f"{TOP}._transports._generated.seam_sync",
 }
-"""What every library's module may use below the clients: the seam, the shared parts, the proxies' pools, and the
-sockets a forked child or an ended event loop closes (`_transports.sockets`)."""
+"""What every library's module may use below the clients: the seam, the shared parts, the proxies' pools, the
+sockets a forked child or an ended event loop closes (`_transports.sockets`), and the process's bounded name
+lookups (`_transports.lookups`)."""
 
 
 @pytest.mark.parametrize("module", [name for name in MODULES if _layer(name) == LAYERS.index("_transports")])
