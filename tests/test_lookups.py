@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -141,14 +142,14 @@ HOSTS = 6
 
 @pytest.fixture
 def dead_names(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A name service that never answers for ``*.dead.test`` (each lookup held at most 10 s, released after)."""
+    """A name service that never answers for ``*.dead.test`` (each lookup held at most 60 s, released after)."""
     release = threading.Event()
     original = socket.getaddrinfo
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         numeric = kwargs.get("flags", 0) & socket.AI_NUMERICHOST  # a literal's check asks no name server
         if isinstance(host, str) and host.endswith(".dead.test") and not numeric:
-            release.wait(10)
+            release.wait(60)
             raise socket.gaierror(-3, "Temporary failure in name resolution")
         return original(host, *args, **kwargs)
 
@@ -229,4 +230,37 @@ def test_an_async_client_on_a_dead_resolver_holds_no_more_threads_than_the_pool(
 
     errors, seen = asyncio.run(main())
     _ended_unsent(errors)
+    assert max(seen) <= LOOKUP_THREADS
+
+
+@pytest.mark.usefixtures("dead_names")
+def test_a_hundred_calls_a_second_on_a_dead_resolver_for_ten_seconds() -> None:
+    """1,000 calls over 10 s (a tenth of it in the everyday tier) to names nobody answers for: the lookup threads
+    alive never exceed the pool's, sampled at every call's end, and every call ends unsent by its connect
+    timeout."""
+    calls = scaled(1000, least=100)
+    with (
+        AnimalStoreClient(API_KEY, base_url="https://rate.dead.test/v1", max_retries=0, timeout=TIMEOUT) as first,
+        first.with_options(base_url="https://other.dead.test/v1") as second,
+    ):
+        seen: list[int] = []
+
+        def call(index: int) -> BaseException:
+            try:
+                (first if index % 2 else second).list_pets()
+            except APIConnectionError as exc:
+                seen.append(_lookup_threads())
+                return exc
+            raise AssertionError("a name nobody answers for was reached")
+
+        with ThreadPoolExecutor(40) as pool:
+            began = time.monotonic()
+            futures = []
+            for index in range(calls):
+                # The scenario's pace, 100 calls a second: each started at its time (bounded: `calls` of them).
+                time.sleep(max(0.0, began + index / 100 - time.monotonic()))
+                futures.append(pool.submit(call, index))
+            errors = [future.result(30) for future in futures]
+    _ended_unsent(errors)
+    assert len(seen) == calls
     assert max(seen) <= LOOKUP_THREADS
