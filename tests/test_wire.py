@@ -19,7 +19,6 @@ import re
 import socket
 import ssl
 import struct
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from animalstore_client import (
 from animalstore_client._core.exchange import ANSWERED, NOTHING, WRITING, WRITTEN, Exchange, may_have_acted
 from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response
 
+from . import test_lookups
 from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_BACKEND, URLLIB3_VARIANT, ClientFactory, on_library
 from .servers import LoopbackServer, refused_url, respond
 from .test_callers_clients import HTTPX_KINDS, Callers, _hook, _library
@@ -595,32 +595,19 @@ httpx2) and urllib3's connection class. pyreqwest looks names up in its Rust run
 getaddrinfo reaches: its connect timeout is not tested against a dead resolver here."""
 
 
-@pytest.fixture
-def dead_resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A name service that never answers for ``dead.resolver.test`` (each lookup bounded at 10 s, released after)."""
-    release = threading.Event()
-    original = socket.getaddrinfo
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host == "dead.resolver.test":
-            release.wait(10)
-            raise socket.gaierror(-3, "Temporary failure in name resolution")
-        return original(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield
-    release.set()
+dead_names = test_lookups.dead_names
+"""The fixture: a name service that never answers for ``*.dead.test``."""
 
 
 @pytest.mark.parametrize("bound", ["connect timeout", "total_timeout"])
 @pytest.mark.parametrize("variant", SYNC_LOOKUPS, indirect=True)
-@pytest.mark.usefixtures("dead_resolver")
+@pytest.mark.usefixtures("dead_names")
 def test_a_sync_name_lookup_that_does_not_answer_is_bounded(make_client: ClientFactory, bound: str) -> None:
     """A resolver that never answers: the sync client gives up at its connect timeout, or at total_timeout."""
     options: dict[str, Any] = (
         {"timeout": httpx.Timeout(30.0, connect=TOTAL)} if bound == "connect timeout" else {"total_timeout": TOTAL}
     )
-    client = make_client(base_url="https://dead.resolver.test/v1", max_retries=0, **options)
+    client = make_client(base_url="https://resolver.dead.test/v1", max_retries=0, **options)
     _ends_by_the_deadline(client.list_pets)
 
 
