@@ -8,6 +8,7 @@ pair of clients that looks names up in Python, against a resolver that never ans
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import time
@@ -141,8 +142,9 @@ HOSTS = 6
 
 
 @pytest.fixture
-def dead_names(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A name service that never answers for ``*.dead.test`` (each lookup held at most 60 s, released after)."""
+def dead_names(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A name service that never answers for ``*.dead.test`` (each lookup held at most 60 s, released after); the
+    domain this test's names end in, its own, so that no lookup still in flight from another test is joined."""
     release = threading.Event()
     original = socket.getaddrinfo
 
@@ -154,7 +156,7 @@ def dead_names(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return original(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield
+    yield f"t{os.urandom(4).hex()}.dead.test"
     release.set()
 
 
@@ -168,13 +170,12 @@ def _ended_unsent(errors: list[BaseException]) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.usefixtures("dead_names")
-def test_a_dead_resolver_holds_no_more_threads_than_the_pool(backend: Any) -> None:
+def test_a_dead_resolver_holds_no_more_threads_than_the_pool(backend: Any, dead_names: str) -> None:
     """Many calls from many threads to several names nobody answers for: each ends by its connect timeout, nothing
     sent, and the SDK never holds more lookup threads than its pool's."""
     clients = [
         AnimalStoreClient(
-            API_KEY, base_url=f"https://h{index}.dead.test/v1", backend=backend, max_retries=0, timeout=TIMEOUT
+            API_KEY, base_url=f"https://h{index}.{dead_names}/v1", backend=backend, max_retries=0, timeout=TIMEOUT
         )
         for index in range(HOSTS)
     ]
@@ -200,14 +201,13 @@ def test_a_dead_resolver_holds_no_more_threads_than_the_pool(backend: Any) -> No
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.usefixtures("dead_names")
-def test_an_async_client_on_a_dead_resolver_holds_no_more_threads_than_the_pool(backend: Any) -> None:
+def test_an_async_client_on_a_dead_resolver_holds_no_more_threads_than_the_pool(backend: Any, dead_names: str) -> None:
     """The same from one event loop: many tasks, several names; the loop's default thread pool is not used."""
 
     async def main() -> tuple[list[BaseException], list[int]]:
         clients = [
             AsyncAnimalStoreClient(
-                API_KEY, base_url=f"https://h{index}.dead.test/v1", backend=backend, max_retries=0, timeout=TIMEOUT
+                API_KEY, base_url=f"https://h{index}.{dead_names}/v1", backend=backend, max_retries=0, timeout=TIMEOUT
             )
             for index in range(HOSTS)
         ]
@@ -233,15 +233,14 @@ def test_an_async_client_on_a_dead_resolver_holds_no_more_threads_than_the_pool(
     assert max(seen) <= LOOKUP_THREADS
 
 
-@pytest.mark.usefixtures("dead_names")
-def test_a_hundred_calls_a_second_on_a_dead_resolver_for_ten_seconds() -> None:
+def test_a_hundred_calls_a_second_on_a_dead_resolver_for_ten_seconds(dead_names: str) -> None:
     """1,000 calls over 10 s (a tenth of it in the everyday tier) to names nobody answers for: the lookup threads
     alive never exceed the pool's, sampled at every call's end, and every call ends unsent by its connect
     timeout."""
     calls = scaled(1000, least=100)
     with (
-        AnimalStoreClient(API_KEY, base_url="https://rate.dead.test/v1", max_retries=0, timeout=TIMEOUT) as first,
-        first.with_options(base_url="https://other.dead.test/v1") as second,
+        AnimalStoreClient(API_KEY, base_url=f"https://rate.{dead_names}/v1", max_retries=0, timeout=TIMEOUT) as first,
+        first.with_options(base_url=f"https://other.{dead_names}/v1") as second,
     ):
         seen: list[int] = []
 

@@ -601,13 +601,14 @@ dead_names = test_lookups.dead_names
 
 @pytest.mark.parametrize("bound", ["connect timeout", "total_timeout"])
 @pytest.mark.parametrize("variant", SYNC_LOOKUPS, indirect=True)
-@pytest.mark.usefixtures("dead_names")
-def test_a_sync_name_lookup_that_does_not_answer_is_bounded(make_client: ClientFactory, bound: str) -> None:
+def test_a_sync_name_lookup_that_does_not_answer_is_bounded(
+    make_client: ClientFactory, bound: str, dead_names: str
+) -> None:
     """A resolver that never answers: the sync client gives up at its connect timeout, or at total_timeout."""
     options: dict[str, Any] = (
         {"timeout": httpx.Timeout(30.0, connect=TOTAL)} if bound == "connect timeout" else {"total_timeout": TOTAL}
     )
-    client = make_client(base_url="https://resolver.dead.test/v1", max_retries=0, **options)
+    client = make_client(base_url=f"https://resolver.{dead_names}/v1", max_retries=0, **options)
     _ends_by_the_deadline(client.list_pets)
 
 
