@@ -122,7 +122,7 @@ def test_an_async_waiter_cancelled_leaves_the_lookup_to_the_others() -> None:
 
     async def main() -> list[Any]:
         flight = lookups.start("store.test", 443)
-        with pytest.raises(TimeoutError):
+        with pytest.raises(asyncio.TimeoutError):  # not the builtin TimeoutError before Python 3.11
             await asyncio.wait_for(flight.wait_async(), 0.01)
         waiting = asyncio.ensure_future(flight.wait_async())
         await asyncio.sleep(0)
