@@ -110,7 +110,7 @@ _HEAD_REFUSALS = (
     "bytes when reading header line",
     "message head is too large",
     "Too many headers received",
-    "bytes when reading",
+    "Got more than",  # aiohttp's LineTooLong, worded "... bytes when reading" or "... bytes (N) when reading"
 )
 
 
