@@ -250,6 +250,11 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
     def content_codings(self) -> list[bytes]:
         return codings_in(self._response.raw_headers)
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        # aiohttp holds them as pairs of bytes: read on every answer (the header limit, the service's notices)
+        # without making the httpx.Headers a typed call never needs.
+        return list(self._response.raw_headers)
+
     def _reason(self) -> str | None:
         return self._response.reason
 
