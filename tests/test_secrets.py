@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncGenerator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -201,3 +202,72 @@ def test_the_key_quoted_in_an_oserrors_strerror_is_masked_when_it_leaves() -> No
     assert cause is not None
     assert key not in str(cause)
     assert key not in repr(cause.args)
+
+
+_KEY = "sk-live-0123456789abcdef"
+
+
+class _Holding(Exception):
+    """An exception holding request headers in an attribute its text does not show."""
+
+    def __init__(self, message: str, headers: dict[str, str]) -> None:
+        super().__init__(message)
+        self.headers = headers
+
+
+class _Base(BaseException):
+    """Not an Exception: a BaseException of someone else's."""
+
+
+class _Long(Exception):
+    """An exception whose text is long, the key past where a masked copy cuts it."""
+
+    def __str__(self) -> str:
+        return "x" * 9_990 + _KEY
+
+
+def _group(members: list[Exception]) -> Exception:
+    """An exception group of ``members``, as an anyio task group raises one (Python 3.11+)."""
+    if sys.version_info >= (3, 11):
+        return ExceptionGroup("tasks", members)  # noqa: F821  # builtin from 3.11
+    raise AssertionError("no ExceptionGroup before Python 3.11")
+
+
+def _chained(cause: BaseException) -> BaseException:
+    """An SDK error raised from ``cause``, as it leaves a public method (`forget_locals` with the key)."""
+    from animalstore_client import MiddlewareError
+
+    try:
+        try:
+            raise cause
+        except BaseException as exc:
+            raise MiddlewareError("m", request=httpx.Request("GET", "https://store.test/v1/pets")) from exc
+    except MiddlewareError as error:
+        forget_locals(error, (_KEY,))
+        return error
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        pytest.param(lambda: _Holding("boom", {"authorization": f"Bearer {_KEY}"}), id="an-attribute"),
+        pytest.param(
+            lambda: _group([_Holding("boom", {"authorization": f"Bearer {_KEY}"})]),
+            id="a-group",
+            marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="no ExceptionGroup before Python 3.11"),
+        ),
+        pytest.param(lambda: _Base(f"Bearer {_KEY}".encode()), id="a-base-exception"),
+        pytest.param(_Long, id="past-the-cut"),
+    ],
+)
+def test_a_cause_holding_the_key_anywhere_is_replaced_by_a_masked_copy(cause: Any) -> None:
+    """A cause holding the key in an attribute, in a member of an exception group, as a BaseException's bytes, or
+    in a text longer than a masked copy keeps: replaced by a MaskedException that shows no part of the key."""
+    from animalstore_client import MaskedException
+
+    error = _chained(cause())
+    masked = error.__cause__
+    assert isinstance(masked, MaskedException)
+    assert error.__context__ is masked
+    shown = str(masked) + repr(masked) + repr(vars(masked))
+    assert not any(_KEY[:length] in shown for length in range(6, len(_KEY) + 1))

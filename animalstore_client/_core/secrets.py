@@ -264,13 +264,27 @@ def _qualified(exc: BaseException) -> str:
 
 _MOST_SHOWN = 10_000
 """The characters of an exception's text a masked copy keeps."""
+_MOST_MEMBERS = 16
+"""Members of an exception group looked at (and shown in its masked copy): a group of more is replaced."""
+_MOST_NESTED = 4
+"""Groups nested in groups looked into: one nested deeper is replaced."""
 
 
-def _leaks(exc: BaseException, secrets: tuple[str, ...]) -> bool:
+def _leaks(exc: BaseException, secrets: tuple[str, ...], depth: int = 0) -> bool:
     """Whether ``exc`` (not the SDK's own) may still show one of ``secrets``: in its text, ``repr``, arguments,
-    attributes or notes, whatever their shape; ``True`` when that cannot be told (a ``__str__`` that raises)."""
+    attributes or notes, whatever their shape, or in a member of an exception group; ``True`` when that cannot
+    be told (a ``__str__`` that raises, a group nested past `_MOST_NESTED`)."""
     if type(exc).__module__.split(".")[0] == "animalstore_client":
         return False  # the SDK's own messages are masked when made
+    if _GROUP is not None and isinstance(exc, _GROUP):
+        if depth >= _MOST_NESTED:
+            return True
+        members: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+        if (
+            any(_leaks(member, secrets, depth + 1) for member in members[:_MOST_MEMBERS])
+            or len(members) > _MOST_MEMBERS
+        ):
+            return True
     try:
         shown = [str(exc), repr(exc)]
         values: list[object] = [*exc.args, *vars(exc).values(), *getattr(exc, "__notes__", ())]
@@ -290,7 +304,17 @@ def _masked_copy(exc: BaseException, secrets: tuple[str, ...]) -> MaskedExceptio
         text = str(exc)
     except Exception:  # noqa: BLE001
         text = "(its text cannot be shown)"
-    copy = MaskedException(_qualified(exc), redact_text(_masked(text[:_MOST_SHOWN], secrets)))
+    members = getattr(exc, "exceptions", None) if _GROUP is not None and isinstance(exc, _GROUP) else None
+    if members:
+        shown = []
+        for member in list(members)[:_MOST_MEMBERS]:
+            try:
+                shown.append(f"{_qualified(member)}: {member}")
+            except Exception:  # noqa: BLE001
+                shown.append(f"{_qualified(member)}: (its text cannot be shown)")
+        text += " [" + "; ".join(shown) + "]"
+    # Masked whole, then cut: a cut through a secret would leave its start unmasked.
+    copy = MaskedException(_qualified(exc), redact_text(_masked(text, secrets))[:_MOST_SHOWN])
     copy.__traceback__ = exc.__traceback__
     copy.__cause__ = exc.__cause__
     copy.__context__ = exc.__context__
@@ -306,7 +330,7 @@ def _replace_leaking_links(exc: BaseException, secrets: tuple[str, ...]) -> None
     copies: dict[int, MaskedException] = {}
     for attribute in ("__cause__", "__context__"):
         linked = getattr(exc, attribute)
-        if isinstance(linked, Exception):
+        if isinstance(linked, BaseException):
             copy = copies.get(id(linked))  # most often one exception is both: it stays one
             if copy is None:
                 _mask_args(linked, secrets)
