@@ -421,3 +421,52 @@ def test_a_cause_without_the_key_is_kept_as_it_was() -> None:
     ):
         client.create_pet(name="Rex", category_id=3)
     assert info.value.__cause__ is seen
+
+
+# --- a proxy's tunnel is not the request ------------------------------------------------------------------------------
+
+
+def _tunnel_refused(proxy: LoopbackServer) -> None:
+    proxy.script = [respond(502, {"message": "no route to the origin"})] * 3
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"], indirect=True)
+def test_a_refused_tunnel_wrote_nothing_on_the_sdks_pool(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through HTTPS_PROXY, a proxy refusing the CONNECT (502): the CONNECT's bytes went to the proxy, not the
+    request's to the service, so create_pet is retried and nothing was stored."""
+    with LoopbackServer() as proxy:
+        _tunnel_refused(proxy)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.port}")
+        client = make_client(base_url="https://pets.internal.example/v1", max_retries=2)
+        with pytest.raises(APIConnectionError) as info:
+            client.create_pet(name="Rex", category_id=3)
+    assert [received.method for received in proxy.received] == ["CONNECT"] * 3
+    assert info.value.may_have_been_processed is False
+
+
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_refused_tunnel_wrote_nothing_on_a_callers_client(kind: str, callers: Callers) -> None:
+    """The same through a caller's httpx or httpx2 client made with proxy=: httpcore's trace reports the CONNECT's
+    steps, which are not the request's."""
+    with LoopbackServer() as proxy:
+        _tunnel_refused(proxy)
+        http = callers.library_client(kind, proxy=f"http://127.0.0.1:{proxy.port}")
+        client = callers.sdk_client(kind, http, base_url="https://pets.internal.example/v1", max_retries=2)
+        with pytest.raises(APIConnectionError) as info:
+            client.create_pet(name="Rex", category_id=3)
+    assert [received.method for received in proxy.received] == ["CONNECT"] * 3
+    assert info.value.may_have_been_processed is False
+
+
+@pytest.mark.parametrize("kind", [kind for kind in HTTPX_KINDS if _name(kind).startswith("httpx-")])
+def test_the_request_handed_back_carries_no_check_of_the_attempt(kind: str, callers: Callers) -> None:
+    """An error's request, replayed later through a client of the caller's, is not refused by the attempt's deadline
+    or Host checks: the exchange's trace is taken off once the request was sent, and a caller's own stays."""
+    with LoopbackServer([respond(500, {}), respond(201, PET)]) as server:
+        http = callers.library_client(kind)
+        client = callers.sdk_client(kind, http, base_url=server.base_url, total_timeout=5, max_retries=0)
+        with pytest.raises(APIError) as info:
+            client.create_pet(name="Rex", category_id=3)
+    assert "trace" not in info.value.request.extensions

@@ -195,7 +195,17 @@ class Exchange:
     Only the report methods change it; `may_have_acted` reads it.
     """
 
-    __slots__ = ("_clock", "_origin_url", "_token", "deadline", "phase", "reported", "request", "timeouts")
+    __slots__ = (
+        "_clock",
+        "_origin_url",
+        "_token",
+        "_tunnel",
+        "deadline",
+        "phase",
+        "reported",
+        "request",
+        "timeouts",
+    )
 
     def __init__(
         self,
@@ -218,6 +228,7 @@ class Exchange:
         """The furthest phase reported (`NOTHING` ... `ANSWERED`)."""
         self.reported = False
         """Whether code below the caller's (a library's own connection code, the SDK's) reported on this attempt."""
+        self._tunnel = False  # a proxy's CONNECT is under way: its steps are not this request's
 
     # -- what is known ---------------------------------------------------------------------------------------
 
@@ -345,9 +356,11 @@ class Exchange:
         """httpcore's ``trace`` extension: each step of the exchange, as the connection took it."""
         phase = _REACHED.get(event)
         if phase is not None:
-            request = info.get("request")
-            if request is None or request.method != b"CONNECT":  # a tunnel's CONNECT is not this request
-                self._reach(phase)
+            if self._tunnel:  # a step of the proxy's CONNECT (its .complete events name no request): not this one's
+                if event == "http11.receive_response_headers.complete":
+                    self._tunnel = False  # the proxy answered: the request itself comes next, through the tunnel
+                return
+            self._reach(phase)
         elif event in _HEADERS:
             self.reported = True
             request = info["request"]
@@ -355,6 +368,7 @@ class Exchange:
             if request.method == b"CONNECT":  # to the proxy, for this origin: the tunnel's host and port
                 if actual is None or actual[1:] != self._expected[1:]:
                     self._refuse(actual or (b"?", request.url.target, 0), "http_client")
+                self._tunnel = True
                 return
             if actual is None or actual != self._expected:
                 self._refuse(actual or (b"?", request.url.target, 0), "http_client")

@@ -85,9 +85,18 @@ class AsyncHttpxTransport:
         request = exchange.request
         extensions = request.extensions
         extensions["timeout"] = exchange.timeouts
-        extensions["trace"] = composed_trace_async(exchange, extensions.get("trace"))
-        # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
-        response = await self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        carried = extensions.get("trace")
+        extensions["trace"] = composed_trace_async(exchange, carried)
+        try:
+            # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
+            response = await self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        finally:
+            # The request handed back (exc.request, response.request) carries the caller's own trace again, not
+            # this attempt's checks of the deadline and the Host; the body's steps, read later, report nothing.
+            if carried is None:
+                del extensions["trace"]
+            else:
+                extensions["trace"] = carried
         return _AsyncHttpxStream(response)
 
     async def aclose(self) -> None:

@@ -86,9 +86,18 @@ class HttpxTransport:
         request = exchange.request
         extensions = request.extensions
         extensions["timeout"] = exchange.timeouts
-        extensions["trace"] = composed_trace_sync(exchange, extensions.get("trace"))
-        # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
-        response = self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        carried = extensions.get("trace")
+        extensions["trace"] = composed_trace_sync(exchange, carried)
+        try:
+            # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
+            response = self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        finally:
+            # The request handed back (exc.request, response.request) carries the caller's own trace again, not
+            # this attempt's checks of the deadline and the Host; the body's steps, read later, report nothing.
+            if carried is None:
+                del extensions["trace"]
+            else:
+                extensions["trace"] = carried
         return _HttpxStream(response)
 
     def close(self) -> None:

@@ -55,8 +55,11 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         exchange = RUNNING.get()
         deadline = None
         if exchange is not None:
-            if exchange.phase < WRITING:
-                exchange.first_byte()  # from here the service may act on it; past the deadline, nothing is written
+            # From the first byte the service may act on it; past the deadline, nothing is written. An empty write
+            # (h11's end of a message without a body) writes no byte; a proxy's CONNECT (httpcore writes a request's
+            # head in one piece, and the SDK never sends that method) goes to the proxy, not the service.
+            if exchange.phase < WRITING and buffer and buffer[:8] != b"CONNECT ":
+                exchange.first_byte()
             deadline = exchange.deadline
         await self._stream.write(buffer, within(timeout, httpcore.WriteTimeout, deadline))
 
