@@ -306,7 +306,7 @@ def _masked_copy(exc: BaseException, secrets: tuple[str, ...]) -> MaskedExceptio
         text = "(its text cannot be shown)"
     members = getattr(exc, "exceptions", None) if _GROUP is not None and isinstance(exc, _GROUP) else None
     if members:
-        shown = []
+        shown: list[str] = []
         for member in list(members)[:_MOST_MEMBERS]:
             try:
                 shown.append(f"{_qualified(member)}: {member}")
