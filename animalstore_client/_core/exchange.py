@@ -38,7 +38,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -343,7 +343,7 @@ class Exchange:
                 request=self.request,
             )
 
-    def _refuse(self, actual: Origin, by: str) -> None:
+    def _refuse(self, actual: Origin, by: str) -> NoReturn:
         raise ClientRuleBroken(
             f"{by} sent the request to {_shown(actual)}, not to the client's base_url origin "
             f"{_shown(self._expected)} (a hook or a middleware of it set request.url): nothing was sent. The SDK "
@@ -370,10 +370,9 @@ class Exchange:
                     self._refuse(actual or (b"?", request.url.target, 0), "http_client")
                 self._tunnel = True
                 return
-            if actual is None or actual != self._expected:
-                self._refuse(actual or (b"?", request.url.target, 0), "http_client")
-            self._check_host(_host_fields(request.headers), "http_client")
-            self._check_deadline()
+            if actual is None:
+                self._refuse((b"?", request.url.target, 0), "http_client")
+            self.about_to_write(*actual, _host_fields(request.headers), "http_client")
             self._reach(WRITING)
 
     async def trace_async(self, event: str, info: dict[str, Any]) -> None:

@@ -430,10 +430,10 @@ class FakeAnimalStore:
         request); for ``"reset"`` and ``"timeout"`` the store has acted and
         the answer must not be delivered.
         """
-        kind = self._faults.take_connection(method.upper())
+        kind = self.connection_fault(method)
         if kind == "refused":
             return None, kind
-        return self._handle(method, path, query, headers, body, take_fault=kind is None), kind
+        return self.serve_request(method, path, query, headers, body, kind), kind
 
     def connection_fault(self, method: str) -> ConnectionFaultKind | None:
         """The connection fault a request with ``method`` takes now, if any: `exchange`'s first half."""

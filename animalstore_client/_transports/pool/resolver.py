@@ -11,7 +11,6 @@ share it.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from typing import Any
 
@@ -23,7 +22,7 @@ __all__ = ["interleaved", "resolve"]
 _LOOPBACK = ("localhost", "localhost.")
 
 
-async def resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[Any]:
+async def resolve(host: str, port: int) -> list[Any]:
     """``getaddrinfo``'s answers for ``host``, with no thread where no lookup is needed.
 
     An IP literal is read as it is, and ``localhost`` is the loopback
@@ -39,7 +38,6 @@ async def resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list
         if socket.has_ipv6:
             loopback.append((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("::1", port, 0, 0)))
         return loopback
-    del loop  # the lookup's answer wakes the running loop's waiter (`Flight.wait_async`)
     return await LOOKUPS.start(host, port).wait_async()
 
 

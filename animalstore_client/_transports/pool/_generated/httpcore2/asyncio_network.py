@@ -451,7 +451,7 @@ async def _connect(
     caller is cancelled (Python 3.10, 3.11): every attempt that does not win, and every
     one if the caller is cancelled, is closed here.
     """
-    infos = await resolve(loop, host, port)
+    infos = await resolve(host, port)
     attempts: dict[asyncio.Task[Any], _Protocol] = {}
     pending: set[asyncio.Task[Any]] = set()
     errors: list[BaseException] = []
