@@ -1,36 +1,36 @@
 """The unit and end-to-end suite on every supported CPython: ``nox`` (CI runs it; see .ci/run).
 
-``tests`` runs on 3.11, 3.12 and 3.13 with the pinned test requirements;
-``minimum`` runs on 3.10, the oldest Python, with the oldest version
+``tests`` runs on 3.12 and 3.13 with the pinned test requirements;
+``minimum`` runs on 3.11, the oldest Python, with the oldest version
 pyproject.toml declares of each library: the two ends of the range, as a
-user pinned to the oldest would have them. Each session installs the package
-and tests/requirements.txt into a fresh virtual environment of its Python and
+user pinned to the oldest would have them. Each installs the package and
+tests/requirements.txt into a fresh virtual environment of its Python and
 runs pytest without what the README's command runs once, on 3.11: the Prism
 contract tests (Node.js-bound, the same on every Python), the stress tier
 (``slow``), the client/library pairs of the libraries that run once
 (``RUN_ONCE`` in tests/conftest.py) and the checks of the pages and tools
-(``ONCE``). A Python that is not installed fails the run, naming itself,
-rather than being skipped.
+(``ONCE``). ``newest`` runs the README's command, the whole suite, on 3.14,
+the newest Python (from ``../shared/tools/get-python.sh 3.14`` in CI). A
+Python that is not installed fails the run, naming itself, rather than being
+skipped.
 """
 
 from __future__ import annotations
 
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nox
-import tomllib
 from packaging.requirements import Requirement
 
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "minimum"]
+nox.options.sessions = ["tests", "minimum", "newest"]
 
-PYTHONS = ["3.11", "3.12", "3.13"]
-OLDEST = "3.10"
-# The session that also holds the floors `minimum` cannot install (NEEDS_NEWER): 3.12's, the shorter of the two CI
-# runs beside `minimum` (.ci/run), so the three end together.
-FLOORS_ALSO_ON = "3.12"
+PYTHONS = ["3.12", "3.13"]
+OLDEST = "3.11"
+NEWEST = "3.14"
 
 NOT_AT_MINIMUM = {
     # The test tools (pydantic, under FastAPI and schemathesis) need a newer one than the SDK does.
@@ -58,11 +58,6 @@ def _floors() -> list[str]:
 
 
 FLOORS = _floors()
-# A floor whose library needs a newer Python than the oldest (pyreqwest: 3.11) cannot install in `minimum`; the
-# session on FLOORS_ALSO_ON holds it there instead, and runs its pairs.
-NEEDS_NEWER = [
-    pin for pin in FLOORS if (marker := Requirement(pin).marker) and not marker.evaluate({"python_version": OLDEST})
-]
 
 # pip compiles every module it installs (dask's, fastapi's, schemathesis'... that the sessions never import): 12 to
 # 16 CPU-seconds of each environment's install. Python compiles what a session imports the first time it imports it
@@ -74,10 +69,10 @@ INSTALL = ["-q", "--no-compile"]
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
 # What the sessions leave out (pytest markers): the Prism contract (Node.js-bound, the same on every Python), the
 # stress tier, and the pairs of the libraries that run once (tests/conftest.py's RUN_ONCE): httpx2 and pyreqwest,
-# new in 1.2.0, and urllib3, deprecated. The README's command runs them all on 3.11; `minimum` runs urllib3's pairs
-# at its floor, and 3.12's session pyreqwest's (NEEDS_NEWER, FLOORS_ALSO_ON).
+# new in 1.2.0. The README's command runs them all on 3.11, and `newest` on 3.14; `minimum` runs pyreqwest's pairs
+# at its floor (httpx2 has no older release than its pin).
 # <libraries: run once> written by scripts/codegen.py from _core.libraries.LIBRARIES (runs_once)
-RUN_ONCE_LIBRARIES = ["httpx2", "urllib3", "pyreqwest"]
+RUN_ONCE_LIBRARIES = ["httpx2", "pyreqwest"]
 # </libraries>
 RUN_ONCE_MARKERS = ["contract", "slow", *RUN_ONCE_LIBRARIES]
 
@@ -88,12 +83,11 @@ def _leaving_out(*kept: str) -> str:
 
 
 ON_OTHER_PYTHONS = _leaving_out()
-WITH_FLOORS = _leaving_out("pyreqwest")
-AT_MINIMUM = _leaving_out("urllib3")
+AT_MINIMUM = _leaving_out("pyreqwest")
 # Checks of the pages and the tools, which no Python or library version changes: the docs' examples and the
-# example scripts (type-checked with the 3.10 rules whatever runs them), the table of backends and extras, mypy
+# example scripts (type-checked with the 3.11 rules whatever runs them), the table of backends and extras, mypy
 # and pyright over the tests, the built reference, the generated code, the benchmark smoke tests and the public
-# API check (griffe, which needs Python 3.11); and schemathesis' check of the fake store's answers against the
+# API check (griffe); and schemathesis' check of the fake store's answers against the
 # interface document, their shapes, which no Python changes (tests/test_fake_server.py holds the fake's behaviour on
 # every Python). The README's command runs them once.
 ONCE = [
@@ -142,21 +136,22 @@ def _show_versions(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """pytest on one Python with the pinned test requirements: all but the contract tests, the slow tier, the pairs
-    of the libraries that run once and the checks that run once (ONCE). On FLOORS_ALSO_ON (3.12), the libraries
-    whose floor `minimum` cannot install (NEEDS_NEWER: pyreqwest) are held at that floor, their pairs run."""
+    of the libraries that run once and the checks that run once (ONCE)."""
     session.install(*INSTALL, "-e", ".", "-r", "tests/requirements.txt")
-    markers = ON_OTHER_PYTHONS
-    if session.python == FLOORS_ALSO_ON and NEEDS_NEWER:
-        session.install(*INSTALL, *NEEDS_NEWER)
-        _show_versions(session)
-        markers = WITH_FLOORS
-    session.run(*PYTEST, "-m", markers, *_own_temp(session), *_not_once(), *session.posargs, env=SHARE)
+    session.run(*PYTEST, "-m", ON_OTHER_PYTHONS, *_own_temp(session), *_not_once(), *session.posargs, env=SHARE)
+
+
+@nox.session(python=NEWEST)
+def newest(session: nox.Session) -> None:
+    """The README's test command on the newest Python: the whole suite, every pair, with pyproject's workers."""
+    session.install(*INSTALL, "-e", ".", "-r", "tests/requirements.txt")
+    session.run("python", "-m", "pytest", "-p", "no:cacheprovider", *_own_temp(session), *session.posargs)
 
 
 @nox.session(python=OLDEST)
 def minimum(session: nox.Session) -> None:
     """pytest on the oldest Python with the oldest version of every library the package declares (the
-    OpenTelemetry API too), each library's pairs included but httpx2's and pyreqwest's (they need 3.11)."""
+    OpenTelemetry API too), each library's pairs included but httpx2's (it has no release older than its pin)."""
     session.install(*INSTALL, "-e", ".", "-r", "tests/requirements.txt")
     # Installed over the pins: pip reports tools that want newer ones; none of them runs here.
     session.install(*INSTALL, *FLOORS, *TEST_MINIMUM)

@@ -408,13 +408,9 @@ def libraries_region(name: str) -> str:
 
 
 def _needs(library: Any, default: bool) -> str:
-    """What choosing a library takes, as `BackendName`'s docs say it: its extra and Python, or nothing."""
+    """What choosing a library takes, as `BackendName`'s docs say it: its extra, or nothing."""
     parts = ["the default"] if default else []
     parts.append("a dependency" if library.extra is None else f"the ``[{library.extra}]`` extra")
-    if library.python > _libraries().PACKAGE_FLOOR:
-        parts.append(f"Python {library.python[0]}.{library.python[1]}+")
-    if library.deprecation is not None:
-        parts.append("deprecated")
     return ", ".join(parts)
 
 
@@ -456,15 +452,8 @@ def _http_client_types(libraries: Any) -> str:
 
 
 def _requirements(library: Any) -> list[str]:
-    """What a library's extra installs, each with the Python marker of a library that needs a newer Python."""
-    floor = _libraries().PACKAGE_FLOOR
-    marker = f'; python_version >= "{library.python[0]}.{library.python[1]}"' if library.python > floor else ""
-    return [f"{requirement}{marker}" for requirement in (library.requirement, *library.also_installs)]
-
-
-def _toml_string(text: str) -> str:
-    # A requirement with a marker holds double quotes: TOML's literal string then (no escapes to read).
-    return f"'{text}'" if '"' in text else f'"{text}"'
+    """What a library's extra installs."""
+    return [library.requirement, *library.also_installs]
 
 
 def _extras(libraries: Any) -> str:
@@ -474,42 +463,23 @@ def _extras(libraries: Any) -> str:
         if library.extra is None:
             continue
         clients = "both clients" if len(library.clients) == 2 else f"the {library.clients[0]} client"
-        said = f'backend="{library.name}" ({clients}{", deprecated" if library.deprecation else ""})'
-        if library.python > _libraries().PACKAGE_FLOOR:
-            said += (
-                f"; Python {library.python[0]}.{library.python[1]}+ only: on an older Python the extra installs "
-                "nothing and the backend says which Python it needs"
-            )
+        said = f'backend="{library.name}" ({clients})'
         if library.floor_reason:
             said += f". {library.floor_reason[0].upper()}{library.floor_reason[1:]}"
         lines += [f"# {line}" for line in _wrapped(f"{said}.", "# ")]
-        lines.append(f"{library.extra} = [{', '.join(_toml_string(r) for r in _requirements(library))}]")
+        quoted = ", ".join(f'"{requirement}"' for requirement in _requirements(library))
+        lines.append(f"{library.extra} = [{quoted}]")
     return "\n".join(lines) + "\n"
-
-
-def _removal(deprecation: str) -> str:
-    """The release a deprecation message says removes the deprecated thing: ``"2.0"``."""
-    found = re.search(r"removed in animalstore-client (\d+\.\d+)", deprecation)
-    if found is None:
-        raise SystemExit(f"scripts/codegen.py: a deprecation names no release that removes it: {deprecation!r}")
-    return found[1]
 
 
 README_WIDTH = 76
 """README.md's paragraphs are wrapped at about this width (a generated one too, so the source reads alike)."""
 
 
-def _extra_named(library: Any) -> str:
-    """A library's extra as README.md names it: ```[aiohttp]```, and when deprecated, the release that removes it."""
-    if library.deprecation is None:
-        return f"`[{library.extra}]`"
-    return f"`[{library.extra}]` (deprecated: removed in {_removal(library.deprecation)})"
-
-
 def _extras_sentence() -> str:
-    """README.md's sentence naming every extra: the libraries' (a deprecated one says so), then the others'."""
+    """README.md's sentence naming every extra: the libraries', then the others'."""
     declared = _libraries()
-    named = [_extra_named(library) for library in declared.LIBRARIES if library.extra is not None]
+    named = [f"`[{library.extra}]`" for library in declared.LIBRARIES if library.extra is not None]
     named += [f"`[{extra.name}]`" for extra in declared.OTHER_EXTRAS]
     listed = ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
     text = f"The extras are {listed}; leave the brackets out for none."
@@ -531,25 +501,21 @@ def backends_table() -> str:
     """docs/_backends-table.md: a row per library of ``LIBRARIES``, then one per other extra."""
     declared = _libraries()
     header = (
-        "| `backend=` | clients | install | Python | what it is; choose it for "
+        "| `backend=` | clients | install | what it is; choose it for "
         "| `http_client=` it takes (sync / async) | `verify=` it takes |\n"
-        "|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|\n"
     )
     rows: list[str] = []
     for index, library in enumerate(declared.LIBRARIES):
         clients = "both" if len(library.clients) == 2 else library.clients[0]
         name = f'`"{library.name}"`' + (" (the default)" if index == 0 else "")
-        if library.deprecation is not None:
-            name += " (deprecated)"
         install = "nothing more: a dependency" if library.extra is None else f"the `[{library.extra}]` extra"
-        python = f"{library.python[0]}.{library.python[1]}+"
-        cells = [name, clients, install, python, library.choose_for, library.http_client_text, library.verify_text]
+        cells = [name, clients, install, library.choose_for, library.http_client_text, library.verify_text]
         rows.append("| " + " | ".join(cells) + " |\n")
-    floor = declared.PACKAGE_FLOOR
     for extra in declared.OTHER_EXTRAS:
         distributions = ", ".join(f"`{declared.distribution_of(r)}`" for r in extra.requirements)
         install = f"the `[{extra.name}]` extra ({distributions})"
-        rows.append(f"| no backend | both | {install} | {floor[0]}.{floor[1]}+ | {extra.purpose} | | |\n")
+        rows.append(f"| no backend | both | {install} | {extra.purpose} | | |\n")
     notice = "<!-- Written by scripts/codegen.py from animalstore_client/_core/libraries.py: do not edit. -->\n"
     return notice + header + "".join(rows) + TABLE_NOTES
 

@@ -13,7 +13,6 @@ import importlib
 import inspect
 import math
 import os
-import re
 import ssl
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -380,14 +379,9 @@ def _importable(module: str) -> bool:
 
 
 def _needs(library: str, installed: bool) -> pytest.MarkDecorator:
-    """A mark skipping a test where ``library`` is not installed, saying why (the Python it needs, or the pin)."""
-    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    needed = by_name(library).python
+    """A mark skipping a test where ``library`` is not installed, saying why."""
     return pytest.mark.skipif(
-        not installed,
-        reason=f"{library} is not installed: it needs Python {needed[0]}.{needed[1]}+ (this is {here})"
-        if sys.version_info < needed
-        else f"{library} is not installed (pip install -r tests/requirements.txt)",
+        not installed, reason=f"{library} is not installed (pip install -r tests/requirements.txt)"
     )
 
 
@@ -396,17 +390,9 @@ NEEDS = {library.name: _needs(library.name, _importable(library.name)) for libra
 RUN_ONCE = frozenset(library.name for library in LIBRARIES if library.runs_once)
 """Libraries whose client/library pairs carry a mark of their name, which the sessions on the other Pythons leave
 out (noxfile.py), to keep CI within 15 minutes (their declarations' ``runs_once``): the pairs of httpx2 and
-pyreqwest, new in 1.2.0, and of urllib3, deprecated, run from the README's command on 3.11, and each library's
-pairs at its floor (urllib3's on 3.10 in ``minimum``, pyreqwest's on 3.12). Their own test modules
+pyreqwest, new in 1.2.0, run from the README's command on 3.11 and 3.14, and pyreqwest's at its floor
+(``minimum``, on 3.11). Their own test modules
 (tests/test_pyreqwest.py: its runtime at interpreter exit and across a fork) still run on every Python."""
-
-
-def deprecated(library: str) -> pytest.MarkDecorator:
-    """Marks a test (or a parameter) that uses a deprecated library on purpose: its DeprecationWarning, that
-    message exactly, is expected there (``filterwarnings = error`` raises it anywhere else)."""
-    message = by_name(library).deprecation
-    assert message is not None, f"{library} is not deprecated"
-    return pytest.mark.filterwarnings(f"ignore:{re.escape(message)}:DeprecationWarning")
 
 
 GET_PET_NOTICE = pytest.mark.filterwarnings("ignore:The animal store announces that get_pet:DeprecationWarning")
@@ -415,13 +401,10 @@ and Sunset headers warn of get_pet's removal (tests/test_service_deprecation.py 
 
 
 def on_library(library: str, value: str) -> Any:
-    """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once,
-    its deprecation warning expected if it is deprecated."""
+    """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once."""
     marks = [NEEDS[library]] if library in NEEDS else []
     if library in RUN_ONCE:
         marks.append(getattr(pytest.mark, library))
-    if by_name(library).deprecation is not None:
-        marks.append(deprecated(library))
     return pytest.param(value, marks=marks) if marks else value
 
 
@@ -460,12 +443,6 @@ def on_httpx2(value: str) -> Any:
 HTTPX2_VARIANTS = _pairs(by_name("httpx2"))
 """The httpx2 backend's pairs, marked ``httpx2`` (RUN_ONCE)."""
 
-urllib3_deprecated = deprecated("urllib3")
-"""Marks a test (or a parameter) that uses the deprecated urllib3 backend on purpose."""
-URLLIB3_VARIANT = on_library("urllib3", "sync-urllib3")
-"""The sync client on urllib3, whose construction warns (deprecated until 2.0 removes it)."""
-URLLIB3_BACKEND = on_library("urllib3", "urllib3")
-"""``backend="urllib3"`` as a parameter: its construction warns (deprecated until 2.0 removes it)."""
 
 HTTPX_VARIANTS = ["sync", "async"]
 ALL_VARIANTS: list[Any] = [pair for library in LIBRARIES for pair in _pairs(library)]

@@ -191,14 +191,22 @@ ANNOTATIONS_CHANGED_IN_1_2_0 = [
 ]
 
 
+def _as_a_1_x_release(tmp_path: Path) -> Path:
+    """HEAD's package numbered 1.99.0, so that a 1.x snapshot's breaks are reported, not allowed by 2.0's new major."""
+    head = _copy(tmp_path / "head")
+    _set_version(head, "1.99.0")
+    return head
+
+
 def test_against_1_1_0_only_the_annotations_1_2_0_changed_are_reported(snapshot: ModuleType, tmp_path: Path) -> None:
     """HEAD checked against 1.1.0's snapshot alone reports the four annotation changes 1.2.0 shipped, and no other
     (but HEAD's own changes since the latest snapshot, which the test above reports)."""
     older = tmp_path / "api"
     older.mkdir()
     shutil.copy(API / "1.1.0.json", older / "1.1.0.json")
+    head = _as_a_1_x_release(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "check", "--api-dir", str(older)],
+        [sys.executable, str(SCRIPT), "check", "--api-dir", str(older), "--package-dir", str(head)],
         capture_output=True,
         text=True,
         check=False,
@@ -212,21 +220,31 @@ def test_against_1_1_0_only_the_annotations_1_2_0_changed_are_reported(snapshot:
 
 
 def test_against_1_2_0_only_the_accepted_breaks_are_reported(tmp_path: Path) -> None:
-    """HEAD checked against 1.2.0's snapshot alone passes: its only breaks are those accepted-breaks.json names
-    since 1.2.0 (a caller's pyreqwest client refused), each printed with its reason."""
+    """HEAD checked against 1.2.0's snapshot alone: its only breaks are those accepted-breaks.json names since
+    1.2.0 (a caller's pyreqwest client refused), each printed with its reason, and 2.0's removal of urllib3."""
     older = tmp_path / "api"
     older.mkdir()
     for name in ("1.2.0.json", "accepted-breaks.json"):
         shutil.copy(API / name, older / name)
+    head = _as_a_1_x_release(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "check", "--api-dir", str(older)],
+        [sys.executable, str(SCRIPT), "check", "--api-dir", str(older), "--package-dir", str(head)],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "against 1.2.0.json: no breaking change but those accepted in accepted-breaks.json" in result.stdout
+    # Numbered 1.99.0, HEAD breaks 1.2.0's API where 2.0.0 removed the urllib3 backend, and nowhere else.
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    unaccepted = [
+        line
+        for index, line in enumerate(lines)
+        if line.startswith("animalstore_client.")
+        and not any("accepted since 1.2.0" in later for later in lines[index + 1 : index + 3])
+    ]
+    assert unaccepted, result.stdout
+    assert all("urllib3" in line or "Urllib3" in line for line in unaccepted), unaccepted
     assert result.stdout.count("accepted since 1.2.0: A caller's pyreqwest client is refused") == 2
 
 
@@ -246,11 +264,11 @@ def test_the_same_removal_passes_in_a_new_major_version(
     snapshot: ModuleType, head_api: Path, tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _remove_limit_from_list_pets(tree)
-    _set_version(tree, "2.0.0")
+    _set_version(tree, "3.0.0")
     code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(head_api))
     assert code == 0, output
     assert "list_pets(limit): Parameter was removed" in output  # still listed, as allowed
-    assert "allowed: the major version goes from 1 to 2" in output
+    assert "allowed: the major version goes from 2 to 3" in output
 
 
 def _api_dir_accepting(head_api: Path, tmp_path: Path, accepted: dict[str, str]) -> Path:
@@ -283,8 +301,8 @@ def test_an_accepted_alias_break_may_be_named_without_the_whole_union(
     """A member lost from a type alias is accepted by path, kind and member, without the union's text: another
     member added later (a new library's client) leaves the entry matching."""
     path = tree / "animalstore_client" / "_clients" / "optional_types.py"
-    _edit(path, "HTTPClient: TypeAlias = httpx.Client | Httpx2Client | ", "HTTPClient: TypeAlias = httpx.Client | ")
-    _edit(path, "Urllib3PoolManager\n", "Urllib3PoolManager | Httpx2AsyncClient\n", after="HTTPClient: TypeAlias")
+    _edit(path, "HTTPClient: TypeAlias = httpx.Client | Httpx2Client\n", "HTTPClient: TypeAlias = httpx.Client\n")
+    _edit(path, "HTTPClient: TypeAlias = httpx.Client\n", "HTTPClient: TypeAlias = httpx.Client | Httpx2AsyncClient\n")
     named = "animalstore_client.HTTPClient: Type alias lost a member: Httpx2Client"
     api_dir = _api_dir_accepting(head_api, tmp_path, {named: "a test's reason"})
     code, output = _run(snapshot, capsys, "check", "--package-dir", str(tree), "--api-dir", str(api_dir))
@@ -531,11 +549,11 @@ BREAKING = [
     Mutation(
         "type alias member removed",
         "_clients/optional_types.py",
-        "HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager",
         "HTTPClient: TypeAlias = httpx.Client | Httpx2Client",
+        "HTTPClient: TypeAlias = httpx.Client",
         "",
-        "animalstore_client.HTTPClient: Type alias lost a member: Urllib3PoolManager "
-        "(httpx.Client | Httpx2Client | Urllib3PoolManager -> httpx.Client | Httpx2Client)",
+        "animalstore_client.HTTPClient: Type alias lost a member: Httpx2Client "
+        "(httpx.Client | Httpx2Client -> httpx.Client)",
     ),
     Mutation(
         "return annotation",

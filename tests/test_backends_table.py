@@ -4,7 +4,7 @@
 ``--check`` fails on a stale one); the docs pages include the file
 (``--8<--``) and README.md links to it. It writes the libraries' extras in
 pyproject.toml and README.md's sentence naming the extras too: here, what it
-writes is checked to say the right thing (markers, deprecations). What is
+writes is checked to say the right thing (markers). What is
 written by hand is held to the declarations: the other extras,
 requires-python, the pins of tests/requirements.txt.
 """
@@ -61,15 +61,19 @@ def test_pyprojects_extras_are_the_declared_ones() -> None:
     assert {name: [_without_markers(r) for r in reqs] for name, reqs in EXTRAS.items()} == _declared_extras()
 
 
-def test_an_extra_of_a_newer_python_says_so_in_its_markers() -> None:
-    """A library that needs a newer Python than the package's floor has that marker on its extra's requirements."""
+def test_requires_python_is_the_declared_floor_and_the_classifiers_the_tested_pythons() -> None:
+    """pyproject.toml's requires-python is the package's floor, and its classifiers name the Pythons CI tests, from
+    that floor to noxfile.py's newest: 3.11 to 3.14."""
     assert PYPROJECT["project"]["requires-python"] == f">={PACKAGE_FLOOR[0]}.{PACKAGE_FLOOR[1]}"
-    for library in LIBRARIES:
-        if library.extra is None:
-            continue
-        for requirement in EXTRAS[library.extra]:
-            marker = f'python_version >= "{library.python[0]}.{library.python[1]}"'
-            assert (marker in requirement) == (library.python > PACKAGE_FLOOR), (library.name, requirement)
+    nox_file = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    newest = re.search(r'^NEWEST = "3\.(\d+)"$', nox_file, re.MULTILINE)
+    assert newest is not None
+    classified = [
+        c for c in PYPROJECT["project"]["classifiers"] if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    ]
+    expected = [f"Programming Language :: Python :: 3.{minor}" for minor in range(PACKAGE_FLOOR[1], int(newest[1]) + 1)]
+    assert classified == expected
+    assert f'OLDEST = "{PACKAGE_FLOOR[0]}.{PACKAGE_FLOOR[1]}"' in nox_file
 
 
 def test_every_library_and_extra_has_one_row() -> None:
@@ -81,24 +85,6 @@ def test_every_library_and_extra_has_one_row() -> None:
         assert sum(f"`[{extra}]`" in row["install"] for row in rows) == 1, extra
     for distribution in (distribution_of(r) for reqs in _declared_extras().values() for r in reqs):
         assert distribution in TABLE.read_text(encoding="utf-8"), distribution
-
-
-def test_a_deprecated_backend_says_so_with_its_replacement_and_removal() -> None:
-    """The rows of the libraries that warn when chosen (and only those) say deprecated, the default as the
-    replacement and the release that removes them, as the warning does."""
-    rows = {m[1]: row for row in _rows() if (m := re.match(r'`"([^"]+)"`', row["`backend=`"]))}
-    for library in LIBRARIES:
-        row = rows[library.name]
-        if library.deprecation is None:
-            assert "deprecated" not in " ".join(row.values()).lower(), library.name
-            continue
-        removal = re.search(r"removed in animalstore-client (\d+\.\d+)", library.deprecation)
-        assert removal is not None, library.deprecation
-        said = row["what it is; choose it for"]
-        assert row["`backend=`"] == f'`"{library.name}"` (deprecated)'
-        assert f"deprecated, to be removed in {removal[1]}" in said, said
-        assert f'Use the default, `"{LIBRARIES[0].name}"`, instead' in said, said
-        assert "DeprecationWarning" in said, said
 
 
 def test_the_readme_links_to_the_table() -> None:
@@ -137,21 +123,14 @@ def test_the_libraries_that_run_once_are_their_declarations_everywhere() -> None
     assert set(declared) <= registered
 
 
-def test_the_readmes_extras_sentence_names_each_and_says_which_are_deprecated() -> None:
-    """README.md's sentence naming the extras (generated) names every declared extra, and marks a deprecated
-    library's extra so, and no other."""
+def test_the_readmes_extras_sentence_names_each() -> None:
+    """README.md's sentence naming the extras (generated) names every declared extra."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     sentence = re.search(r"The extras are (.+?);", readme, re.DOTALL)
     assert sentence is not None
     text = " ".join(sentence[1].split())
     for extra in _declared_extras():
         assert f"`[{extra}]`" in text, extra
-    for library in LIBRARIES:
-        if library.extra is None:
-            continue
-        after = text.split(f"`[{library.extra}]`", 1)[1]
-        deprecated_here = after.lstrip().startswith("(deprecated")
-        assert deprecated_here == (library.deprecation is not None), library.name
 
 
 def _pins() -> dict[str, list[str]]:
@@ -164,15 +143,13 @@ def _pins() -> dict[str, list[str]]:
 
 
 def test_the_test_requirements_pin_every_declared_library() -> None:
-    """tests/requirements.txt pins each library an extra installs to one version (``==``), limited to the
-    Python the library needs: a library declared without its pin would go untested (its pairs skipped), with
-    no failure to say so."""
+    """tests/requirements.txt pins each library an extra installs to one version (``==``) on every Python: a
+    library declared without its pin would go untested (its pairs skipped), with no failure to say so."""
     pins = _pins()
     for library in LIBRARIES:
         for requirement in (r for r in (library.requirement, *library.also_installs) if r):
             lines = pins.get(distribution_of(requirement).lower())
             assert lines, f"{library.name}: no pin of {distribution_of(requirement)} in tests/requirements.txt"
-            marker = f'python_version >= "{library.python[0]}.{library.python[1]}"'
-            for line in lines:
-                assert "==" in line.split(";", 1)[0], line
-                assert (marker in line) == (library.python > PACKAGE_FLOOR), (library.name, line)
+            assert len(lines) == 1, lines
+            assert "==" in lines[0], lines[0]
+            assert ";" not in lines[0], lines[0]

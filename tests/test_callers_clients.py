@@ -632,7 +632,7 @@ def test_where_an_exception_was_raised_tells_the_callers_code_from_the_librarys(
     assert raised_by_callers_code(_raise_in("myapp.hooks", "import json; json.loads('{')"))
     assert not raised_by_callers_code(_raise_in("httpcore._backends.anyio", "import json; json.loads('{')"))
     assert not raised_by_callers_code(_raise_in("anyio.streams.tls", "import ssl; raise ssl.SSLError(1, 'alert')"))
-    for package in ("aiohttp", "urllib3", "pyreqwest", "httpx2", "httpcore2"):
+    for package in ("aiohttp", "pyreqwest", "httpx2", "httpcore2"):
         assert package in HTTP_STACK_PACKAGES
     # httpx runs a hook of the caller's, whose header lookup raises inside httpx: the hook's.
     lookup = _function_in("httpx._models", "raise KeyError('x-tenant')")

@@ -152,19 +152,6 @@ def violations() -> Violations:
     return Violations()
 
 
-def _urllib3_manager(violations: Violations) -> Any:
-    import urllib3
-
-    class Hooked(urllib3.PoolManager):
-        def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:  # type: ignore[override]
-            response = super().urlopen(method, url, redirect=redirect, **kw)
-            if "sl-violations" in response.headers:
-                violations.append(f"{method} {url}: {response.headers['sl-violations']}")
-            return response
-
-    return Hooked()
-
-
 async def _aiohttp_session(violations: Violations) -> Any:
     import aiohttp
 
@@ -188,8 +175,6 @@ def _hooked_client(
         module, cls = by_name(library).client_classes[side]
         hook = violations.sync_hook if side == "sync" else violations.async_hook
         return getattr(importlib.import_module(module), cls)(event_hooks={"response": [hook]})
-    if library == "urllib3":
-        return _urllib3_manager(violations)
     if library == "aiohttp":
         return loop.run_until_complete(_aiohttp_session(violations))
     return None

@@ -181,7 +181,7 @@ def test_parent_and_child_each_get_their_own_answers(echo_url: str, variant: str
     [variant for variant in SYNC_VARIANTS if not by_name(library_of(variant)).callers_clients_refused],
 )
 def test_a_caller_supplied_http_client_refuses_to_cross_a_fork(echo_url: str, variant: str) -> None:
-    """With the caller's own client of each library that takes one (httpx.Client, urllib3.PoolManager...; a
+    """With the caller's own client of each library that takes one (httpx.Client, httpx2.Client...; a
     pyreqwest one is refused outright) the child's first call raises AnimalStoreError at once; the parent goes on."""
     module, cls = by_name(library_of(variant)).client_classes["sync"]
     lines = _run(echo_url, variant, f"{module}:{cls}")
@@ -393,7 +393,7 @@ else:
 
 # The attribute of each library's sync transport whose ``_lock`` guards its pool table, where the SDK's own pool
 # (``own_pools``) does not hold it as ``_pools``: a private detail of each transport, which no declaration says.
-_POOL_TABLES = {"urllib3": "_managers", "pyreqwest": "_settings"}
+_POOL_TABLES = {"pyreqwest": "_settings"}
 
 
 @pytest.mark.parametrize("echo_url", ["http"], indirect=True)

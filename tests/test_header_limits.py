@@ -4,7 +4,7 @@
 1.4.0 had five limits: aiohttp refused a field over 8 KB, urllib3 a 100th field, pyreqwest a 101st, httpx a head
 over 100 KB. The SDK now sets the libraries' knobs where they have them and checks the rest itself; a library's
 own refusal past them is translated to the same error (each library's wording is pinned by the cases below that
-reach it: 300 fields on urllib3, pyreqwest and aiohttp, 200 KB on httpcore and httpcore2).
+reach it: 300 fields on pyreqwest and aiohttp, 200 KB on httpcore and httpcore2).
 """
 
 from __future__ import annotations

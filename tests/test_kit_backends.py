@@ -25,7 +25,7 @@ from animalstore_client import (
 from animalstore_client._core.libraries import LIBRARIES, for_client
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, on_library, urllib3_deprecated
+from .conftest import API_KEY, on_library
 
 
 def _threads_settle(expected: int) -> int:
@@ -69,31 +69,30 @@ def test_an_async_kit_client_on_each_library_retries_at_once(backend: Any) -> No
     assert store.retry_delays == [30.0]
 
 
-@urllib3_deprecated
 def test_the_store_serves_a_socket_client_until_it_is_closed() -> None:
-    """The loopback server a urllib3 kit client needs stops when the client closes, or when it is collected."""
+    """The loopback server an httpx2 kit client needs stops when the client closes, or when it is collected."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     before = threading.active_count()
-    client = store.client(backend="urllib3")
+    client = store.client(backend="httpx2")
     copy = client.with_options(max_retries=0)
     assert client.list_pets() == []
     copy.close()  # a copy does not own the pool: the server stays
     assert client.list_pets() == []
     client.close()
     assert _threads_settle(before) == before
-    forgotten = store.client(backend="urllib3")
+    # pyreqwest's sockets are Rust's: collected unclosed, a client warns of no socket, and only the threads count.
+    forgotten = store.client(backend="pyreqwest")
     forgotten.list_pets()
     del forgotten
     gc.collect()
     assert _threads_settle(before) == before
 
 
-@urllib3_deprecated
-def test_a_budget_test_runs_at_once_on_urllib3() -> None:
+def test_a_budget_test_runs_at_once_over_a_socket() -> None:
     """The kit's clock works for budgets over a socket too: Retry-After 0 keeps it still, advance() refills."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(503, times=50, retry_after=0)
-    with store.client(backend="urllib3", retry_budget=RetryBudget(percent=0, min_per_second=0.1, window=10)) as client:
+    with store.client(backend="httpx2", retry_budget=RetryBudget(percent=0, min_per_second=0.1, window=10)) as client:
         counts = []
         for _ in range(3):
             with pytest.raises(InternalServerError) as caught:
@@ -132,12 +131,11 @@ def test_a_library_the_client_cannot_use_is_refused(method: str, backend: str) -
     assert caught.value.argument == "backend"
 
 
-@urllib3_deprecated
 def test_a_client_you_built_over_serve_can_be_adopted() -> None:
     """store.adopt(client): your own client on any library retries without sleeping, in the store's clock."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     with store.serve() as url:
-        client = store.adopt(AnimalStoreClient(API_KEY, base_url=url, backend="urllib3"))
+        client = store.adopt(AnimalStoreClient(API_KEY, base_url=url, backend="httpx2"))
         store.fail_next(503)
         assert client.with_options(max_retries=1).with_raw_response.list_pets().attempts == 2
         client.close()
@@ -170,14 +168,13 @@ def test_a_fault_can_be_kept_for_one_method() -> None:
     assert caught.value.argument == "method"
 
 
-@urllib3_deprecated
 def test_resets_kept_for_reads_never_cost_a_create() -> None:
     """Over a socket, resets on GETs only: the SDK retries the reads and the refused (429) creates, and every create
     lands exactly once."""
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next_connection("reset", times=5, method="GET")
     store.fail_next(429, times=5, method="POST")
-    with store.client(backend="urllib3", max_retries=5) as client:
+    with store.client(backend="httpx2", max_retries=5) as client:
         for index in range(10):
             client.create_pet(name=f"pet-{index}", category_id=1)
             client.list_pets(limit=1)
@@ -192,12 +189,11 @@ SERVER_THREAD = "FakeAnimalStore server"  # the name running_server gives its th
 # (the library made unimportable, the kit calls made: the method and its keyword arguments)
 UNMADE: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("aiohttp", [("async_client", {"backend": "aiohttp"})]),
-    ("urllib3", [("client", {"backend": "urllib3"})]),
     ("pyreqwest", [("client", {"backend": "pyreqwest"}), ("async_client", {"backend": "pyreqwest"})]),
     ("httpx2", [("client", {"backend": "httpx2"}), ("async_client", {"backend": "httpx2"})]),
 ]
 BAD_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
-    ("client", {"backend": "urllib3", "max_retries": -1}),
+    ("client", {"backend": "httpx2", "max_retries": -1}),
     ("async_client", {"backend": "aiohttp", "max_retries": -1}),
     ("client", {"max_retries": -1}),
     ("async_client", {"max_retries": -1}),

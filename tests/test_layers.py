@@ -123,7 +123,7 @@ def _library_of(module: str) -> str | None:
 
 def _its_stack(library: str | None) -> set[str]:
     """The HTTP libraries a module of ``library`` may import: itself, and the declared ones its stack is built on
-    (a library on urllib3 may import urllib3); the SDK's pool modules are httpcore's, or httpx2's with httpcore2."""
+    (a library built on another may import it); the SDK's pool modules are httpcore's, or httpx2's with httpcore2."""
     if library is None:
         return set()
     declared = {"httpcore": "httpx", "httpcore2": "httpx2"}.get(library, library)
@@ -162,8 +162,7 @@ def test_a_library_module_imports_its_own_library_the_seam_and_the_core(module: 
         allowed_own |= {name for name in MODULES if name.startswith(pool)}
         allowed_own |= {f"{TOP}._transports.pool", f"{TOP}._transports.pool.wait", f"{TOP}._transports.pool.resolver"}
     elif library:
-        # Its own modules, and the SDK's modules of a declared library its stack is built on: a library over
-        # urllib3 may send through the SDK's urllib3 connections, which hold every read to the deadline.
+        # Its own modules, and the SDK's modules of a declared library its stack is built on.
         built_on = _its_stack(library) & {item.name for item in LIBRARIES}
         allowed_own |= {name for name in MODULES if _library_of(name) in built_on}
     assert _own_imports(module) - allowed_own == set()

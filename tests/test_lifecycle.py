@@ -49,11 +49,6 @@ def _pair(variant: Any) -> str:
 
 
 ASYNC_VARIANTS = [variant for variant in ALL_VARIANTS if _pair(variant).startswith("async")]
-AIOHTTP_TLS_ON_3_10 = (
-    "aiohttp over HTTPS on Python 3.10 (CI's `minimum`, aiohttp 3.12.4): a session's aclose() over a TLS connection "
-    "to this test's server does not return, as in 1.3.0 (docs/limits-and-safety.md), and an ended loop's TLS "
-    "layer warns when collected; these scenarios run on 3.11+"
-)
 
 
 async def _pet_id(client: AsyncAnimalStoreClient) -> int:
@@ -68,8 +63,6 @@ def test_the_connections_of_an_ended_event_loop_are_closed_at_the_next_call_and_
     """RUNS asyncio.run() calls on one async client: each makes one connection, the ended loops' are closed by the
     next call (one open at a time), the last by aclose(); nothing is logged at WARNING or above, and no object warns
     when collected (the suite's warnings are errors)."""
-    if variant.endswith("aiohttp") and scheme == "https" and sys.version_info < (3, 11):
-        pytest.skip(AIOHTTP_TLS_ON_3_10)
     caplog.set_level(logging.WARNING)
     tls = server_context() if scheme == "https" else None
     with LoopbackServer([respond(200, PETS)], tls=tls) as server:
@@ -213,8 +206,7 @@ def scenario(pair, scheme, threads, what):
 
 for pair in pairs:
     children = ("idle", "keeps-loop", "new-loop") if pair.startswith("async") else ("idle", "calls")
-    tls_hangs = pair == "async-aiohttp" and sys.version_info < (3, 11)  # AIOHTTP_TLS_ON_3_10 in the test module
-    for scheme in ("http",) if tls_hangs else ("http", "https"):
+    for scheme in ("http", "https"):
         for what in children:
             scenario(pair, scheme, 0, what)
     # Threads over plain HTTP only: a child forked while a parent thread is inside OpenSSL may wait for ever on its
@@ -254,30 +246,9 @@ def test_a_forked_child_never_disturbs_the_parent_and_the_parents_close_reaches_
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     expected = {pair: 8 if pair.startswith("async") else 5 for pair in pairs.split(",")}
-    if "async-aiohttp" in expected and sys.version_info < (3, 11):
-        expected["async-aiohttp"] = 5  # its HTTPS scenarios left out: AIOHTTP_TLS_ON_3_10
-        print(f"async-aiohttp over HTTPS not run: {AIOHTTP_TLS_ON_3_10}")
     assert {pair: sum(line.startswith(f"{pair} ") for line in lines) for pair in expected} == expected, result.stderr
     for line in lines:
         name, _, outcome = line.partition(": ")
         child = "refused" if backend in REFUSED_AFTER_USE and not name.endswith("child=idle") else "ok"
         assert outcome == f"parent ok child {child} open 0 child alive", line
     assert result.stderr == ""
-
-
-def test_the_tls_layer_reach_fails_loudly_when_asyncio_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Python 3.10 reach (`tls_layer_closed`) is checked at import there: this Python's asyncio has both names
-    it reads; one whose TLS layer no longer keeps ``_closed`` is refused with an ImportError naming it."""
-    import asyncio.sslproto
-
-    from animalstore_client._transports import sockets
-
-    sockets._check_tls_layer()  # pyright: ignore[reportPrivateUsage]
-
-    class Changed:
-        def __init__(self) -> None:
-            self.closing = False
-
-    monkeypatch.setattr(asyncio.sslproto, "_SSLProtocolTransport", Changed)
-    with pytest.raises(ImportError, match=r"_SSLProtocolTransport\._closed"):
-        sockets._check_tls_layer()  # pyright: ignore[reportPrivateUsage]

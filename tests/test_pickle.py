@@ -21,7 +21,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import API_KEY, urllib3_deprecated
+from .conftest import API_KEY
 from .servers import LoopbackServer, respond
 from .tls import ca_file
 
@@ -41,7 +41,6 @@ def _list_in_child(client: AnimalStoreClient) -> tuple[int, int]:
         return os.getpid(), len(client.list_pets())
 
 
-@urllib3_deprecated
 def test_a_loaded_client_has_the_same_settings() -> None:
     """Base URL, key, timeouts, retries, caps, headers, backend, verify, middleware and budget survive the trip."""
     budget = RetryBudget(percent=0.1, min_per_second=1, window=30)
@@ -53,7 +52,7 @@ def test_a_loaded_client_has_the_same_settings() -> None:
         default_headers={"X-Team": "data"},
         total_timeout=60,
         max_response_bytes=1024,
-        backend="urllib3",
+        backend="httpx2",
         verify=ca_file(),
         middleware=[tag],
         retry_budget=budget,
@@ -61,7 +60,7 @@ def test_a_loaded_client_has_the_same_settings() -> None:
     loaded = pickle.loads(pickle.dumps(client))
     assert type(loaded) is AnimalStoreClient
     assert (loaded.base_url, loaded.timeout, loaded.max_retries) == (client.base_url, client.timeout, 5)
-    assert (loaded.total_timeout, loaded.max_response_bytes, loaded.backend) == (60, 1024, "urllib3")
+    assert (loaded.total_timeout, loaded.max_response_bytes, loaded.backend) == (60, 1024, "httpx2")
     assert loaded.middleware == (tag,)
     assert repr(loaded.retry_budget) == repr(budget)
     assert loaded._config.headers == client._config.headers  # pyright: ignore[reportPrivateUsage]

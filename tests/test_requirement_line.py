@@ -58,7 +58,7 @@ def test_the_pages_show_direct_references_that_parse(page: Path) -> None:
     assert with_extra == {"file", "git+https"}, requirements
     for requirement in requirements:
         assert requirement.name == "animalstore-client"
-        assert requirement.extras <= {"aiohttp", "urllib3", "otel"}
+        assert requirement.extras <= {"aiohttp", "otel"}
         # An absolute local path, or the placeholder git host: no real hosting address is promised.
         assert requirement.url is not None
         assert requirement.url.startswith(("file:///", "git+https://example.invalid/")), requirement

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -17,7 +17,7 @@ from animalstore_client._core.retry import (
     parse_retry_after_ms,
 )
 
-NOW = datetime(2026, 11, 21, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 REQUEST = httpx.Request("GET", "https://x.example")
 
 

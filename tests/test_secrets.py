@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
@@ -176,9 +175,8 @@ def test_forget_locals_never_raises() -> None:
     odd = _Odd("odd")
     odd.__context__ = odd
     forget_locals(odd)
-    if sys.version_info >= (3, 11):
-        group = BaseExceptionGroup("group", [ValueError("a"), odd])  # noqa: F821  # builtin from 3.11
-        forget_locals(group)
+    group = BaseExceptionGroup("group", [ValueError("a"), odd])  # builtin from 3.11
+    forget_locals(group)
 
 
 def test_the_key_quoted_in_an_oserrors_strerror_is_masked_when_it_leaves() -> None:
@@ -228,8 +226,7 @@ class _Long(Exception):
 
 def _group(members: list[Exception]) -> Exception:
     """An exception group of ``members``, as an anyio task group raises one (Python 3.11+)."""
-    if sys.version_info >= (3, 11):
-        return ExceptionGroup("tasks", members)  # noqa: F821  # builtin from 3.11
+    return ExceptionGroup("tasks", members)  # builtin from 3.11
     raise AssertionError("no ExceptionGroup before Python 3.11")
 
 
@@ -254,7 +251,6 @@ def _chained(cause: BaseException) -> BaseException:
         pytest.param(
             lambda: _group([_Holding("boom", {"authorization": f"Bearer {_KEY}"})]),
             id="a-group",
-            marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="no ExceptionGroup before Python 3.11"),
         ),
         pytest.param(lambda: _Base(f"Bearer {_KEY}".encode()), id="a-base-exception"),
         pytest.param(_Long, id="past-the-cut"),

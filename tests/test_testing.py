@@ -34,7 +34,7 @@ from animalstore_client import (
 )
 from animalstore_client.testing import FAKE_BASE_URL, FakeAnimalStore, FakeTransport
 
-from .conftest import SyncView, needs_pyreqwest, urllib3_deprecated
+from .conftest import SyncView, needs_pyreqwest
 
 KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -322,7 +322,6 @@ def test_test_kit_validates_its_arguments(
         "transport-async",
         "server-sync",
         "server-async",
-        pytest.param("server-sync-urllib3", marks=urllib3_deprecated),
         "server-async-aiohttp",
         pytest.param("server-sync-pyreqwest", marks=needs_pyreqwest),
         pytest.param("server-async-pyreqwest", marks=needs_pyreqwest),

@@ -14,7 +14,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -37,20 +36,12 @@ from animalstore_client import (
 from animalstore_client._core.libraries import by_name, for_client
 from animalstore_client.testing import FakeAnimalStore
 
-from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, library_of, urllib3_deprecated
+from .conftest import ALL_VARIANTS, API_KEY, PYREQWEST_VARIANTS, ClientFactory, library_of
 from .servers import LoopbackServer, respond
 from .test_hostile import MALFORMED, _only_sdk_errors
 from .test_limits import _bomb, _endless_continue, _trickle
 from .timing import OVERSHOOT, Stopwatch
 from .tls import ca_file, client_context, serve_tls, server_context, stranger
-
-if sys.version_info < (3, 11):
-    # Python 3.10's asyncio reports a TLS transport that ended in an error, or that the peer
-    # closed, as unclosed when it is collected, though aiohttp closed it; plain aiohttp shows
-    # the same (3.11 rewrote asyncio's sslproto). Only that warning, only on 3.10.
-    pytestmark = pytest.mark.filterwarnings(
-        "ignore:unclosed transport <asyncio.sslproto._SSLProtocolTransport:ResourceWarning"
-    )
 
 
 @pytest.fixture
@@ -86,11 +77,7 @@ def test_an_ssl_context_is_used_as_given(make_client: ClientFactory, variant: st
         with pytest.raises(ClientValidationError, match=refused) as info:
             make_client(base_url=tls_url, verify=client_context())
         side: Literal["sync", "async"] = "sync" if variant.startswith("sync") else "async"
-        others = [
-            f'"{declared.name}"'
-            for declared in for_client(side)
-            if declared.name != library and sys.version_info >= declared.python
-        ]
+        others = [f'"{declared.name}"' for declared in for_client(side) if declared.name != library]
         listed = others[0] if len(others) == 1 else ", ".join(others[:-1]) + f" or {others[-1]}"
         assert f"or use another backend (backend={listed})" in str(info.value)
         return
@@ -158,9 +145,8 @@ def test_verify_false_reaches_a_loopback_server_silently(make_client: ClientFact
     with warnings.catch_warnings():
         warnings.simplefilter("error", InsecureTransportWarning)
         client = make_client(base_url=tls_url, verify=False)
-    # urllib3 warns about every unverified HTTPS connection itself.
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", Warning)
+        warnings.simplefilter("error", Warning)
         assert client.list_pets() == []
 
 
@@ -240,19 +226,6 @@ def test_a_callers_httpx_client_over_https(tls_url: str) -> None:
         client.close()
         assert not http.is_closed
         assert http.get(f"{tls_url}/pets", headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200
-
-
-@urllib3_deprecated
-def test_a_callers_urllib3_pool_manager_over_https(tls_url: str) -> None:
-    """A urllib3.PoolManager trusting the CA carries the SDK's calls; closing the SDK client leaves it usable."""
-    import urllib3
-
-    manager = urllib3.PoolManager(ssl_context=client_context())
-    client = AnimalStoreClient(API_KEY, base_url=tls_url, http_client=manager)
-    assert client.create_pet(name="a", category_id=1).name == "a"
-    client.close()
-    assert manager.request("GET", f"{tls_url}/pets", headers={"Authorization": f"Bearer {API_KEY}"}).status == 200
-    manager.clear()
 
 
 def test_a_callers_aiohttp_session_over_https(tls_url: str) -> None:
@@ -347,18 +320,6 @@ def test_verify_is_not_in_the_repr(tls_url: str) -> None:
 
 
 # --- failures after the request left ---------------------------------------------------------
-
-
-def test_a_tls_failure_after_sending_counts_as_sent_on_urllib3() -> None:
-    """urllib3's SSLError after the request was written is a ReadError (no POST retry), before it a ConnectError."""
-    from urllib3.exceptions import SSLError
-
-    from animalstore_client._transports.urllib3 import _translated
-
-    request = httpx.Request("POST", "https://127.0.0.1/v1/pets")
-    failure = SSLError("bad record mac")
-    assert type(_translated(failure, request, written=True)) is httpx.ReadError
-    assert type(_translated(failure, request, written=False)) is httpx.ConnectError
 
 
 # The SDK tells a library's failure from the caller's code by the frame that raised it: this one reads as

@@ -39,7 +39,7 @@ from animalstore_client._core.exchange import ANSWERED, NOTHING, WRITING, WRITTE
 from animalstore_client._core.retry import TRANSIENT_STATUSES, delay_after_response
 
 from . import test_lookups
-from .conftest import ALL_VARIANTS, API_KEY, URLLIB3_BACKEND, URLLIB3_VARIANT, ClientFactory, on_library
+from .conftest import ALL_VARIANTS, API_KEY, ClientFactory, on_library
 from .servers import LoopbackServer, refused_url, respond
 from .test_callers_clients import HTTPX_KINDS, Callers, _hook, _library
 from .timing import OVERSHOOT, Stopwatch
@@ -589,9 +589,9 @@ def test_the_docs_retry_table_is_the_cores() -> None:
 
 # --- 5b. a sync name lookup is bounded ------------------------------------------------------------------------------
 
-SYNC_LOOKUPS = ["sync", on_library("httpx2", "sync-httpx2"), URLLIB3_VARIANT]
+SYNC_LOOKUPS = ["sync", on_library("httpx2", "sync-httpx2")]
 """The sync pairs whose transport looks names up itself, within the connect timeout: the SDK's own pool (httpx,
-httpx2) and urllib3's connection class. pyreqwest looks names up in its Rust runtime, which no patch of Python's
+httpx2). pyreqwest looks names up in its Rust runtime, which no patch of Python's
 getaddrinfo reaches: its connect timeout is not tested against a dead resolver here."""
 
 
@@ -633,37 +633,26 @@ def names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
-@pytest.mark.parametrize("library", ["httpcore", URLLIB3_BACKEND])
 @pytest.mark.parametrize("name", [*NAMES, "unknown.test"])
 @pytest.mark.usefixtures("names")
-def test_the_sdks_sync_lookup_connects_as_the_librarys_own_does(name: str, library: str) -> None:
-    """Differential: the SDK's sync network backend and urllib3 connection class, which look names up themselves,
-    end each lookup as the library's own do: connected (trying each address in turn), or the library's
-    connection error for a name nobody knows."""
+def test_the_sdks_sync_lookup_connects_as_the_librarys_own_does(name: str) -> None:
+    """Differential: the SDK's sync network backend, which looks names up itself, ends each lookup as httpcore's
+    own does: connected (trying each address in turn), or httpcore's connection error for a name nobody knows."""
     with LoopbackServer() as server:
-        ours, reference = (_connected(library, server.port, name, own) for own in (True, False))
+        ours, reference = (_connected(server.port, name, own) for own in (True, False))
     assert ours == reference == ("refused" if name == "unknown.test" else "connected")
 
 
-def _connected(library: str, port: int, name: str, sdks: bool) -> str:
-    """Whether the SDK's (``sdks``) or the library's own connection code reached ``name``."""
+def _connected(port: int, name: str, sdks: bool) -> str:
+    """Whether the SDK's (``sdks``) or httpcore's own connection code reached ``name``."""
     import httpcore
-    import urllib3.connection
-    from urllib3.exceptions import NameResolutionError
 
     from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
-    from animalstore_client._transports.urllib3 import _SDKHTTPConnection  # pyright: ignore[reportPrivateUsage]
 
     try:
-        if library == "httpcore":
-            backend = DeadlineBackend(httpcore.SyncBackend()) if sdks else httpcore.SyncBackend()
-            backend.connect_tcp(name, port, timeout=5.0).close()
-        else:
-            cls = _SDKHTTPConnection if sdks else urllib3.connection.HTTPConnection
-            connection = cls(name, port, timeout=5.0)
-            connection.connect()
-            connection.close()
-    except (httpcore.ConnectError, NameResolutionError):
+        backend = DeadlineBackend(httpcore.SyncBackend()) if sdks else httpcore.SyncBackend()
+        backend.connect_tcp(name, port, timeout=5.0).close()
+    except httpcore.ConnectError:
         return "refused"
     return "connected"
 

@@ -1,8 +1,7 @@
 """Which HTTP library a client sends through: choosing it, and importing it only when chosen.
 
-httpx is the default for both clients. httpx2 (both, Python 3.11+), aiohttp
-(async), urllib3 (sync) and pyreqwest (both, Python 3.11+) are optional
-extras; their modules are imported only when a client asks for them, so
+httpx is the default for both clients. httpx2 (both), aiohttp (async) and
+pyreqwest (both) are optional extras; their modules are imported only when a client asks for them, so
 ``import animalstore_client`` never loads them. Under ``"httpx"`` and
 ``"httpx2"`` a client given no ``http_client`` sends through the SDK's own
 pool (over httpcore or httpcore2: the same code, generated).
@@ -10,13 +9,9 @@ pool (over httpcore or httpcore2: the same code, generated).
 
 from __future__ import annotations
 
-import functools
 import importlib
-import os
-import re
 import ssl
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -26,7 +21,7 @@ from animalstore_client._core.exceptions import AnimalStoreError, ClientValidati
 from animalstore_client._core.libraries import (
     LIBRARIES,
     OTHER_EXTRAS,
-    PACKAGE_FLOOR,
+    REMOVED,
     AsyncBackendName,
     BackendName,
     by_name,
@@ -37,9 +32,6 @@ from animalstore_client._core.show import show
 from animalstore_client._core.tls import ssl_context
 
 if TYPE_CHECKING:
-    import importlib.metadata
-    from collections.abc import Iterator
-
     from animalstore_client._transports._generated.seam_sync import Transport
     from animalstore_client._transports.seam_async import AsyncTransport
 
@@ -78,8 +70,6 @@ _ASYNC_TRANSPORTS = {library.name: library.transports["async"] for library in fo
 _SYNC_TRANSPORTS = {library.name: library.transports["sync"] for library in for_client("sync")}
 _ASYNC_OWN_POOLS = {library.name: library.own_pools["async"] for library in LIBRARIES if "async" in library.own_pools}
 _SYNC_OWN_POOLS = {library.name: library.own_pools["sync"] for library in LIBRARIES if "sync" in library.own_pools}
-NEEDS_PYTHON = {library.name: library.python for library in LIBRARIES if library.python > PACKAGE_FLOOR}
-"""The oldest Python each optional library runs on, where it is newer than the package's own floor."""
 # The error names the library's own requirement: "animalstore-client[x]" works only from an index that
 # has this package, and reinstalls it.
 REQUIREMENTS = {
@@ -93,30 +83,20 @@ REQUIREMENTS = {
 
 
 def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
-    """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "urllib3"``.
+    """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "pyreqwest"``.
 
-    A suggestion of another backend names only the ones that client has (aiohttp is async only,
-    urllib3 sync only) and this Python runs: the names come from the client's own table.
+    A suggestion of another backend names only the ones that client has (aiohttp is async only): the names come
+    from the client's own table.
     """
-    names = [
-        f'"{name}"'
-        for name in classes
-        if name != library and sys.version_info >= NEEDS_PYTHON.get(name, sys.version_info)
-    ]
+    names = [f'"{name}"' for name in classes if name != library]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
-    """Import an optional library, or say exactly how to install it (or which Python it needs).
+    """Import an optional library, or say exactly how to install it.
 
     ``classes`` are the client's (`_ASYNC_CLASSES` or `_SYNC_CLASSES`), whose other backends are suggested.
     """
-    needed = NEEDS_PYTHON.get(library)
-    if needed is not None and sys.version_info < needed:
-        raise AnimalStoreError(
-            f'backend="{library}" needs Python {needed[0]}.{needed[1]} or later ({library} supports no older one); '
-            f"this is Python {sys.version_info[0]}.{sys.version_info[1]}: use backend={_instead(library, classes)} here"
-        )
     declared = by_name(library)
     try:
         module = importlib.import_module(library)
@@ -125,75 +105,7 @@ def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
             f'backend="{library}" needs the {library} library, which is not installed: '
             f'pip install "{declared.requirement}" (what the [{library}] extra installs)'
         ) from None
-    others = _stand_in(library, module.__file__, declared.distribution)
-    if others is not None:
-        # Another distribution installs a package of the same import name (urllib3-future's urllib3, which
-        # niquests brings, writes over urllib3's files): its behaviour is not what the SDK is tested against.
-        raise ClientValidationError(
-            f'backend="{library}" needs the {declared.distribution} distribution, but the {library} package here '
-            f"holds files of {others}, another library under the same name that the SDK is not tested with: "
-            f"choose backend={_instead(library, classes)}, or install {declared.requirement!r} in an environment "
-            f"without {others}"
-        )
     return module
-
-
-def _normalized(distribution: str) -> str:
-    return re.sub(r"[-_.]+", "-", distribution).lower()
-
-
-@functools.cache
-def _stand_in(package: str, init: str | None, distribution: str | None) -> str | None:
-    """The distributions other than ``distribution`` whose files lie in the imported ``package``; else ``None``.
-
-    An impostor is found from installed metadata: a distribution whose recorded files (its
-    ``RECORD``) lie inside the folder ``package`` was imported from, whatever files it replaced
-    (urllib3-future writes over urllib3's ``connectionpool.py`` as over its ``__init__.py``). The
-    declared distribution's own install, editable or not, a vendored copy ahead on ``sys.path`` and a
-    zipapp have no other distribution's files in that folder, and are accepted. Read when a client
-    first chooses the library, once a process: ``import animalstore_client`` reads no metadata.
-    """
-    if distribution is None or init is None:
-        return None
-    folder = Path(os.path.realpath(Path(init).parent))
-    declared = _normalized(distribution)
-    found: set[str] = set()
-    try:
-        for candidate in _listing(package):
-            name = candidate.metadata["Name"] or ""  # None where METADATA names none (Python 3.10 to 3.11)
-            if not name or _normalized(name) == declared:
-                continue
-            if any(
-                file.parts[:1] == (package,) and Path(os.path.realpath(str(file.locate()))).is_relative_to(folder)
-                for file in candidate.files or []
-            ):
-                found.add(name)
-    except Exception:  # noqa: BLE001  # metadata the SDK cannot read proves no impostor: the library is taken as it is
-        return None
-    return " or ".join(sorted(found)) if found else None
-
-
-_FILE_LISTS = ("RECORD", "installed-files.txt", "SOURCES.txt")
-"""Where a distribution may list its files. ``Distribution.files`` reads one of them, which one by the Python
-(installed-files.txt only from 3.12 on): `_listing` searches them all."""
-
-
-def _listing(package: str) -> Iterator[importlib.metadata.Distribution]:
-    """The installed distributions whose list of files has a line starting with ``package/``.
-
-    A text search, where ``importlib.metadata.packages_distributions()`` makes a path object of every file of
-    every distribution: 0.46 s against 0.03 s in an environment of 150 distributions, paid by a process's first
-    client on each library. Only the few found here have their files read as paths, by `_stand_in`. A line of
-    ``installed-files.txt`` starts ``../`` (``files`` reads it relative to the site folder).
-    """
-    import importlib.metadata  # here, not at import: it loads zipfile, csv and email parts (~10 ms)
-
-    needle = f"{package}/"
-    line = re.compile(rf"^(?:\.\./)*{re.escape(needle)}", re.MULTILINE)
-    for candidate in importlib.metadata.distributions():
-        listing = "\n".join(text for text in map(candidate.read_text, _FILE_LISTS) if text is not None)
-        if needle in listing and line.search(listing):  # the substring first: a regex over every listing is slower
-            yield candidate
 
 
 def _imported(place: tuple[str, str]) -> Any:
@@ -201,7 +113,9 @@ def _imported(place: tuple[str, str]) -> Any:
     module_name, class_name = place
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:  # a library installed in part (its package there, a module of it missing)
+    # A library installed in part: its package there, a module of it (ImportError) or a name (AttributeError,
+    # from `from library import name` or `library.name` at the transport's import) missing.
+    except (ImportError, AttributeError) as error:
         problem = f"{module_name} could not be imported, a library it needs is incomplete: {error}"
         raise AnimalStoreError(problem) from error
     return getattr(module, class_name)
@@ -249,7 +163,7 @@ def _full_name(cls: type) -> str:
 
 
 def _article(library: str) -> str:
-    """The article before a library's name as it is read aloud: "an httpx2", "an aiohttp", "a urllib3"."""
+    """The article before a library's name as it is read aloud: "an httpx2", "an aiohttp", "a pyreqwest"."""
     return "an" if library[0] in "aehio" else "a"
 
 
@@ -271,11 +185,22 @@ def _choose(
     pyreqwest client).
     """
     names = tuple(classes)
+    allowed = ", ".join(repr(name) for name in names[:-1]) + f" or {names[-1]!r}"
     # isinstance first: `in` would call a foreign object's __eq__, which may raise.
     if backend is not None and (not isinstance(backend, str) or backend not in names):
-        allowed = ", ".join(repr(name) for name in names[:-1]) + f" or {names[-1]!r}"
+        removed = REMOVED.get(backend) if isinstance(backend, str) else None
+        said = f"got {show(backend)}" if removed is None else f"got {show(backend)}, which {removed}"
         raise ClientValidationError(
-            f"backend must be {allowed}, got {show(backend)}", argument="backend", rule=allowed, value=backend
+            f"backend must be {allowed}, {said}", argument="backend", rule=allowed, value=backend
+        )
+    library_of_client = type(http_client).__module__.partition(".")[0]
+    if library_of_client in REMOVED:
+        raise ClientValidationError(
+            f"http_client is {_article(library_of_client)} {_full_name(type(http_client))}: the {library_of_client} "
+            f"backend {REMOVED[library_of_client]}; the backends are {allowed}",
+            argument="http_client",
+            rule=f"a client of {allowed}",
+            value=_full_name(type(http_client)),
         )
     if http_client is None:
         return str(backend or LIBRARIES[0].name)

@@ -21,10 +21,9 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import httpx
-from typing_extensions import Self
 
 from animalstore_client._clients.backends import callers_base_url
 from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
@@ -199,8 +198,7 @@ class BaseClient:
         # Built now, so a CA file that is not one fails here rather than inside a call.
         self._ssl_context = ssl_context(settings.verify) if http_client is None else None
         self._closed = False
-        # The environment's proxies apply unless the caller's own client ignores
-        # them (a urllib3 PoolManager never reads them).
+        # The environment's proxies apply unless the caller's own client ignores them.
         self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
         # Frames: here, the subclass __init__, the caller.
         warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
@@ -209,17 +207,13 @@ class BaseClient:
     def _warn_once_made(self, http_client: object) -> None:
         """Warn at the caller's line about how the client was made, once per construction the caller wrote.
 
-        A deprecated backend (by ``backend=`` or the library of ``http_client``),
-        and a ``base_url`` of the caller's own client that the SDK does not use:
-        it sends every request to its own ``base_url``, so a client made for
+        A ``base_url`` of the caller's own client that the SDK does not use: it
+        sends every request to its own ``base_url``, so a client made for
         another URL would otherwise be silently redirected there. A
         `with_options` copy or a client loaded from a pickle does not warn again.
         """
         if _REMAKING.get():
             return
-        message = by_name(self._settings.backend).deprecation
-        if message is not None:
-            warn_at_callers_line(message)
         theirs = callers_base_url(http_client)
         ours = self._settings.base_url
         if theirs is not None and theirs.rstrip("/") != ours.rstrip("/"):

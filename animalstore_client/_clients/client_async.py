@@ -9,10 +9,9 @@ import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast
 
 import httpx
-from typing_extensions import Self
 
 from animalstore_client._clients.backends import AsyncBackendName, choose_backend_async, new_transport_async
 from animalstore_client._clients.base import Pool

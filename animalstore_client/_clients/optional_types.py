@@ -4,7 +4,7 @@
 `TracerProvider` and `MeterProvider` (``tracer_provider``, ``meter_provider``).
 
 Why Protocols, not the libraries' classes: httpx is a dependency, so its
-clients are named as they are. aiohttp, urllib3, httpx2 and
+clients are named as they are. aiohttp, httpx2 and
 opentelemetry-api are optional, and a class of a library that is not
 installed is unknown to a type checker: a union naming
 ``aiohttp.ClientSession`` made every signature that takes or returns a
@@ -51,7 +51,6 @@ __all__ = [
     "Httpx2Client",
     "MeterProvider",
     "TracerProvider",
-    "Urllib3PoolManager",
 ]
 
 
@@ -108,22 +107,6 @@ class AiohttpClientSession(Protocol):
         ...
 
 
-class Urllib3PoolManager(Protocol):
-    """A ``urllib3.PoolManager`` (the ``[urllib3]`` extra), by the members that tell it apart."""
-
-    def urlopen(self, method: str, url: str, /) -> object:
-        """Send a request through the pool of the URL's host."""
-        ...
-
-    def connection_from_url(self, url: str, /) -> object:
-        """The connection pool of the URL's host."""
-        ...
-
-    def clear(self) -> None:
-        """Close every pool."""
-        ...
-
-
 # <libraries: http client types> written by scripts/codegen.py from _core.libraries.LIBRARIES
 AsyncHTTPClient: TypeAlias = httpx.AsyncClient | Httpx2AsyncClient | AiohttpClientSession
 """What `AsyncAnimalStoreClient` takes as ``http_client``: ``httpx.AsyncClient``, ``httpx2.AsyncClient`` or
@@ -136,9 +119,9 @@ client and refuses other objects (a sync client among them); the client
 itself checks the class when it is made.
 """
 
-HTTPClient: TypeAlias = httpx.Client | Httpx2Client | Urllib3PoolManager
-"""What `AnimalStoreClient` takes as ``http_client``: ``httpx.Client``, ``httpx2.Client`` or ``urllib3.PoolManager`` (a
-pyreqwest client is refused: ``backend="pyreqwest"`` builds the SDK's own).
+HTTPClient: TypeAlias = httpx.Client | Httpx2Client
+"""What `AnimalStoreClient` takes as ``http_client``: ``httpx.Client`` or ``httpx2.Client`` (a pyreqwest client is
+refused: ``backend="pyreqwest"`` builds the SDK's own).
 
 httpx's class by name; each optional library's by a Protocol of a few of
 its members, so that this type is complete whether that library is

@@ -17,7 +17,7 @@ What is emitted follows OpenTelemetry's stable HTTP client conventions:
   ``http.request.resend_count`` on a retry, and ``error.type`` on failure.
   Its ``traceparent`` (and ``tracestate``, through the global propagator) is
   sent with the attempt, and HTTP instrumentation of the library below
-  (opentelemetry-instrumentation-httpx, -aiohttp-client, -urllib3) is
+  (opentelemetry-instrumentation-httpx, -aiohttp-client) is
   suppressed for it, so the attempt is not traced twice;
 - ``http.client.request.duration`` (histogram, seconds, per attempt),
   ``animalstore.client.retries`` and ``animalstore.client.retry_budget.refusals``

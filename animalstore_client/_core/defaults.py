@@ -32,9 +32,8 @@ DEFAULT_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=10
 briefly instead of running into ``PoolTimeout``; idle keep-alive bounded."""
 
 MAX_RESPONSE_HEADERS = 99
-"""The most header fields an answer may carry, on every backend: the lowest of the libraries' own (http.client,
-under urllib3, refuses a 100th, counting the blank line that ends the head; hyper, under pyreqwest, a 101st);
-real services send about 30."""
+"""The most header fields an answer may carry, on every backend: below every library's own (hyper, under
+pyreqwest, refuses a 101st); real services send about 30."""
 MAX_RESPONSE_HEADER_BYTES = 64 * 1024
 """The most bytes an answer's header fields may hold in all (names and values), on every backend."""
 

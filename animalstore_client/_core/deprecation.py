@@ -1,4 +1,4 @@
-"""What is deprecated: ``get_pet`` and the urllib3 backend, each message written once, and the run-time warnings.
+"""What is deprecated: ``get_pet``, its message written once, the run-time warnings and the service's notices.
 
 Type checkers read the message only from a string literal in the
 ``@deprecated(...)`` decorator, so each decorator holds a copy that
@@ -13,7 +13,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, NamedTuple, TypeVar, cast
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "GET_PET_SUNSET",
     "MAX_LINK_FIELDS",
     "MAX_NOTICE_FIELD",
-    "URLLIB3_DEPRECATION",
     "ServiceNotice",
     "announces",
     "notice_message",
@@ -36,13 +35,6 @@ GET_PET_DEPRECATION = (
     "first 100 pets can be seen), or keep the Pet that create_pet returned; "
     "help(AnimalStoreClient.get_pet) lists the recipes."
 )
-
-URLLIB3_DEPRECATION = (
-    'The urllib3 backend (backend="urllib3", or a urllib3.PoolManager as http_client) is deprecated and will be '
-    "removed in animalstore-client 2.0. Use the default backend instead (leave backend out, or pass "
-    'backend="httpx"); its own connection pool is as fast with threads and has the same verify= and fork behaviour.'
-)
-"""No colon in it: pytest's ``filterwarnings`` mark (tests/conftest.py's ``urllib3_deprecated``) splits on colons."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 _PACKAGE = "animalstore_client."  # the frames of its modules are the SDK's, not the caller's
@@ -144,7 +136,7 @@ def _deprecation(value: str) -> tuple[bool, date | None] | None:
         return True, None
     if text.startswith("@") and text[1:].isascii() and text[1:].lstrip("-").isdigit():
         try:
-            return True, datetime.fromtimestamp(int(text[1:]), tz=timezone.utc).date()
+            return True, datetime.fromtimestamp(int(text[1:]), tz=UTC).date()
         except (OverflowError, OSError, ValueError):
             return None
     return None

@@ -75,7 +75,7 @@ def name_not_resolved(exc: BaseException) -> bool:
     """Whether ``exc`` is a failure to resolve the host name (DNS), as any backend reports one.
 
     The transports keep the library's exception as ``__cause__``: a `socket.gaierror` is somewhere
-    in the chain (httpx, urllib3, aiohttp's threaded resolver; the aiohttp and pyreqwest transports
+    in the chain (httpx, aiohttp's threaded resolver; the aiohttp and pyreqwest transports
     put one there for aiohttp's ``ClientConnectorDNSError`` and reqwest's "dns error"). A failure
     raised without one (a mock's ``httpx.ConnectError``) is not.
     """

@@ -19,7 +19,7 @@ transport of the caller's:
   a caller's httpx or httpx2 client over the library's own transport, and
   the testing kit's in-process transports, report through it;
 - network-level code that cannot see the request (the SDK's pool, its
-  network backends and streams, urllib3's connection class) finds the running exchange in
+  network backends and streams) finds the running exchange in
   `RUNNING` (or `running`) inside ``with exchange:``, which the transport
   enters around its send and each body read: one context set, which carries
   the deadline too.
@@ -164,8 +164,8 @@ _HEADERS = frozenset({"http11.send_request_headers.started", "http2.send_request
 RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
 """The exchange whose send (or body read) is running in this context (``with exchange:``), else ``None``.
 
-For code below the library that cannot see the request (the pool's network streams, urllib3's connection
-class); one context set per send, which carries the deadline too (``RUNNING.get().deadline``).
+For code below the library that cannot see the request (the pool's network streams); one context set per
+send, which carries the deadline too (``RUNNING.get().deadline``).
 """
 
 

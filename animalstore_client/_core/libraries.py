@@ -29,12 +29,11 @@ from typing import Any, Literal
 
 import attrs
 
-from animalstore_client._core.deprecation import URLLIB3_DEPRECATION
-
 __all__ = [
     "LIBRARIES",
     "OTHER_EXTRAS",
     "PACKAGE_FLOOR",
+    "REMOVED",
     "AsyncBackendName",
     "BackendName",
     "Extra",
@@ -45,7 +44,7 @@ __all__ = [
 ]
 
 Client = Literal["sync", "async"]
-PACKAGE_FLOOR = (3, 10)
+PACKAGE_FLOOR = (3, 11)
 """The oldest Python the package runs on (``requires-python`` in pyproject.toml; a test holds them equal)."""
 Place = tuple[str, str]
 """A class of this package or a library, as ``(module, class name)``: imported only when a client chooses it."""
@@ -63,13 +62,11 @@ class Library:
     """The ``backend=`` value, which is also the library's import name."""
     clients: tuple[Client, ...]
     """Which clients have it: ``("sync", "async")``, or one of them."""
-    python: tuple[int, int] = PACKAGE_FLOOR
-    """The oldest Python it runs on (the package's own floor unless the library needs a newer one)."""
     requirement: str | None = None
     """Its requirement as its extra installs it (``"aiohttp>=3.12.4"``); ``None`` for httpx, a dependency.
 
     The distribution named there is the one the SDK accepts: another that installs a package of the same
-    import name (urllib3-future's ``urllib3``) is refused when a client chooses the library."""
+    import name (a fork that writes over its files) is refused when a client chooses the library."""
     also_installs: tuple[str, ...] = ()
     """Further requirements of its extra (httpx2's needs httpcore2)."""
     floor_reason: str = ""
@@ -88,15 +85,13 @@ class Library:
     """Whether every caller's client of this library is refused (the adapter's ``refusal`` says why)."""
     client_auth: bool = False
     """Whether the library's client has an ``auth`` of its own, which the SDK refuses (it sends the Bearer key)."""
-    deprecation: str | None = None
-    """The warning a client made on it gives (``_core.deprecation``), naming its replacement and removal; ``None``."""
     takes_ssl_context: bool = True
     """Whether its transport takes ``verify=`` as an `ssl.SSLContext` the client makes once (``False``: the
     ``verify`` value itself, for a library with a TLS stack of its own, such as pyreqwest's rustls)."""
     runs_once: bool = False
     """Whether CI runs its client/library pairs once, from the README's command on one Python, rather than on
     every Python (tests/conftest.py marks them with its name; noxfile.py's sessions leave them out): a library
-    new in a release, or deprecated, to keep CI near its 15 minutes."""
+    new in a release, to keep CI near its 15 minutes."""
     stack: frozenset[str] = frozenset()
     """The top-level packages of its HTTP stack: their frames are the library's, not the caller's code."""
     extra_packages: tuple[str, ...] = ()
@@ -144,7 +139,7 @@ LIBRARIES: tuple[Library, ...] = (
         ),
         choose_for=(
             "the SDK's own pool over httpcore; no extra dependency, your own httpx client (respx mocks it); "
-            "with threads as fast as urllib3, with asyncio 0.6 to 0.75x aiohttp"
+            "with asyncio 0.6 to 0.75x aiohttp"
         ),
         http_client_text="`httpx.Client` / `httpx.AsyncClient`",
         verify_text="`True`, a CA bundle path, an `ssl.SSLContext`, `False`",
@@ -152,7 +147,6 @@ LIBRARIES: tuple[Library, ...] = (
     Library(
         name="httpx2",
         clients=("sync", "async"),
-        python=(3, 11),
         requirement="httpx2>=2.0",
         also_installs=("httpcore2>=2.0",),
         transports={
@@ -204,33 +198,13 @@ LIBRARIES: tuple[Library, ...] = (
                 "yarl",
             }
         ),
-        choose_for="the fastest for one call at a time on asyncio, Python 3.10 too",
+        choose_for="the fastest for one call at a time on asyncio",
         http_client_text="`aiohttp.ClientSession` (async only)",
-        verify_text="`True`, a CA bundle path, an `ssl.SSLContext`, `False`",
-    ),
-    Library(
-        name="urllib3",
-        clients=("sync",),
-        requirement="urllib3>=2.2",
-        floor_reason="2.2 brought read1",
-        transports={"sync": ("animalstore_client._transports.urllib3", "Urllib3Transport")},
-        client_classes={"sync": ("urllib3", "PoolManager")},
-        client_types={"sync": "Urllib3PoolManager"},
-        deprecation=URLLIB3_DEPRECATION,
-        runs_once=True,
-        stack=frozenset({"urllib3"}),
-        choose_for=(
-            "**deprecated, to be removed in 2.0**: a client made on it (or on a `urllib3.PoolManager` of yours) "
-            'warns with a `DeprecationWarning`. Use the default, `"httpx"`, instead: as fast with threads, with '
-            "the same `verify=` and fork behaviour"
-        ),
-        http_client_text="`urllib3.PoolManager` (sync only; deprecated too)",
         verify_text="`True`, a CA bundle path, an `ssl.SSLContext`, `False`",
     ),
     Library(
         name="pyreqwest",
         clients=("sync", "async"),
-        python=(3, 11),
         requirement="pyreqwest>=0.15",
         transports={
             "async": ("animalstore_client._transports.pyreqwest_async", "AsyncPyreqwestTransport"),
@@ -257,6 +231,17 @@ LIBRARIES: tuple[Library, ...] = (
 """Every HTTP library, the default (httpx) first; the order is the order of the docs and of the messages."""
 
 
+REMOVED: dict[str, str] = {
+    "urllib3": (
+        "was removed in animalstore-client 2.0, after its deprecation in 1.3. Use the default backend instead "
+        '(leave backend out, or pass backend="httpx"): its own connection pool is as fast with threads, with the '
+        "same verify= and fork behaviour"
+    ),
+}
+"""The libraries a client no longer sends through, each with how to move: a ``backend=`` of one, or a client of
+its library as ``http_client``, is refused with this advice rather than as an unknown name."""
+
+
 @attrs.frozen(kw_only=True)
 class Extra:
     """An extra that adds no HTTP library: its name, what it installs, and what it is for."""
@@ -276,19 +261,17 @@ OTHER_EXTRAS: tuple[Extra, ...] = (
 """The extras that add no HTTP library."""
 
 # <libraries: backend names> written by scripts/codegen.py from _core.libraries.LIBRARIES
-BackendName = Literal["httpx", "httpx2", "urllib3", "pyreqwest"]
+BackendName = Literal["httpx", "httpx2", "pyreqwest"]
 """The libraries `AnimalStoreClient` can send through: its ``backend=`` argument's type.
 
-``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+), ``"urllib3"`` (the
-``[urllib3]`` extra, deprecated) or ``"pyreqwest"`` (the ``[pyreqwest]`` extra, Python 3.11+). docs/index.md's backends
-table says which to choose.
+``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra) or ``"pyreqwest"`` (the ``[pyreqwest]``
+extra). docs/index.md's backends table says which to choose.
 """
 AsyncBackendName = Literal["httpx", "httpx2", "aiohttp", "pyreqwest"]
 """The libraries `AsyncAnimalStoreClient` can send through: its ``backend=`` argument's type.
 
-``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra, Python 3.11+), ``"aiohttp"`` (the
-``[aiohttp]`` extra) or ``"pyreqwest"`` (the ``[pyreqwest]`` extra, Python 3.11+). docs/index.md's backends table says
-which to choose.
+``"httpx"`` (the default, a dependency), ``"httpx2"`` (the ``[httpx2]`` extra), ``"aiohttp"`` (the ``[aiohttp]`` extra)
+or ``"pyreqwest"`` (the ``[pyreqwest]`` extra). docs/index.md's backends table says which to choose.
 """
 # </libraries>
 

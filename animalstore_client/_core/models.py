@@ -10,10 +10,9 @@ build a page of pets and write a `NewPet`.
 from __future__ import annotations
 
 import enum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import attrs
-from typing_extensions import Self
 
 from animalstore_client._core.exceptions import ClientValidationError
 from animalstore_client._core.serde import describe, register, structure_argument, structure_str, unstructure

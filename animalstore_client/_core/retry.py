@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import email.utils
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 
@@ -91,8 +91,8 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    current = now if now is not None else datetime.now(timezone.utc)
+        when = when.replace(tzinfo=UTC)
+    current = now if now is not None else datetime.now(UTC)
     try:
         return max(0.0, (when - current).total_seconds())
     except OverflowError:  # a date so far off it cannot be subtracted: never worth waiting for

@@ -8,7 +8,7 @@
   ``include_local_variables=True``, and others like it) sends the local
   variables of every frame of an exception's traceback and of its chained
   causes. The frames an HTTP library ran to send a request hold its headers,
-  the bearer key among them (urllib3's ``headers``, http.client's raw request
+  the bearer key among them (httpcore's ``request``, h11's raw request
   bytes, aiohttp's ``_request``). Before an exception leaves a public method,
   the clients clear the locals of every frame below it that has finished: the
   traceback keeps each frame's file, line and function, so it still says
@@ -19,7 +19,6 @@ Nothing here imports the rest of the package: every layer may use it.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import inspect
 import re
@@ -169,7 +168,6 @@ _CLEAR_REFUSES_SUSPENDED = sys.version_info >= (3, 13)
 _FINISHED_CORO_KNOWS_CALLER = sys.version_info >= (3, 12)
 _MOST_EXCEPTIONS = 64
 """Most exceptions of one chain looked at: a chain is a few long, a cycle is cut by identity."""
-_GROUP: type[BaseException] | None = getattr(builtins, "BaseExceptionGroup", None)
 
 
 def forget_locals(exc: BaseException, secrets: tuple[str, ...] = ()) -> None:
@@ -221,8 +219,7 @@ def _forget(exc: BaseException, secrets: tuple[str, ...]) -> None:
         _mask_args(current, secrets)
         _replace_leaking_links(current, secrets)
         linked: list[object] = [current.__cause__, current.__context__]
-        if _GROUP is not None and isinstance(current, _GROUP):
-            linked.extend(getattr(current, "exceptions", ()))
+        linked.extend(_members(current) or ())
         pending.extend(item for item in linked if isinstance(item, BaseException))
 
 
@@ -270,16 +267,24 @@ _MOST_NESTED = 4
 """Groups nested in groups looked into: one nested deeper is replaced."""
 
 
+def _members(exc: BaseException) -> tuple[BaseException, ...] | None:
+    """An exception group's members; ``None`` for any other exception."""
+    group: object = exc
+    if isinstance(group, BaseExceptionGroup):
+        return cast("BaseExceptionGroup[BaseException]", group).exceptions
+    return None
+
+
 def _leaks(exc: BaseException, secrets: tuple[str, ...], depth: int = 0) -> bool:
     """Whether ``exc`` (not the SDK's own) may still show one of ``secrets``: in its text, ``repr``, arguments,
     attributes or notes, whatever their shape, or in a member of an exception group; ``True`` when that cannot
     be told (a ``__str__`` that raises, a group nested past `_MOST_NESTED`)."""
     if type(exc).__module__.split(".")[0] == "animalstore_client":
         return False  # the SDK's own messages are masked when made
-    if _GROUP is not None and isinstance(exc, _GROUP):
+    members = _members(exc)
+    if members is not None:
         if depth >= _MOST_NESTED:
             return True
-        members: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
         if (
             any(_leaks(member, secrets, depth + 1) for member in members[:_MOST_MEMBERS])
             or len(members) > _MOST_MEMBERS
@@ -304,7 +309,7 @@ def _masked_copy(exc: BaseException, secrets: tuple[str, ...]) -> MaskedExceptio
         text = str(exc)
     except Exception:  # noqa: BLE001
         text = "(its text cannot be shown)"
-    members = getattr(exc, "exceptions", None) if _GROUP is not None and isinstance(exc, _GROUP) else None
+    members = _members(exc)
     if members:
         shown: list[str] = []
         for member in list(members)[:_MOST_MEMBERS]:

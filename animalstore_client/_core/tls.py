@@ -1,7 +1,7 @@
 """Trust settings: the ``verify=`` argument, and the one way every backend turns it into an `ssl.SSLContext`.
 
 Each HTTP library has its own idea of which certificates to trust (httpx:
-certifi's bundle; aiohttp and urllib3: the operating system's store), so the
+certifi's bundle; aiohttp: the operating system's store), so the
 SDK builds the context itself and hands the same kind to every library:
 
 - ``True``: certifi's bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when
@@ -145,7 +145,7 @@ def certificate_failure(exc: BaseException) -> str | None:
     """Why a certificate was refused, if ``exc`` (or what it wraps) is a failed certificate check.
 
     Libraries wrap the `ssl.SSLCertVerificationError` differently (httpx as
-    a cause, urllib3 as an argument, aiohttp as an attribute), so the chain
+    a cause, others as an argument, aiohttp as an attribute), so the chain
     is searched through all three, a bounded number of steps.
     """
     seen: list[BaseException] = [exc]

@@ -101,7 +101,7 @@ _TRANSLATIONS: Translations = (
     (aiohttp.ClientError, httpx.RemoteProtocolError),  # a malformed answer, among others
     # aiohttp's total timeout: the call's deadline. asyncio's class, which is
     # not the builtin TimeoutError before Python 3.11.
-    (asyncio.TimeoutError, httpx.ReadTimeout),
+    (TimeoutError, httpx.ReadTimeout),
 )
 
 
@@ -144,7 +144,7 @@ def _without_key(exc: BaseException) -> BaseException:
 _DNS_ERROR: type[BaseException] = aiohttp.ClientConnectorDNSError
 
 # What _TRANSLATIONS knows; anything else (cancellation included) passes untouched.
-_FAILURES = (aiohttp.ClientError, asyncio.TimeoutError)
+_FAILURES = (aiohttp.ClientError, TimeoutError)
 # aiohttp's failures that are the network's wherever they were raised, in a caller's middleware too. Its
 # others (a ClientResponseError, which reports a malformed answer as well as raise_for_status()) are the
 # network's when they came from the connection (`_OneSend.from_wire`), else code of the caller's raised them.
@@ -152,7 +152,7 @@ _NETWORK = (
     aiohttp.ClientConnectionError,
     aiohttp.ClientPayloadError,
     aiohttp.ClientHttpProxyError,
-    asyncio.TimeoutError,
+    TimeoutError,
 )
 # What aiohttp says when credentials of the session's own (its auth, or ~/.netrc under trust_env=True) meet
 # the SDK's Authorization header: it refuses the request, before sending anything.
@@ -533,7 +533,7 @@ class AiohttpTransport:
                 and (exchange.may_have_written or not isinstance(exc, _NETWORK))
                 # aiohttp's own timeouts (its total is the call's deadline) fire wherever the call is, in a
                 # middleware of the caller's that waits too: the deadline's, not the middleware's failure.
-                and not isinstance(exc, asyncio.TimeoutError)
+                and not isinstance(exc, TimeoutError)
             ):
                 # A middleware or a trace callback of the caller's raised it (raise_for_status(), or its own call
                 # to a service that is down once the answer had come): `unknown_failure` judges.

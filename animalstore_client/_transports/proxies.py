@@ -1,4 +1,4 @@
-"""One connection pool per proxy, chosen for each request URL: the SDK's own pools on httpx and urllib3.
+"""One connection pool per proxy, chosen for each request URL: the SDK's own pools on httpx and httpx2.
 
 The proxy a URL goes through is read from the environment
 (`environment_proxy`) once per origin; a client derived with

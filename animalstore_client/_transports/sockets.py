@@ -5,7 +5,7 @@ sockets would otherwise stay open for its whole life (the server then sees
 no FIN when the parent closes its client), and an event loop that has ended,
 which can run no callback to close its connections. Every pool the SDK builds
 over a library whose sockets are Python's (the default and httpx2 pools, sync
-and async; urllib3; aiohttp) adds each socket it opens to a `Sockets`, and
+and async; aiohttp) adds each socket it opens to a `Sockets`, and
 this module closes them: in a forked child at the fork, before any code of
 the child's runs, and for a pool whose loop ended when asked (`Sockets.close`).
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import sys
 import threading
 import weakref
 from collections.abc import Callable, Generator, Iterable
@@ -46,7 +45,6 @@ __all__ = [
     "opening_async",
     "opening_sync",
     "release_transports",
-    "tls_layer_closed",
 ]
 
 FORK_WAIT = 5.0
@@ -177,38 +175,6 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
         if release is not None:
             with contextlib.suppress(Exception):  # a protocol's callback on a closed loop: the socket is let go first
                 release(None)
-        tls_layer_closed(getattr(transport.get_protocol(), "_app_transport", None))
-
-
-def tls_layer_closed(layer: Any) -> None:
-    """Mark asyncio's TLS layer over a connection let go of without its loop as closed, as Python 3.11+ does.
-
-    From 3.11, asyncio's TLS protocol marks its layer (``_app_transport``) closed when the connection under it is
-    lost; 3.10's does not, and the layer then warns, when collected, of a transport left open (a
-    ``ResourceWarning``, an error under ``-W error``). Its ``_closed`` flag is set here on 3.10 alone, where the
-    connection is gone already (docs/architecture.md lists the reach; tests/test_lifecycle.py over HTTPS on 3.10).
-    """
-    if sys.version_info < (3, 11) and layer is not None and getattr(layer, "_closed", True) is False:
-        layer._closed = True  # noqa: SLF001
-
-
-def _check_tls_layer() -> None:
-    """Fail loudly, naming them, when Python 3.10's asyncio no longer has what `tls_layer_closed` reads and sets
-    (its TLS protocol's ``_app_transport``, its layer's ``_closed``)."""
-    import asyncio.sslproto  # read on 3.10 alone, where the reach applies
-
-    protocol_names = asyncio.sslproto.SSLProtocol.__init__.__code__.co_names
-    layer_names = asyncio.sslproto._SSLProtocolTransport.__init__.__code__.co_names  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
-    if "_app_transport" not in protocol_names or "_closed" not in layer_names:
-        raise ImportError(
-            "animalstore_client needs asyncio.sslproto.SSLProtocol._app_transport and _SSLProtocolTransport._closed "
-            f"on Python {sys.version.split()[0]} (an ended event loop's TLS layer is marked closed there, as "
-            "Python 3.11+ does itself), which this Python no longer has: please report it"
-        )
-
-
-if sys.version_info < (3, 11):
-    _check_tls_layer()
 
 
 class Sockets:

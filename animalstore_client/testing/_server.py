@@ -264,7 +264,7 @@ class FakeServer:
             await loop.connect_accepted_socket(
                 lambda: peer, sock, ssl=self.tls, ssl_handshake_timeout=self.request_timeout if self.tls else None
             )
-        except (OSError, asyncio.TimeoutError):  # a refused certificate, a reset, a handshake too slow
+        except (TimeoutError, OSError):  # a refused certificate, a reset, a handshake too slow
             sock.close()
             return
         try:

@@ -14,7 +14,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from animalstore_client._core.exceptions import ClientValidationError
@@ -198,7 +198,7 @@ class Service:
             "id": f"msg_{uuid.uuid4().hex[:16]}",
             "message": message,
             "status": "queued",
-            "createdAt": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "createdAt": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         return ok(202, reply)
 

@@ -307,7 +307,7 @@ class FakeAnimalStore:
         ``backend`` left out or ``"httpx"``: the client talks to the store
         in-process; it owns that transport (closing the client closes it, and
         a forked child gets a fresh one). Any other backend (``"httpx2"``,
-        ``"pyreqwest"``, the deprecated ``"urllib3"``): the library needs a real socket, so the store serves
+        ``"pyreqwest"``): the library needs a real socket, so the store serves
         itself on 127.0.0.1 for this client and stops when the client is
         closed (or collected).
         """

@@ -8,7 +8,7 @@ mode: each deprecated call below carries an ignore for exactly that code, and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_type
 
 import aiohttp
 import httpx
@@ -18,7 +18,6 @@ import urllib3
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider as SDKMeterProvider
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
-from typing_extensions import assert_type
 
 from animalstore_client import (
     AnimalStoreClient,
@@ -168,7 +167,6 @@ def http_clients(
     httpx2_sync: httpx2.Client,
     httpx2_async: httpx2.AsyncClient,
     pool_manager: urllib3.PoolManager,
-    proxy_manager: urllib3.ProxyManager,
     session: aiohttp.ClientSession,
     pyreqwest_sync: pyreqwest.client.SyncClient,
     pyreqwest_async: pyreqwest.client.Client,
@@ -177,12 +175,10 @@ def http_clients(
     # Each library's class for its client, as the user's type checker sees it with the library installed.
     AnimalStoreClient(http_client=httpx_sync)
     AnimalStoreClient(http_client=httpx2_sync)
-    AnimalStoreClient(http_client=pool_manager)
-    AnimalStoreClient(http_client=proxy_manager)
     AsyncAnimalStoreClient(http_client=httpx_async)
     AsyncAnimalStoreClient(http_client=httpx2_async)
     AsyncAnimalStoreClient(http_client=session)
-    sync_ones: list[HTTPClient] = [httpx_sync, httpx2_sync, pool_manager]
+    sync_ones: list[HTTPClient] = [httpx_sync, httpx2_sync]
     async_ones: list[AsyncHTTPClient] = [httpx_async, httpx2_async, session]
     print(sync_ones, async_ones)
     # A pyreqwest client is refused (it may follow redirects unseen): backend="pyreqwest" builds the SDK's own.
@@ -197,6 +193,8 @@ def http_clients(
     AsyncAnimalStoreClient(http_client=httpx_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AsyncAnimalStoreClient(http_client=httpx2_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AsyncAnimalStoreClient(http_client=pool_manager)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    # urllib3 is no backend since 2.0: its PoolManager is refused by the types too.
+    AnimalStoreClient(http_client=pool_manager)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AsyncAnimalStoreClient(http_client=pyreqwest_sync)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AsyncAnimalStoreClient(http_client=lookalike)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 

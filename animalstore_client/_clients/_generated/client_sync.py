@@ -10,10 +10,9 @@ import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast
 
 import httpx
-from typing_extensions import Self
 
 from animalstore_client._clients.backends import BackendName, choose_backend_sync, new_transport_sync
 from animalstore_client._clients.base import Pool

@@ -39,7 +39,7 @@ from typing import Any, cast
 import httpcore2
 
 from animalstore_client._transports.pool.resolver import interleaved, resolve
-from animalstore_client._transports.sockets import opening_sync, tls_layer_closed
+from animalstore_client._transports.sockets import opening_sync
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
@@ -221,8 +221,6 @@ class _Protocol(asyncio.Protocol):
         if release is not None:
             with contextlib.suppress(Exception):
                 release(None)
-        if transport is not self.plain:
-            tls_layer_closed(transport)  # Python 3.10's TLS layer would warn, when collected, that it is open
 
     def why_ended(self) -> str:
         """What ended the connection, for a write refused on it."""
@@ -284,11 +282,7 @@ class _AsyncioStream(httpcore2.AsyncNetworkStream):
             await protocol.drain(timeout)
 
     async def aclose(self) -> None:
-        if self._protocol.lost():
-            # asyncio closed the socket already, and aborting again can raise; but Python 3.10's TLS
-            # transport counts itself open (and warns when collected) until it is told to close.
-            with contextlib.suppress(Exception):
-                self._transport.close()
+        if self._protocol.lost():  # asyncio closed the socket already, and aborting again can raise
             return
         # No TLS close_notify exchange (anyio's backend, as httpcore2 uses it, sends none either).
         try:
@@ -398,7 +392,7 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         local = None if local_address is None else (local_address, 0)
         # Its own task, so that the timeout cancels the connecting and nothing else; and not
-        # asyncio.wait_for, which on 3.10 and 3.11 can return a connection for a cancelled call.
+        # asyncio.wait_for, which on 3.11 can return a connection for a cancelled call.
         connecting = loop.create_task(_connect(self, loop, host, port, local))
         timed_out: list[bool] = []
 
@@ -448,7 +442,7 @@ async def _connect(
     The next address is tried alongside once the last one has had `_HAPPY_EYEBALLS_DELAY`
     seconds, or at once when it fails. Written here rather than asyncio's
     ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the
-    caller is cancelled (Python 3.10, 3.11): every attempt that does not win, and every
+    caller is cancelled (Python 3.11): every attempt that does not win, and every
     one if the caller is cancelled, is closed here.
     """
     infos = await resolve(host, port)
