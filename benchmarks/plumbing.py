@@ -1,7 +1,7 @@
 """What the SDK's own plumbing costs a call on every backend, apart from the library, the JSON decode and the parse.
 
     python benchmarks/plumbing.py                          # nginx, every backend, one call in flight, 2 rounds
-    python benchmarks/plumbing.py --backends aiohttp urllib3 --concurrency 1 100
+    python benchmarks/plumbing.py --backends aiohttp httpx-sync --concurrency 1 100
     python benchmarks/plumbing.py --sdk-path /tmp/old .    # another checkout of the SDK and this one, interleaved
     python benchmarks/plumbing.py --floor --no-spy --sdk-path /tmp/old . --rounds 5  # CPU beyond each library's floor
     python benchmarks/plumbing.py --top 15                 # and the costliest plumbing functions
@@ -16,7 +16,7 @@ sample is put in one bucket, by its innermost frame that tells
 (``classify``):
 
 - ``library``: the HTTP library and what it calls (aiohttp, yarl, multidict,
-  urllib3, http.client, httpx, httpcore, socket, ssl, selectors);
+  httpx, httpcore, h11, anyio, socket, ssl, selectors);
 - ``json``: the standard library's JSON decoder;
 - ``parse``: the SDK turning decoded JSON into models (``_core.serde``, the
   models' fast path in ``_core.models``, the ``parse_*`` functions);
@@ -37,8 +37,8 @@ minus the floor's in the same round: what the SDK adds, its checks and its
 faster parser included. ``--no-spy`` leaves py-spy out, for the cleanest CPU
 figures.
 
-The backends are httpx (both clients), aiohttp and urllib3; pyreqwest is
-measured by ``pyreqwest_split.py`` (see ``ASYNC``). It measures; it has no
+The backends are httpx (both clients) and aiohttp; pyreqwest is measured
+by ``pyreqwest_split.py`` (see ``ASYNC``). It measures; it has no
 targets: the issue that added it asked for the plumbing to halve on every
 backend, compared with ``--sdk-path`` on a checkout from before.
 """
@@ -57,22 +57,16 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
-
-# The SDK on urllib3 is measured on purpose, beside the default that replaces it, until 2.0 removes the
-# backend: its DeprecationWarning is expected here, so that message only is not shown on every run. A pattern,
-# not the package's URLLIB3_DEPRECATION: these scripts also run the SDK of an older checkout (--sdk-path).
-warnings.filterwarnings("ignore", message=r'The urllib3 backend \(backend="urllib3"', category=DeprecationWarning)
 
 HERE = Path(__file__).resolve().parent
 # pyreqwest is left out: its Rust calls hold no Python frame of their own, so py-spy charges the
 # time spent in them, waiting included, to the SDK frame that made them; pyreqwest_split.py
 # measures that backend by thread CPU instead.
 ASYNC = {"httpx-async": "httpx", "aiohttp": "aiohttp"}
-SYNC = {"httpx-sync": "httpx", "urllib3": "urllib3"}
+SYNC = {"httpx-sync": "httpx"}
 BACKENDS = [*ASYNC, *SYNC]
 BUCKETS = ("library", "json", "parse", "plumbing", "other")
 
@@ -82,9 +76,6 @@ _LIBRARY = (
     "multidict/",
     "propcache/",
     "aiohappyeyeballs/",
-    "urllib3/",
-    "http/client.py",
-    "email/",
     "httpx/",
     "httpcore/",
     "h11/",

@@ -49,7 +49,7 @@ def stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]] | None:
     """The three stacks as ``make() -> (call, close)``, or None when pyreqwest cannot be imported."""
     try:
         import pyreqwest.client as library
-    except ImportError:  # Python 3.10, or not installed
+    except ImportError:  # not installed (the [pyreqwest] extra)
         return None
     from animalstore_client._core.serde import loads, structure
     from animalstore_client._transports.pyreqwest import _response_headers
@@ -139,7 +139,7 @@ def main() -> int:
             os.sched_setaffinity(0, {1})  # nginx has CPU 0
         contenders = stacks(url)
         if contenders is None:
-            print("pyreqwest cannot be imported here (it needs Python 3.11+): nothing measured.")
+            print("pyreqwest cannot be imported here (install the [pyreqwest] extra): nothing measured.")
             return 0
         runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in contenders}
         for _ in range(rounds):

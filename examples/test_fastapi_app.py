@@ -2,8 +2,8 @@
 
 Run it with ``python -m pytest examples/test_fastapi_app.py`` (or
 ``python examples/test_fastapi_app.py``); it needs ``fastapi``, ``pytest``
-and, on Python 3.11 and later, ``httpx2`` beside the SDK: Starlette's
-``TestClient`` runs on httpx2, and warns when it has to fall back to httpx.
+and ``httpx2`` beside the SDK: Starlette's ``TestClient`` runs on httpx2,
+and warns when it has to fall back to httpx.
 The app is ``examples/fastapi_app.py``. Each test
 runs the app inside ``with TestClient(app)``, which runs the app's lifespan,
 after replacing the ``get_animals`` dependency with the pytest plugin's
@@ -12,30 +12,18 @@ tests need no API key and make no call to the real service even when
 ``ANIMALSTORE_API_KEY`` is set in their environment.
 """
 
-# Starlette types TestClient with Python 3.11's typing.Self (and with httpx2, which needs 3.11): checked with the
-# project's 3.10 rules, what `with TestClient(app)` gives is unknown.
-# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false
-
 from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 from collections.abc import Iterator
 
 import pytest
+from fastapi.testclient import TestClient  # on httpx2 (pip install httpx2): no warning to hide
 from fastapi_app import app, get_animals  # in your project: from yourpackage.main import app, get_animals
 
 from animalstore_client import DEFAULT_MAX_RETRIES, AsyncAnimalStoreClient
 from animalstore_client.testing import FakeAnimalStore
-
-if sys.version_info >= (3, 11):
-    from fastapi.testclient import TestClient  # on httpx2 (pip install httpx2): no warning to hide
-else:
-    with warnings.catch_warnings():
-        # httpx2 needs Python 3.11, so here TestClient runs on httpx and says that is deprecated: only that is hidden.
-        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
-        from fastapi.testclient import TestClient
 
 
 # --8<-- [start:tests]

@@ -36,7 +36,7 @@ def test_benchmark_smoke_run() -> None:
 
 def test_concurrency_benchmark_smoke_run() -> None:
     """benchmarks/concurrency.py --quick --server fake (no nginx) runs every stack at 1 and 10 in flight (100 in a full
-    run) and prints every target, without showing the urllib3 backend's deprecation, which it measures on purpose."""
+    run) and prints every target, with no warning."""
     script = SCRIPT.parent / "concurrency.py"
     result = subprocess.run(
         # One call per stack at C=1 (and, as ever, one per worker at C=10): every stack runs all its code.
@@ -47,17 +47,23 @@ def test_concurrency_benchmark_smoke_run() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    stacks = ["async C=10 sdk aiohttp", "async C=1 aiohttp floor", "sync C=10 sdk urllib3", "sync C=1 httpx floor"]
+    stacks = [
+        "async C=10 sdk aiohttp",
+        "async C=1 aiohttp floor",
+        "sync C=10 urllib3 floor",
+        "sync C=10 sdk httpx",
+        "sync C=1 httpx floor",
+    ]
     if HAS_PYREQWEST:
         stacks += ["async C=10 sdk pyreqwest", "sync C=1 pyreqwest floor"]
     if HAS_HTTPX2:
         stacks += ["async C=10 sdk httpx2", "sync C=1 sdk httpx2"]
     for stack in stacks:
         assert stack in result.stdout, stack
-    assert "DeprecationWarning" not in result.stderr  # the SDK on urllib3 is measured on purpose: expected there
+    assert "DeprecationWarning" not in result.stderr
     # The ratios to the bare httpx floor are information now, not targets.
     assert "async C=10: sdk aiohttp / httpx floor, req/s" in result.stdout.split("for information")[1]
-    assert f"{14 + 6 * HAS_PYREQWEST + 4 * HAS_HTTPX2} targets" in result.stdout
+    assert f"{12 + 6 * HAS_PYREQWEST + 4 * HAS_HTTPX2} targets" in result.stdout
 
 
 @needs_httpx2
@@ -136,7 +142,7 @@ def test_plumbing_benchmark_smoke_run() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split() for line in result.stdout.splitlines()]
-    for backend in ("httpx-async", "aiohttp", "httpx-sync", "urllib3"):
+    for backend in ("httpx-async", "aiohttp", "httpx-sync"):
         mine = [row for row in rows if row[:2] == [backend, "C=1"]]
         assert [row[2] for row in mine] == ["floor", "this"], result.stdout  # "this checkout"
         floor, sdk, beyond = float(mine[0][3]), float(mine[1][4]), float(mine[1][5])

@@ -63,10 +63,7 @@ class Library:
     clients: tuple[Client, ...]
     """Which clients have it: ``("sync", "async")``, or one of them."""
     requirement: str | None = None
-    """Its requirement as its extra installs it (``"aiohttp>=3.12.4"``); ``None`` for httpx, a dependency.
-
-    The distribution named there is the one the SDK accepts: another that installs a package of the same
-    import name (a fork that writes over its files) is refused when a client chooses the library."""
+    """Its requirement as its extra installs it (``"aiohttp>=3.12.4"``); ``None`` for httpx, a dependency."""
     also_installs: tuple[str, ...] = ()
     """Further requirements of its extra (httpx2's needs httpcore2)."""
     floor_reason: str = ""
