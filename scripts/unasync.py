@@ -110,7 +110,7 @@ HTTPCORE2_PHRASES["_transports/pool/pool_async.py"] = HTTPCORE2_PHRASES["_transp
 
 SUBSTITUTIONS = [
     *renamed_modules(FILES),
-    (r"\bIOAsync\b", "IOSync"),
+    (r"\bASYNC_IO\b", "SYNC_IO"),
     (r"\b_Async([A-Z]\w*)", r"_\1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),
     (r"\b(\w+)_async\b", r"\1_sync"),

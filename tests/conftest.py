@@ -30,8 +30,8 @@ import pytest
 import respx
 
 from animalstore_client import AnimalStoreClient, AsyncAnimalStoreClient, Environment, NotGiven, RetryBudget
-from animalstore_client._clients.base import BaseClient
 from animalstore_client._clients.client_async import AsyncAnimalStoreClientWithRawResponse
+from animalstore_client._clients.shells import ASYNC_IO, SYNC_IO, no_jitter
 from animalstore_client._core.libraries import LIBRARIES, Library, by_name
 
 API_KEY = "test-key-0123456789"
@@ -317,9 +317,10 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def async_sleep(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(sleep))
-    monkeypatch.setattr(AsyncAnimalStoreClient, "_sleep", staticmethod(async_sleep))
-    monkeypatch.setattr(BaseClient, "_jitter", staticmethod(lambda: 0.0))
+    monkeypatch.setattr(SYNC_IO, "sleep", sleep)
+    monkeypatch.setattr(ASYNC_IO, "sleep", async_sleep)
+    monkeypatch.setattr(SYNC_IO, "jitter", no_jitter)
+    monkeypatch.setattr(ASYNC_IO, "jitter", no_jitter)
     return recorded
 
 

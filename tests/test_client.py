@@ -698,7 +698,7 @@ def test_sync_context_manager_closes_its_pool(router: respx.MockRouter) -> None:
     with AnimalStoreClient(API_KEY) as client:
         client.list_pets()
     assert client.is_closed
-    assert client._pool.transport.is_closed
+    assert client._sender.pool.transport.is_closed
 
 
 @pytest.mark.anyio
@@ -708,7 +708,7 @@ async def test_async_context_manager_closes_its_pool(router: respx.MockRouter) -
     async with AsyncAnimalStoreClient(API_KEY) as client:
         await client.list_pets()
     assert client.is_closed
-    assert client._pool.transport.is_closed
+    assert client._sender.pool.transport.is_closed
 
 
 # --- odd input: only SDK exceptions --------------------------------------------------------------

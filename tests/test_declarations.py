@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import typing_extensions
@@ -98,7 +99,10 @@ def test_the_docstring_describes_each_option_in_order(cls: type) -> None:
 
 def test_settings_keep_every_option_but_those_that_only_steer_construction() -> None:
     """`Settings` has a field per option except environment (it sets base_url) and http_client (the pool)."""
-    assert set(Settings.__slots__) == {option.name for option in OPTIONS} - {"environment", "http_client"}
+    assert {field.name for field in attrs.fields(Settings)} == {option.name for option in OPTIONS} - {
+        "environment",
+        "http_client",
+    }
 
 
 def test_a_pickled_client_carries_every_pickled_option() -> None:

@@ -364,7 +364,7 @@ import animalstore_client as a
 
 url, backend, table, called = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "called"
 client = a.AnimalStoreClient("k", base_url=url, backend=backend, total_timeout=10)
-transport = client._pool.transport
+transport = client._sender.pool.transport
 if called:
     client.list_pets(limit=1)
 tables = getattr(transport, table)

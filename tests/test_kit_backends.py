@@ -22,6 +22,7 @@ from animalstore_client import (
     InternalServerError,
     RetryBudget,
 )
+from animalstore_client._clients.shells import SYNC_IO
 from animalstore_client._core.libraries import LIBRARIES, for_client
 from animalstore_client.testing import FakeAnimalStore
 
@@ -41,7 +42,7 @@ def test_a_sync_kit_client_on_each_library_retries_at_once(backend: Any, monkeyp
     store = FakeAnimalStore(api_keys=[API_KEY])
     store.fail_next(429, times=2)
     slept: list[float] = []  # the client's own sleep, which the kit's replaces: never called
-    monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(slept.append))
+    monkeypatch.setattr(SYNC_IO, "sleep", slept.append)
     with store.client(backend=backend) as client:
         assert client.backend == (backend or LIBRARIES[0].name)
         response = client.with_raw_response.create_pet(name="Rex", category_id=1)

@@ -110,10 +110,10 @@ def test_retries_never_outlast_the_deadline(make_client: ClientFactory, monkeypa
     """Attempts of 0.3 s with real backoff sleeps: the second attempt is cut short at total_timeout=1."""
     import anyio
 
-    from animalstore_client import AsyncAnimalStoreClient
+    from animalstore_client._clients.shells import ASYNC_IO, SYNC_IO
 
-    monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(time.sleep))
-    monkeypatch.setattr(AsyncAnimalStoreClient, "_sleep", staticmethod(anyio.sleep))
+    monkeypatch.setattr(SYNC_IO, "sleep", time.sleep)
+    monkeypatch.setattr(ASYNC_IO, "sleep", anyio.sleep)
     with LoopbackServer() as server:
         server.script = [server.hang()]
         client = make_client(base_url=server.base_url, timeout=0.3, total_timeout=1.0, max_retries=5)
@@ -208,7 +208,7 @@ def test_the_sdk_pool_is_its_own_over_the_deadline_backend_and_proxies_keep_http
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "direct.example")
     client = AnimalStoreClient(API_KEY)
-    transport = client._pool.transport
+    transport = client._sender.pool.transport
     assert isinstance(transport, HttpcoreTransport)
     proxied = transport._pool_for(httpx.URL("https://api.animalstore.example/v1/pets"))
     direct = transport._pool_for(httpx.URL("https://direct.example/v1/pets"))  # NO_PROXY: direct

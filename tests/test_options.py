@@ -105,7 +105,7 @@ def test_with_options_changes_options_and_shares_the_pool(make_client: ClientFac
     )
     inner: Any = getattr(client, "inner", client)
     derived_inner: Any = getattr(derived, "inner", derived)
-    assert derived_inner._pool is inner._pool
+    assert derived_inner._sender.pool is inner._sender.pool
     assert derived.base_url == "https://staging.api.animalstore.example/v1"
     assert derived.timeout == httpx.Timeout(3.0)
     assert derived.max_retries == 5
@@ -219,14 +219,14 @@ def test_with_options_refuses_huge_and_deep_values(make_client: ClientFactory, v
 
 
 def test_every_option_is_read_by_name_where_settings_are_made_and_changed() -> None:
-    """`Settings.from_arguments` reads every option of `OPTIONS` as ``given.<name>``, and `Settings.changed`
+    """`new_settings` reads every option of `OPTIONS` as ``given.<name>``, and `Settings.changed`
     every option `with_options` takes: an option added to the declaration and forgotten there fails here
     (it would otherwise be taken by the signatures and silently dropped)."""
     import ast
     import inspect
     import textwrap
 
-    from animalstore_client._clients.options import OPTIONS, Settings
+    from animalstore_client._clients.options import OPTIONS, Settings, new_settings
 
     def read(function: Any) -> set[str]:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
@@ -236,5 +236,5 @@ def test_every_option_is_read_by_name_where_settings_are_made_and_changed() -> N
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "given"
         }
 
-    assert read(Settings.from_arguments) == {option.name for option in OPTIONS}
+    assert read(new_settings) == {option.name for option in OPTIONS}
     assert read(Settings.changed) == {option.name for option in OPTIONS if option.changes is not None}

@@ -192,7 +192,7 @@ class _PeakServer(LoopbackServer):
 
 def _pool_of(client: AnimalStoreClient | AsyncAnimalStoreClient, base_url: str) -> Any:
     """The pool the client's default backend sends ``base_url``'s requests through (made on first use)."""
-    transport = cast("Any", client._transport())
+    transport = cast("Any", client._sender.transport())
     return transport._pool_for(httpx.URL(base_url))
 
 

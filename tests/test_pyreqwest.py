@@ -234,7 +234,7 @@ def releases(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, _Clock, list[object]
 
 
 def _library_clients(client: AnimalStoreClient | AsyncAnimalStoreClient) -> list[Any]:
-    return list(client._pool.transport._settings._clients.values())
+    return list(client._sender.pool.transport._settings._clients.values())
 
 
 @needs_pyreqwest

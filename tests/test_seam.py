@@ -260,11 +260,13 @@ def test_a_typed_call_makes_no_httpx_response_and_what_shows_one_makes_it_once(
 ) -> None:
     """Typed results come from the attempt's status, headers and body alone; a raw response or an error's
     response is made once, from that attempt, and is the one the caller sees (every client/library pair)."""
-    from animalstore_client._clients.base import BaseClient
+    from animalstore_client._clients import send_loop_async
+    from animalstore_client._clients._generated import send_loop_sync
 
     # Untraced, whatever OpenTelemetry providers an earlier test set for the process: a traced
     # attempt shows its response to its span.
-    monkeypatch.setattr(BaseClient, "_observe", lambda self, operation, request: None)
+    for loop in (send_loop_async, send_loop_sync):
+        monkeypatch.setattr(loop, "observe", lambda telemetry, operation, request: None)
     error = {"code": "invalid", "message": "name missing", "status": 400}
     script = [respond(200, PETS), respond(201, PET), respond(200, PETS), respond(400, error)]
     with LoopbackServer(script) as server:

@@ -26,6 +26,7 @@ from animalstore_client import (
     NotFoundError,
     RateLimitError,
 )
+from animalstore_client._clients.shells import SYNC_IO
 from animalstore_client.testing import (
     MAX_RECORDED_BYTES,
     MAX_RECORDED_REQUESTS,
@@ -231,7 +232,7 @@ def test_kit_clients_record_exact_delays_instead_of_sleeping(
     store.fail_next(503, times=2)
     store.fail_next(429, retry_after=7)
     slept: list[float] = []  # the client's own sleep, which the kit's replaces: never called
-    monkeypatch.setattr(AnimalStoreClient, "_sleep", staticmethod(slept.append))
+    monkeypatch.setattr(SYNC_IO, "sleep", slept.append)
     with store.client(max_retries=3) as client:
         assert len(client.list_pets()) == 1
     assert slept == []
@@ -413,15 +414,21 @@ def test_the_command_line_server_names_a_bad_pets_file(tmp_path: Path) -> None:
 
 
 def test_kit_clients_are_wired_through_the_clients_one_hook(store: FakeAnimalStore) -> None:
-    """The kit writes none of the client's attributes: it hands a Wiring to the client, which keeps it in copies."""
-    from animalstore_client._clients.base import Wiring
+    """The kit writes none of the client's attributes: it hands a Wiring to the client, which makes its I/O
+    strategy of it (the send loop never asks for the kit); copies keep both."""
+    from animalstore_client._clients.shells import SYNC_IO, Wiring
 
     with store.client() as client:
         assert isinstance(client._wiring, Wiring)
-        assert {"_sleep", "_jitter", "_new_transport"}.isdisjoint(vars(client))
+        assert set(vars(client)) == {"_ssl_context", "_env_proxies", "_sender", "_config", "_owns_pool", "_wiring"}
+        assert client._sender.io is not SYNC_IO
+        assert client._sender.io.jitter() == 0.0
         copy = client.with_options(max_retries=0)
         assert copy._wiring is client._wiring
-        assert AnimalStoreClient("k")._wiring is None
+        assert copy._sender.io is client._sender.io
+        plain = AnimalStoreClient("k")
+        assert plain._wiring is None
+        assert plain._sender.io is SYNC_IO
 
 
 # --- bounds on what the store holds, and its fault queue ----------------------------------------------

@@ -1,49 +1,39 @@
-"""What both clients share: configuration, defaults, pickling, the pool they send through, the kit's wiring.
+"""What both clients share: configuration, `with_options`, pickling, the properties; no I/O.
 
 The clients themselves are `AsyncAnimalStoreClient` (``_clients.client_async``, written
 by hand) and `AnimalStoreClient` (``_clients._generated.client_sync``, generated from it by
-``scripts/unasync.py``). What cannot be generated, because it differs by
-nature rather than by ``async``/``await`` (how to sleep, which transport of
-the pool to use), is `IOSync` and `IOAsync` in ``_clients.shells``, built on
-`BaseClient`. The decisions of the send loop live in ``_core.attempts`` and
-``_core.body``; the HTTP library sits behind ``_transports.seam_async``.
+``scripts/unasync.py``), each built on `BaseClient` alone. Each holds a sender (``_clients.send_loop_async``
+and its twin): the send loop, with the client's `Settings`, its `Pool` and its I/O strategy
+(``_clients.shells``). The decisions of the send loop live in ``_core.attempts`` and ``_core.body``; the
+HTTP library sits behind ``_transports.seam_async``.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import ssl
 import sys
-import threading
-import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 import httpx
 
 from animalstore_client._clients.backends import callers_base_url
 from animalstore_client._clients.insecure import warn_if_insecure, warn_if_unverified
-from animalstore_client._clients.options import Arguments, Settings
-from animalstore_client._core.attempts import Answer
+from animalstore_client._clients.options import Arguments, Settings, new_settings
+from animalstore_client._clients.shells import Pool, Wiring, telemetry_unavailable
 from animalstore_client._core.body import ACCEPT_ENCODING
 from animalstore_client._core.budget import RetryBudget
-from animalstore_client._core.deprecation import (
-    GET_PET_SUNSET,
-    announces,
-    notice_message,
-    service_notice,
-    warn_at_callers_line,
-)
+from animalstore_client._core.deprecation import warn_at_callers_line
 from animalstore_client._core.environments import Environment
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
 from animalstore_client._core.libraries import by_name
-from animalstore_client._core.log import configure_from_env, logger
+from animalstore_client._core.log import configure_from_env
 from animalstore_client._core.middleware import AsyncMiddleware, Middleware
-from animalstore_client._core.operations import ROUTES, RequestConfig, operation_of
+from animalstore_client._core.operations import RequestConfig
 from animalstore_client._core.secrets import forget_locals, redact_url
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._core.validation import (
@@ -56,10 +46,9 @@ from animalstore_client._version import __version__
 
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import MeterProvider, TracerProvider
-    from animalstore_client._clients.telemetry import CallObserver, Telemetry
-    from animalstore_client._core.attempts import Finished
+    from animalstore_client._clients.telemetry import Telemetry
 
-__all__ = ["PROCESS", "BaseClient", "Pool", "Wiring"]
+__all__ = ["BaseClient", "telemetry_for"]
 
 
 T = TypeVar("T")
@@ -91,98 +80,41 @@ def _build_config(
     return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
 
 
-class Pool:
-    """The transport behind one client and everything `with_options` derives from it.
+class _Sender(Protocol):
+    """What `BaseClient` reads of its client's sender (`AsyncSender` or `Sender`)."""
 
-    An async client's connections belong to one event loop, so it has a
-    transport per loop (asyncio's, or a trio run) in ``loops``, keyed by the
-    loop's ``id`` with a weak reference to tell a reused ``id``; ``current``
-    is the last one used, checked first.
-    """
+    settings: Settings[Any, Any]
+    pool: Pool
+    telemetry: Telemetry | None
+    closed: bool
 
-    def __init__(self, transport: Any, *, owned: bool) -> None:
-        self.transport = transport
-        self.owned = owned
-        self.lock = threading.Lock()
-        self.notices: set[str] = set()
-        """The operations whose deprecation the service announced and the client warned of (once each)."""
-        self.current: tuple[weakref.ref[Any], Any] | None = None
-        self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
-        self.pid = PROCESS.pid
-        """The process the transport's connections belong to."""
+    def derived(self, settings: Any, pool: Pool, telemetry: Telemetry | None) -> Self: ...
 
 
-class _Process:
-    """The current process id, kept up to date across os.fork() without a system call per request."""
-
-    pid = os.getpid()
-
-    @classmethod
-    def forked(cls) -> None:
-        cls.pid = os.getpid()
+S = TypeVar("S", bound=_Sender)
+B = TypeVar("B", bound=str)
+M = TypeVar("M")
 
 
-PROCESS = _Process
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_Process.forked)
+class BaseClient(Generic[S]):
+    """Configuration shared by both clients; no I/O. ``S`` is the client's sender, which holds its settings."""
 
-
-@dataclass(frozen=True)
-class Wiring:
-    """What the testing kit gives a client in place of the network: the client's one hook for it.
-
-    ``new_transport`` makes the in-process transport (again after a fork or
-    in a new event loop), or is ``None`` for a client that keeps its own
-    pool over a real socket; ``sleep`` takes the backoff delays instead of
-    sleeping (a coroutine function for the async client); ``clock`` is the
-    time the retry budget counts in; ``on_close`` runs once the client that
-    owns the pool is closed (the kit stops a server it started for it);
-    jitter is zero, so the delays are the policy's exact values.
-    """
-
-    new_transport: Callable[[], Any] | None
-    sleep: Callable[[float], Any]
-    clock: Callable[[], float] = field(default=time.monotonic)
-    on_close: Callable[[], None] | None = None
-
-    @property
-    def in_memory(self) -> bool:
-        """Whether the client talks to the store in this process, with no socket."""
-        return self.new_transport is not None
-
-    """The clock the retry budget reads: the store's, which its sleeps advance."""
-
-
-def _no_jitter() -> float:
-    return 0.0
-
-
-OTEL_TRACE = "opentelemetry.trace"
-OTEL_METRICS = "opentelemetry.metrics"
-"""Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
-
-
-class BaseClient:
-    """Configuration shared by both clients; no I/O."""
-
-    _pool: Pool
+    _sender: S
     _owns_pool: bool
     _config: RequestConfig
-    _settings: Settings
     _wiring: Wiring | None = None
-    _is_async = False
-    _clock: Callable[[], float] = staticmethod(time.monotonic)
-    """The clock the retry budget counts in; the testing kit's store clock for its clients."""
+    _new_transport: Callable[..., Any]
+    """The client's `new_transport_async` (or sync): a transport of the SDK's own for a new pool."""
+    _check_middleware: Callable[[object], tuple[Any, ...]]
+    """The client's `check_middleware_async` (or sync), for `with_options`."""
 
-    @staticmethod
-    def _jitter() -> float:
-        """Random jitter in [0, 1); replaced by tests to make backoff exact."""
-        import random  # needed only once a request fails
-
-        return random.random()
-
-    def __init__(self, given: Arguments, choose_backend: Callable[[object, object], str]) -> None:
-        """Check and keep the constructor's arguments."""
+    def _checked(
+        self,
+        given: Arguments,
+        choose_backend: Callable[[object, object], B],
+        check_middleware: Callable[[object], tuple[M, ...]],
+    ) -> Settings[B, M]:
+        """The constructor's arguments checked and kept, as the client's `Settings`."""
         # A module a call imports first holds its import lock in that thread while it loads, and a child forked
         # then waits on the lock for ever (tests/test_fork.py caught this one): socket.getaddrinfo looks up the
         # idna codec on a process's first connect. Imported here rather than with the SDK: 1.8 ms, 2.5 % of
@@ -190,19 +122,28 @@ class BaseClient:
         import encodings.idna  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
         configure_from_env(os.environ)
-        self._settings = settings = Settings.from_arguments(
-            given, is_async=self._is_async, choose_backend=choose_backend
-        )
+        settings = new_settings(given, choose_backend=choose_backend, check_middleware=check_middleware)
         http_client = given.http_client
-        self._telemetry = _telemetry_for(settings.tracer_provider, settings.meter_provider)
         # Built now, so a CA file that is not one fails here rather than inside a call.
         self._ssl_context = ssl_context(settings.verify) if http_client is None else None
-        self._closed = False
         # The environment's proxies apply unless the caller's own client ignores them.
         self._env_proxies = http_client is None or bool(getattr(http_client, "trust_env", False))
-        # Frames: here, the subclass __init__, the caller.
+        # Frames: here, the client's __init__, the caller.
         warn_if_insecure(settings.base_url, stacklevel=3, env_proxies=self._env_proxies)
         warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
+        return settings
+
+    def _pool_for(self, settings: Settings[Any, Any], http_client: object) -> Pool:
+        """The pool of a new client: over ``http_client``, or over a transport of the SDK's own."""
+        verify = self._transport_verify(settings)
+        transport = self._new_transport(settings.backend, http_client, verify=verify)
+        remake = functools.partial(self._new_transport, settings.backend, None, verify=verify)
+        self._owns_pool = http_client is None
+        return Pool(transport, owned=self._owns_pool, remake=remake)
+
+    @property
+    def _settings(self) -> Settings[Any, Any]:
+        return self._sender.settings
 
     def _warn_once_made(self, http_client: object) -> None:
         """Warn at the caller's line about how the client was made, once per construction the caller wrote.
@@ -227,15 +168,16 @@ class BaseClient:
     def _request_config(self) -> RequestConfig:
         settings = self._settings
         return _build_config(
-            self._pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
+            self._sender.pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
         )
 
     def _derive(self, given: Arguments) -> Self:
         """A copy of this client with `with_options`'s arguments applied."""
         verify_given = given.verify is not NOT_GIVEN
+        sender = self._sender
 
         def refuse_unowned(verify: object) -> None:
-            if not self._pool.owned:
+            if not sender.pool.owned:
                 raise ClientValidationError(
                     "verify applies to the SDK's own connection pool; this client sends through a caller's "
                     "http_client, which keeps its own trust settings",
@@ -248,21 +190,27 @@ class BaseClient:
             # Frames: here, Settings.changed, _derive, with_options, the caller.
             warn_if_insecure(base_url, stacklevel=5, env_proxies=self._env_proxies)
 
-        settings = self._settings.changed(
-            given, is_async=self._is_async, on_verify=refuse_unowned, on_base_url=warn_plain_http
+        settings = sender.settings.changed(
+            given, check_middleware=self._check_middleware, on_verify=refuse_unowned, on_base_url=warn_plain_http
         )
         clone = copy.copy(self)
         state = vars(clone)
         state.pop("with_raw_response", None)  # the cached view is bound to this client's config
-        # Only the client that created the pool closes it.
-        state.update(_settings=settings, _owns_pool=False, _closed=False)
+        state["_owns_pool"] = False  # only the client that created the pool closes it
+        telemetry = sender.telemetry
         if given.tracer_provider is not NOT_GIVEN or given.meter_provider is not NOT_GIVEN:
-            state["_telemetry"] = _telemetry_for(settings.tracer_provider, settings.meter_provider)
+            telemetry = telemetry_for(settings.tracer_provider, settings.meter_provider)
+        pool = sender.pool
         if verify_given:
             state["_ssl_context"] = ssl_context(settings.verify)
             # Other trust needs other connections: a pool of the new client's own, which it closes.
-            state["_pool"] = Pool(clone._new_transport(), owned=True)  # noqa: SLF001  # the same class
+            wiring = self._wiring
+            if wiring is not None and wiring.new_transport is not None:
+                pool = Pool(wiring.new_transport(), owned=True, remake=wiring.new_transport)
+            else:
+                pool = clone._pool_for(settings, None)  # noqa: SLF001  # the same class
             state["_owns_pool"] = True
+        state["_sender"] = sender.derived(settings, pool, telemetry)
         if verify_given or given.base_url is not NOT_GIVEN or given.environment is not NOT_GIVEN:
             warn_if_unverified(settings.base_url, settings.verify, stacklevel=3)
         state["_config"] = clone._request_config()  # noqa: SLF001  # the same class
@@ -329,11 +277,6 @@ class BaseClient:
             raise
 
     @property
-    def middleware(self) -> tuple[Any, ...]:
-        """The middleware run around each attempt, outermost first."""
-        return self._settings.middleware
-
-    @property
     def retry_budget(self) -> RetryBudget | None:
         """The `RetryBudget` this client's retries draw on, shared with its `with_options` copies; or ``None``."""
         return self._settings.retry_budget
@@ -366,7 +309,8 @@ class BaseClient:
     @property
     def is_closed(self) -> bool:
         """Whether this client was closed (or shares a pool that was)."""
-        return self._closed or bool(self._pool.transport.is_closed)
+        sender = self._sender
+        return sender.closed or bool(sender.pool.transport.is_closed)
 
     def __copy__(self) -> Self:
         # A shallow copy shares the pool (what with_options builds on); pickling and
@@ -390,7 +334,7 @@ class BaseClient:
                 f"{name}(store.api_key, base_url=url) (loaded, it sleeps between retries "
                 "as any client does: the kit's instant retries stay with the store)."
             )
-        if not self._pool.owned:
+        if not self._sender.pool.owned:
             raise AnimalStoreError(
                 f"This {name} sends through your http_client, whose connections belong to this process: "
                 f"pickle an {name} made without http_client (it opens its own pool where it is loaded), or make "
@@ -403,7 +347,7 @@ class BaseClient:
                 f"This {name} was given verify=<ssl.SSLContext>, which cannot be pickled: give verify the path "
                 "of the CA bundle instead (verify='/path/to/ca.pem'), which the loaded client loads again."
             )
-        if self._telemetry is not None:
+        if self._sender.telemetry is not None:
             raise AnimalStoreError(
                 f"This {name} was given a tracer_provider or meter_provider, which hold locks and threads of "
                 "this process: pickle client.with_options(tracer_provider=None, meter_provider=None), whose "
@@ -413,45 +357,20 @@ class BaseClient:
 
     def __repr__(self) -> str:
         # The key is deliberately absent: reprs end up in logs and tracebacks.
-        settings = getattr(self, "_settings", None)
-        if settings is None:
+        sender = getattr(self, "_sender", None)
+        if sender is None:
             # A constructor that refused its arguments leaves ``self`` in the traceback's frame locals, and a
             # crash reporter calls repr on it: that must not raise.
             return f"<{type(self).__name__}, not created>"
+        settings = sender.settings
         return f"{type(self).__name__}(base_url={settings.base_url!r}, max_retries={settings.max_retries})"
 
-    def _check_open(self) -> None:
-        if self._closed or self._pool.transport.is_closed:
-            if not self._closed and not self._pool.owned:
-                # The SDK never closes a caller's client: its owner did, and should hear that, not "this client".
-                raise AnimalStoreError(
-                    f"The http_client of this {type(self).__name__} was closed (the SDK never closes a client "
-                    "it was given); create the client with an open one."
-                )
-            raise AnimalStoreError(f"This {type(self).__name__} is closed; create a new client.")
-
-    def _new_transport(self) -> Any:
-        raise NotImplementedError  # defined by each client
-
-    def _transport_verify(self) -> bool | str | ssl.SSLContext:
+    def _transport_verify(self, settings: Settings[Any, Any]) -> bool | str | ssl.SSLContext:
         """The trust a new transport of the SDK's gets: the context made when the client was, or for a library
         that takes no `ssl.SSLContext` (pyreqwest's rustls) ``verify`` itself."""
-        if not by_name(self._settings.backend).takes_ssl_context:
-            return self._settings.verify
+        if not by_name(settings.backend).takes_ssl_context:
+            return settings.verify
         return self._ssl_context or True
-
-    def _wire(self, wiring: Wiring) -> None:
-        """Hand this client (and the `with_options` copies made from it) to the testing kit.
-
-        The kit's in-process transport becomes a pool the client owns, as its
-        own would be: closing the client closes it, and a forked child or a
-        new event loop gets a fresh one from ``wiring.new_transport``.
-        """
-        self._wiring = wiring
-        self._clock = wiring.clock
-        if wiring.in_memory:
-            self._owns_pool = True
-            self._pool.owned = True
 
     def _closed_by_owner(self) -> None:
         """After the pool's owner closed it: whatever the kit set up for this client goes too."""
@@ -459,81 +378,12 @@ class BaseClient:
         if wiring is not None and wiring.on_close is not None and self._owns_pool:
             wiring.on_close()
 
-    def _heed(self, operation: str, request: httpx.Request, response: Finished) -> None:
-        """Warn, once per client and operation, at the caller's line, of a deprecation the answer announces.
-
-        The service's ``Deprecation`` and ``Sunset`` headers (RFC 9745, RFC 8594) may announce a removal
-        this SDK was released before. ``get_pet`` warns at every call already: a notice that says no more
-        than its warning (the same date, no link) is not shown again.
-        """
-        raw = response.raw_headers() if isinstance(response, Answer) else response.headers.raw
-        if not announces(raw):
-            return  # the names alone, on every answer
-        warned = operation == "get_pet"  # its own warning was given at this call
-        if operation == "request":  # a route the SDK knows is named as its operation: one warning for every pet id
-            operation = operation_of(request.method, request.url.path) or operation
-        route = ROUTES.get(operation, request.url.path)
-        key = f"{request.method} {route}"
-        pool = self._pool
-        with pool.lock:
-            if key in pool.notices:
-                return  # shown once already: nothing more is parsed
-        notice = service_notice(raw)  # capped and linear (`_core.deprecation`)
-        if notice is None:
-            return
-        if warned and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:
-            return  # this call warned of it already
-        with pool.lock:
-            if key in pool.notices:
-                return
-            pool.notices.add(key)
-        message = notice_message(operation, request.method, route, notice)
-        try:
-            warn_at_callers_line(message)
-        except Exception:  # noqa: BLE001  # a filter making warnings errors: the call's result (a stored pet) is kept
-            logger.warning("%s (a warnings filter made it an error: logged, so the call's result is kept)", message)
-
-    def _jitter_source(self) -> Callable[[], float]:
-        return self._jitter if self._wiring is None else _no_jitter
-
-    def _observe(self, operation: str, request: httpx.Request) -> CallObserver | None:
-        """The telemetry of one call, or ``None`` (at the cost of two dict lookups) when nothing would be recorded."""
-        telemetry = self._telemetry
-        if telemetry is None:
-            modules = sys.modules
-            if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
-                return None  # the application never imported OpenTelemetry: no provider can be set
-            try:
-                telemetry = _global_telemetry()
-            except Exception as exc:  # noqa: BLE001  # telemetry never changes a call's outcome
-                # Importing OpenTelemetry's propagators raises when OTEL_PROPAGATORS names a missing one.
-                _telemetry_unavailable(exc)
-                return None
-        return telemetry.call(operation, request)
-
-    def _after_fork(self, pool: Pool) -> None:
-        """Give this process a pool of its own: the parent's sockets would mix up both sides' answers."""
-        if not pool.owned:
-            raise AnimalStoreError(
-                f"This {type(self).__name__} was created in another process (before a fork), and its "
-                "http_client belongs to you, so it cannot be replaced: create the client (and its http "
-                "client) after the fork, in the process that uses it."
-            )
-        logger.debug("Running in a new process: starting a new connection pool")
-        # The parent's pool is left alone, not closed: closing it here could
-        # disturb connections the parent still uses.
-        pool.transport = self._new_transport()
-        pool.pid = PROCESS.pid
-        pool.lock = threading.Lock()  # a parent thread may have held it at the fork
-        pool.current = None
-        pool.loops = {}
-
 
 _REMAKING: ContextVar[bool] = ContextVar("_REMAKING", default=False)
 """True while `_load_client` makes a client again: the caller's construction warned already, where it was written."""
 
 
-def _load_client(cls: type[BaseClient], settings: dict[str, Any]) -> BaseClient:
+def _load_client(cls: Callable[..., T], settings: dict[str, Any]) -> T:
     """A client pickled by `BaseClient.__reduce__`, made again from its settings (its pool opens on first use)."""
     token = _REMAKING.set(True)
     try:
@@ -542,26 +392,7 @@ def _load_client(cls: type[BaseClient], settings: dict[str, Any]) -> BaseClient:
         _REMAKING.reset(token)
 
 
-def _global_telemetry() -> Telemetry:
-    """The telemetry of clients given no provider (the global ones); its module imported on first use only."""
-    global _global_telemetry  # noqa: PLW0603 (replaces itself with the imported function)
-    from animalstore_client._clients.telemetry import global_telemetry
-
-    _global_telemetry = global_telemetry
-    return global_telemetry()
-
-
-_UNAVAILABLE: list[str] = []
-
-
-def _telemetry_unavailable(exc: Exception) -> None:
-    """Say once per process, at WARNING, that the global telemetry could not be set up; calls go on without it."""
-    if not _UNAVAILABLE:
-        _UNAVAILABLE.append(type(exc).__name__)
-        logger.warning("OpenTelemetry could not be set up, so calls are not traced: %s: %s", type(exc).__name__, exc)
-
-
-def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
+def telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry | None:
     """The telemetry of a client given these providers; ``None`` means the global providers, looked up per call."""
     if tracer_provider is None and meter_provider is None:
         return None
@@ -575,6 +406,6 @@ def _telemetry_for(tracer_provider: object, meter_provider: object) -> Telemetry
             f'"{REQUIREMENTS["opentelemetry-api"]}" (what the [otel] extra installs)'
         ) from exc
     except Exception as exc:  # noqa: BLE001  # installed but failing to import: telemetry never stops a client
-        _telemetry_unavailable(exc)
+        telemetry_unavailable(exc)
         return None
     return Telemetry(tracer_provider, meter_provider)  # type: ignore[arg-type]

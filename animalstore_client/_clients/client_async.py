@@ -1,6 +1,6 @@
 """The client and its raw-response view: each operation, a build (``_core.operations``), a send and a parse.
 
-The send is the loop the client inherits from ``send_loop_async``.
+The send is its sender's (``send_loop_async``): the client holds one, made of its settings, pool and I/O strategy.
 """
 
 from __future__ import annotations
@@ -9,24 +9,24 @@ import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 import httpx
 
 from animalstore_client._clients.backends import AsyncBackendName, choose_backend_async, new_transport_async
-from animalstore_client._clients.base import Pool
+from animalstore_client._clients.base import BaseClient, telemetry_for
 from animalstore_client._clients.options import Arguments
 from animalstore_client._clients.response import APIResponse
-from animalstore_client._clients.send_loop_async import AsyncSendLoop
+from animalstore_client._clients.send_loop_async import AsyncSender
+from animalstore_client._clients.shells import ASYNC_IO, AsyncIOStrategy, Wiring, no_jitter
 from animalstore_client._core.attempts import Finished
 from animalstore_client._core.budget import RetryBudget
 from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from animalstore_client._core.environments import Environment
-from animalstore_client._core.middleware import AsyncMiddleware
+from animalstore_client._core.middleware import AsyncMiddleware, check_middleware_async
 from animalstore_client._core.operations import RequestConfig, build_request, parse_raw
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._core.validation import NOT_GIVEN, NotGiven, QueryParams
-from animalstore_client._transports.seam_async import AsyncTransport
 
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import AsyncHTTPClient, MeterProvider, TracerProvider
@@ -52,7 +52,7 @@ __all__ = ["AsyncAnimalStoreClient", "AsyncAnimalStoreClientWithRawResponse"]
 T = TypeVar("T")
 
 
-class AsyncAnimalStoreClient(AsyncSendLoop):
+class AsyncAnimalStoreClient(BaseClient[AsyncSender]):
     """An asyncio client for the animal store; the same API as `AnimalStoreClient`.
 
     Safe to share across the tasks of one event loop. Used from a new event
@@ -140,10 +140,10 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
         )
         # </options>
         try:
-            super().__init__(given, choose_backend_async)
-            self._owns_pool = http_client is None
-            transport = new_transport_async(self.backend, http_client, verify=self._transport_verify())
-            self._pool = Pool(transport, owned=self._owns_pool)
+            settings = self._checked(given, choose_backend_async, check_middleware_async)
+            pool = self._pool_for(settings, http_client)
+            telemetry = telemetry_for(settings.tracer_provider, settings.meter_provider)
+            self._sender = AsyncSender(type(self).__name__, settings, pool, ASYNC_IO, telemetry)
             self._config = self._request_config()
             # Last: the client is made, so a failed construction says only why it failed.
             self._warn_once_made(http_client)
@@ -154,20 +154,35 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
             del api_key, base_url, default_headers, given
             raise
 
-    def _new_transport(self) -> AsyncTransport:
-        if self._wiring is not None and self._wiring.new_transport is not None:
-            return self._wiring.new_transport()  # type: ignore[no-any-return]
-        return new_transport_async(self.backend, None, verify=self._transport_verify())
+    _new_transport = staticmethod(new_transport_async)
+    _check_middleware = staticmethod(check_middleware_async)
 
     @property
     def backend(self) -> AsyncBackendName:
         """The HTTP library this client sends through."""
-        return cast("AsyncBackendName", self._settings.backend)  # chosen by choose_backend_async
+        return self._sender.settings.backend
 
     @property
     def middleware(self) -> tuple[AsyncMiddleware, ...]:
         """The middleware run around each attempt, outermost first."""
-        return cast("tuple[AsyncMiddleware, ...]", self._settings.middleware)  # checked by the constructor
+        return self._sender.settings.middleware
+
+    def _wire(self, wiring: Wiring) -> None:
+        """Hand this client (and the `with_options` copies made from it) to the testing kit.
+
+        The kit's I/O strategy replaces the client's (its sleeps and clock, no jitter); its in-process
+        transport becomes a pool the client owns, as its own would be: closing the client closes it, and a
+        forked child or a new event loop gets a fresh one from ``wiring.new_transport``.
+        """
+        self._wiring = wiring
+        sender = self._sender
+        sender.io = AsyncIOStrategy(wiring.sleep, wiring.clock, no_jitter, guards=not wiring.in_memory)
+        if wiring.new_transport is not None:
+            sender.pool.remake = wiring.new_transport
+            sender.pool.owned = self._owns_pool = True
+
+    async def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
+        return await self._sender.call(operation, request, parse)
 
     async def _send_raw(
         self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
@@ -295,10 +310,10 @@ class AsyncAnimalStoreClient(AsyncSendLoop):
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
             try:
-                await self._close_transports_async()
+                await self._sender.pool.close_async(type(self).__name__)
             finally:
                 self._closed_by_owner()
-        self._closed = True
+        self._sender.closed = True
 
     async def __aenter__(self) -> Self:
         return self

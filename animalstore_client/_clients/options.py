@@ -8,7 +8,7 @@ values a client keeps, and pickling sends those of the options marked
 ``pickled``. A test compares every signature with this list.
 
 Adding an option: an `Option` here, a `Settings` field checked by name in
-`Settings.from_arguments` and `Settings.changed`, and the code that uses it;
+`new_settings` and `Settings.changed`, and the code that uses it;
 then run ``python scripts/codegen.py``, which writes `Arguments`' field and
 the calls that fill it by name (no ``locals()``: a reader or a tool follows
 each option from a signature to its use). A name its annotation or default
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 import httpx
@@ -36,7 +36,6 @@ from animalstore_client._core.environments import (
     resolve_base_url,
 )
 from animalstore_client._core.exceptions import AnimalStoreError, ClientValidationError
-from animalstore_client._core.middleware import check_middleware
 from animalstore_client._core.secrets import redact_url
 from animalstore_client._core.tls import check_verify
 from animalstore_client._core.validation import (
@@ -53,8 +52,10 @@ if TYPE_CHECKING:
     from animalstore_client._core.environments import Environment
 
 T = TypeVar("T")
+B = TypeVar("B", bound=str)
+M = TypeVar("M")
 
-__all__ = ["OPTIONS", "Arguments", "Option", "Settings"]
+__all__ = ["OPTIONS", "Arguments", "Option", "Settings", "new_settings"]
 
 
 class Option:
@@ -297,30 +298,17 @@ def _kept_or(given: object, kept: T, check: Callable[[Any], T]) -> T:
     return kept if given is NOT_GIVEN else check(given)
 
 
-class Settings:
+@attrs.frozen(repr=False)
+class Settings(Generic[B, M]):
     """The checked options a client keeps; `with_options` copies share what they do not change.
 
     One field per option but ``environment`` (which sets ``base_url``) and
-    ``http_client`` (which becomes the client's pool). Frozen: a change is a
-    new object (`changed`). ``api_key`` is left out of the ``repr``: reprs
-    end up in logs and tracebacks.
+    ``http_client`` (which becomes the client's pool), typed as the client
+    holds them: ``B`` is its ``backend=`` names, ``M`` its middleware.
+    Frozen: a change is a new object (`changed`). ``api_key`` is left out of
+    the ``repr``: reprs end up in logs and tracebacks.
     """
 
-    __slots__ = (
-        "api_key",
-        "backend",
-        "base_url",
-        "default_headers",
-        "max_response_bytes",
-        "max_retries",
-        "meter_provider",
-        "middleware",
-        "retry_budget",
-        "timeout",
-        "total_timeout",
-        "tracer_provider",
-        "verify",
-    )
     api_key: str
     base_url: str
     timeout: httpx.Timeout
@@ -328,119 +316,25 @@ class Settings:
     default_headers: Mapping[str, str]
     total_timeout: float | None
     max_response_bytes: int | None
-    backend: str
+    backend: B
     verify: bool | str | ssl.SSLContext
-    middleware: tuple[Any, ...]
+    middleware: tuple[M, ...]
     retry_budget: RetryBudget | None
-    tracer_provider: Any
-    meter_provider: Any
-
-    def __init__(  # one keyword per kept option, by name
-        self,
-        *,
-        api_key: str,
-        base_url: str,
-        timeout: httpx.Timeout,
-        max_retries: int,
-        default_headers: Mapping[str, str],
-        total_timeout: float | None,
-        max_response_bytes: int | None,
-        backend: str,
-        verify: bool | str | ssl.SSLContext,
-        middleware: tuple[Any, ...],
-        retry_budget: RetryBudget | None,
-        tracer_provider: Any,
-        meter_provider: Any,
-    ) -> None:
-        init = object.__setattr__  # frozen: __setattr__ refuses
-        init(self, "api_key", api_key)
-        init(self, "base_url", base_url)
-        init(self, "timeout", timeout)
-        init(self, "max_retries", max_retries)
-        init(self, "default_headers", default_headers)
-        init(self, "total_timeout", total_timeout)
-        init(self, "max_response_bytes", max_response_bytes)
-        init(self, "backend", backend)
-        init(self, "verify", verify)
-        init(self, "middleware", middleware)
-        init(self, "retry_budget", retry_budget)
-        init(self, "tracer_provider", tracer_provider)
-        init(self, "meter_provider", meter_provider)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Settings are frozen: make new ones with changed(), not by setting {name}")
+    tracer_provider: object
+    meter_provider: object
 
     def __repr__(self) -> str:
         # No secret: not the key, and no header value (default headers may carry tokens of their own).
         return f"Settings(base_url={redact_url(self.base_url)!r}, backend={self.backend!r}, ...)"
 
-    @classmethod
-    def from_arguments(
-        cls, given: Arguments, *, is_async: bool, choose_backend: Callable[[object, object], str]
-    ) -> Settings:
-        """The settings of a new client from its constructor's arguments; raises on a bad one.
-
-        The checks run in the order of `OPTIONS` (the backend first, the
-        ``verify``/``http_client`` conflict last), so that of several bad
-        arguments the same one is named whatever changes here.
-        """
-        env = os.environ
-        http_client = given.http_client
-        backend = choose_backend(given.backend, http_client)
-        api_key = given.api_key
-        if api_key is None:
-            api_key = env.get(API_KEY_VARIABLE, "").strip() or None
-            if api_key is None:
-                raise AnimalStoreError(
-                    "No API key given: pass api_key=... to the client or set the "
-                    f"{API_KEY_VARIABLE} environment variable."
-                )
-        api_key = check_api_key(api_key)
-        # The constructor's own types (Arguments holds them as object): resolve_base_url checks them anyway.
-        base_url = resolve_base_url(
-            base_url=cast("str | None", given.base_url),
-            environment=cast("Environment | str | None", given.environment),
-            env=env,
-        )
-        timeout = given.timeout
-        if timeout is NOT_GIVEN:
-            # A caller's own httpx (or httpx2) client keeps its timeout unless
-            # it is the stock 5 s, which is shorter than this API needs.
-            theirs = caller_timeout(http_client)
-            timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
-        settings = cls(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=check_timeout(timeout),
-            max_retries=check_max_retries(given.max_retries),
-            default_headers=check_headers(given.default_headers, "default_headers"),
-            total_timeout=check_total_timeout(given.total_timeout),
-            max_response_bytes=check_max_response_bytes(given.max_response_bytes),
-            backend=backend,
-            verify=check_verify(given.verify),
-            middleware=check_middleware(given.middleware, is_async=is_async),
-            retry_budget=_check_budget(given.retry_budget),
-            tracer_provider=_check_tracer_provider(given.tracer_provider),
-            meter_provider=_check_meter_provider(given.meter_provider),
-        )
-        if http_client is not None and given.verify is not True:
-            raise ClientValidationError(
-                "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
-                "trust settings: configure them on it, or leave http_client out",
-                argument="verify",
-                rule="left out (True) when http_client is given",
-                value=given.verify,
-            )
-        return settings
-
     def changed(
         self,
         given: Arguments,
         *,
-        is_async: bool,
+        check_middleware: Callable[[object], tuple[M, ...]],
         on_verify: Callable[[object], None],
         on_base_url: Callable[[str], None],
-    ) -> Settings:
+    ) -> Settings[B, M]:
         """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`).
 
         The order is `with_options`' own since 1.1.0 (what changes how calls
@@ -449,7 +343,7 @@ class Settings:
         checked (the client may refuse it), ``on_base_url`` once a new
         ``base_url`` is (the client warns about plain http).
         """
-        middleware = _kept_or(given.middleware, self.middleware, lambda v: check_middleware(v, is_async=is_async))
+        middleware = _kept_or(given.middleware, self.middleware, check_middleware)
         retry_budget = _kept_or(given.retry_budget, self.retry_budget, _check_budget)
         tracer_provider = _kept_or(given.tracer_provider, self.tracer_provider, _check_tracer_provider)
         meter_provider = _kept_or(given.meter_provider, self.meter_provider, _check_meter_provider)
@@ -472,7 +366,8 @@ class Settings:
         )
         total_timeout = _kept_or(given.total_timeout, self.total_timeout, check_total_timeout)
         max_response_bytes = _kept_or(given.max_response_bytes, self.max_response_bytes, check_max_response_bytes)
-        return Settings(
+        return attrs.evolve(
+            self,
             api_key=api_key,
             base_url=base_url,
             timeout=timeout,
@@ -480,7 +375,6 @@ class Settings:
             default_headers=default_headers,
             total_timeout=total_timeout,
             max_response_bytes=max_response_bytes,
-            backend=self.backend,
             verify=verify,
             middleware=middleware,
             retry_budget=retry_budget,
@@ -493,3 +387,64 @@ class Settings:
         values = {option.name: getattr(self, option.name) for option in OPTIONS if option.pickled}
         values["middleware"] = list(self.middleware)
         return values
+
+
+def new_settings(
+    given: Arguments,
+    *,
+    choose_backend: Callable[[object, object], B],
+    check_middleware: Callable[[object], tuple[M, ...]],
+) -> Settings[B, M]:
+    """The settings of a new client from its constructor's arguments; raises on a bad one.
+
+    The checks run in the order of `OPTIONS` (the backend first, the
+    ``verify``/``http_client`` conflict last), so that of several bad
+    arguments the same one is named whatever changes here.
+    """
+    env = os.environ
+    http_client = given.http_client
+    backend = choose_backend(given.backend, http_client)
+    api_key = given.api_key
+    if api_key is None:
+        api_key = env.get(API_KEY_VARIABLE, "").strip() or None
+        if api_key is None:
+            raise AnimalStoreError(
+                f"No API key given: pass api_key=... to the client or set the {API_KEY_VARIABLE} environment variable."
+            )
+    api_key = check_api_key(api_key)
+    # The constructor's own types (Arguments holds them as object): resolve_base_url checks them anyway.
+    base_url = resolve_base_url(
+        base_url=cast("str | None", given.base_url),
+        environment=cast("Environment | str | None", given.environment),
+        env=env,
+    )
+    timeout = given.timeout
+    if timeout is NOT_GIVEN:
+        # A caller's own httpx (or httpx2) client keeps its timeout unless
+        # it is the stock 5 s, which is shorter than this API needs.
+        theirs = caller_timeout(http_client)
+        timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
+    settings = Settings(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=check_timeout(timeout),
+        max_retries=check_max_retries(given.max_retries),
+        default_headers=check_headers(given.default_headers, "default_headers"),
+        total_timeout=check_total_timeout(given.total_timeout),
+        max_response_bytes=check_max_response_bytes(given.max_response_bytes),
+        backend=backend,
+        verify=check_verify(given.verify),
+        middleware=check_middleware(given.middleware),
+        retry_budget=_check_budget(given.retry_budget),
+        tracer_provider=_check_tracer_provider(given.tracer_provider),
+        meter_provider=_check_meter_provider(given.meter_provider),
+    )
+    if http_client is not None and given.verify is not True:
+        raise ClientValidationError(
+            "verify applies to the SDK's own connection pool; a caller's http_client keeps its own "
+            "trust settings: configure them on it, or leave http_client out",
+            argument="verify",
+            rule="left out (True) when http_client is given",
+            value=given.verify,
+        )
+    return settings

@@ -1,39 +1,367 @@
-"""The two halves of the clients that differ by nature: `IOSync` and `IOAsync`.
+"""What a client sends with, besides its settings: its pool of transports and its I/O strategy.
 
-How to sleep, how to hold code of the caller's to the deadline, and which
-transport to send through: a sync client has one; an async client has one per
-event loop (asyncio's, or a trio run), made on a loop's first call, and those
-of loops that have ended are closed without them. Configuration, shared by
-both, is `BaseClient`'s (``_clients.base``); the send loop
-(``_clients.send_loop_async`` and its generated twin) builds on these.
+`Pool` is the transports one client and its `with_options` copies share: a sync
+client has one; an async client one per event loop (asyncio's, or a trio run),
+made on a loop's first call, those of loops that have ended closed without
+them; a forked child makes its own. It also keeps the service's deprecation
+notices the client warned of (`Pool.heed`). `IOStrategy` and `AsyncIOStrategy`
+say how a client waits between attempts, which clock its retry budget reads,
+how it draws jitter and whether code of the caller's around the transport is
+held to the deadline: the default sleeps for real; the testing kit hands its
+own (`Wiring`), which records the delays on the store's clock. These differ by
+nature between the clients, so they are written here by hand; the send loop
+(``_clients.send_loop_async`` and its generated twin) takes them as they are.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from animalstore_client._clients.base import PROCESS, BaseClient, Pool
+from animalstore_client._core.attempts import Answer
+from animalstore_client._core.deprecation import (
+    GET_PET_SUNSET,
+    announces,
+    notice_message,
+    service_notice,
+    warn_at_callers_line,
+)
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.log import logger
-from animalstore_client._transports._generated.seam_sync import Transport
-from animalstore_client._transports.seam_async import AsyncTransport
+from animalstore_client._core.operations import ROUTES, operation_of
 
 if TYPE_CHECKING:
-    from animalstore_client._core.attempts import Attempts
+    from animalstore_client._clients.telemetry import CallObserver, Telemetry
+    from animalstore_client._core.attempts import Attempts, Finished
+    from animalstore_client._transports._generated.seam_sync import Transport
+    from animalstore_client._transports.seam_async import AsyncTransport
 
-__all__ = ["IOAsync", "IOSync"]
+__all__ = [
+    "ASYNC_IO",
+    "PROCESS",
+    "SYNC_IO",
+    "AsyncIOStrategy",
+    "IOStrategy",
+    "Pool",
+    "Wiring",
+    "no_jitter",
+    "observe",
+    "telemetry_unavailable",
+]
 
 T = TypeVar("T")
 
 _DEADLINE_GRACE = 0.1
 """Seconds past a call's deadline before code of the caller's awaiting in an async attempt is cancelled: a
 transport's own timeout, which says which phase ran out, ends the attempt first where it can."""
+
+
+class _Process:
+    """The current process id, kept up to date across os.fork() without a system call per request."""
+
+    pid = os.getpid()
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.pid = os.getpid()
+
+
+PROCESS = _Process
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_Process.forked)
+
+
+def _random_jitter() -> float:
+    import random  # needed only once a request fails
+
+    return random.random()
+
+
+def no_jitter() -> float:
+    """The kit's jitter: none, so the delays are the policy's exact values."""
+    return 0.0
+
+
+async def _anyio_sleep(seconds: float) -> None:
+    # anyio works under asyncio and trio alike; imported on the first retry only.
+    import anyio
+
+    await anyio.sleep(seconds)
+
+
+class IOStrategy:
+    """How the sync client waits between attempts and draws jitter, and the clock its retry budget reads."""
+
+    __slots__ = ("clock", "guards", "jitter", "sleep")
+
+    def __init__(
+        self,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = _random_jitter,
+        *,
+        guards: bool = True,
+    ) -> None:
+        self.sleep = sleep
+        self.clock = clock
+        self.jitter = jitter
+        self.guards = guards
+        """Whether code of the caller's around the transport may run (the kit's in-process transport has none)."""
+
+    @staticmethod
+    def transport(pool: Pool, name: str) -> Transport:
+        """The pool's transport, once it is this process's own: a sync client has one."""
+        pool.this_process(name)
+        return pool.transport  # type: ignore[no-any-return]
+
+    @staticmethod
+    def within_deadline(attempts: Attempts, result: T) -> T:
+        """``result``: a thread running code of the caller's cannot be stopped (the transports hold the deadline)."""
+        del attempts
+        return result
+
+
+class AsyncIOStrategy:
+    """How the async client waits between attempts (anyio: asyncio and trio alike) and draws jitter, and the clock
+    its retry budget reads."""
+
+    __slots__ = ("clock", "guards", "jitter", "sleep")
+
+    def __init__(
+        self,
+        sleep: Callable[[float], Awaitable[None]] = _anyio_sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = _random_jitter,
+        *,
+        guards: bool = True,
+    ) -> None:
+        self.sleep = sleep
+        self.clock = clock
+        self.jitter = jitter
+        self.guards = guards
+        """Whether code of the caller's around the transport may run (the kit's in-process transport has none)."""
+
+    @staticmethod
+    def transport(pool: Pool, name: str) -> AsyncTransport:
+        """The transport of the running event loop: one per loop, as connections belong to the loop that opened
+        them."""
+        pool.this_process(name)
+        loop = _event_loop()
+        current = pool.current
+        if current is not None and current[0]() is loop:
+            return current[1]  # type: ignore[no-any-return]
+        return pool.for_loop(loop, name)  # type: ignore[no-any-return]
+
+    @staticmethod
+    async def within_deadline(attempts: Attempts, attempt: Awaitable[T]) -> T:
+        """``attempt`` awaited within the call's deadline, cancelled at it (an `httpx.ReadTimeout` then).
+
+        The transports hold each socket operation to the deadline; code of the caller's that awaits
+        between them (a middleware, an event hook or a session middleware of ``http_client``) is held
+        to it here. A short grace lets a transport's own timeout, which says more, end it first.
+        """
+        import anyio  # as for sleeping: under asyncio and trio alike, loaded by the first call that needs it
+
+        left = attempts.time_left()
+        assert left is not None  # only a call with a deadline is guarded
+        with anyio.move_on_after(left + _DEADLINE_GRACE):
+            return await attempt
+        raise httpx.ReadTimeout(
+            "the call's total_timeout passed while code of yours (a middleware, or a hook of http_client) ran",
+            request=attempts.request,
+        )
+
+
+SYNC_IO = IOStrategy()
+"""The sync clients' strategy: real sleeps, random jitter (tests/conftest.py records the sleeps instead)."""
+ASYNC_IO = AsyncIOStrategy()
+"""The async clients' strategy."""
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the testing kit gives a client in place of the network: the client's one hook for it.
+
+    ``new_transport`` makes the in-process transport (again after a fork or
+    in a new event loop), or is ``None`` for a client that keeps its own
+    pool over a real socket; ``sleep`` takes the backoff delays instead of
+    sleeping (a coroutine function for the async client); ``clock`` is the
+    time the retry budget counts in; ``on_close`` runs once the client that
+    owns the pool is closed (the kit stops a server it started for it);
+    jitter is zero, so the delays are the policy's exact values. The client
+    makes its I/O strategy of it: the send loop never asks.
+    """
+
+    new_transport: Callable[[], Any] | None
+    sleep: Callable[[float], Any]
+    clock: Callable[[], float] = field(default=time.monotonic)
+    on_close: Callable[[], None] | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the client talks to the store in this process, with no socket."""
+        return self.new_transport is not None
+
+
+class Pool:
+    """The transports behind one client and everything `with_options` derives from it.
+
+    An async client's connections belong to one event loop, so it has a
+    transport per loop (asyncio's, or a trio run) in ``loops``, keyed by the
+    loop's ``id`` with a weak reference to tell a reused ``id``; ``current``
+    is the last one used, checked first. ``remake`` makes another transport
+    like the first: in a forked child, and for a new event loop.
+    """
+
+    def __init__(self, transport: Any, *, owned: bool, remake: Callable[[], Any]) -> None:
+        self.transport = transport
+        self.owned = owned
+        self.remake = remake
+        self.lock = threading.Lock()
+        self.notices: set[str] = set()
+        """The operations whose deprecation the service announced and the client warned of (once each)."""
+        self.current: tuple[weakref.ref[Any], Any] | None = None
+        self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
+        self.pid = PROCESS.pid
+        """The process the transport's connections belong to."""
+
+    def this_process(self, name: str) -> None:
+        """After a fork, give this process a pool of its own: the parent's sockets would mix up both sides'
+        answers. ``name`` is the client's class, for the error when the transport is the caller's."""
+        if self.pid == PROCESS.pid:
+            return
+        if not self.owned:
+            raise AnimalStoreError(
+                f"This {name} was created in another process (before a fork), and its "
+                "http_client belongs to you, so it cannot be replaced: create the client (and its http "
+                "client) after the fork, in the process that uses it."
+            )
+        logger.debug("Running in a new process: starting a new connection pool")
+        # The parent's pool is left alone, not closed: closing it here could
+        # disturb connections the parent still uses.
+        self.transport = self.remake()
+        self.pid = PROCESS.pid
+        self.lock = threading.Lock()  # a parent thread may have held it at the fork
+        self.current = None
+        self.loops = {}
+
+    def for_loop(self, loop: Any, name: str) -> Any:
+        """The transport for ``loop``, made on its first call; those of loops that have ended are closed.
+
+        Several loops may use one client at once (one per thread) or one after
+        another (``asyncio.run`` twice, asyncio then trio): each keeps its own
+        connections, within the client's limits. A loop that has ended cannot
+        close its connections itself, so they are closed here, without it.
+        """
+        if loop is None:  # neither asyncio nor trio: nothing to tell loops apart by
+            return self.transport
+        ended: list[Any] = []
+        with self.lock:
+            entry = self.loops.get(id(loop))
+            if entry is not None and entry[0]() is not loop:
+                entry = None  # the id of a loop gone, now another's
+            for key, (ref, transport) in list(self.loops.items()):
+                other = ref()
+                if other is not loop and (other is None or _loop_gone(other)):
+                    del self.loops[key]
+                    ended.append(transport)
+            if entry is None:
+                if self.current is None:
+                    transport = self.transport  # the first loop takes the transport made with the client
+                elif not self.owned:
+                    raise AnimalStoreError(
+                        f"This {name} was first used in another event loop, and its "
+                        "http_client belongs to you, so it cannot be replaced: create the client "
+                        "(and its http_client) inside the event loop that uses it."
+                    )
+                else:
+                    logger.debug("A new event loop: starting a connection pool for it")
+                    transport = self.remake()
+                entry = self.loops[id(loop)] = (weakref.ref(loop), transport)
+            self.current = entry
+            self.transport = entry[1]
+        for transport in ended:
+            _abandon(transport)
+        return entry[1]
+
+    def close_sync(self, name: str) -> None:
+        """Close the transport: a sync client has one."""
+        self.this_process(name)
+        self.transport.close()
+
+    async def close_async(self, name: str) -> None:
+        """Close every transport: this loop's here; a loop that ended has its connections closed without it,
+        and another live asyncio loop is asked to close its own when it next runs."""
+        self.this_process(name)  # the parent's connections are not this process's to close
+        here = _event_loop()
+        with self.lock:
+            entries = list(self.loops.values())
+            self.loops.clear()
+            self.current = None
+            unused = self.transport  # the transport made with the client, if no loop ever took it
+        own = None
+        others: list[tuple[Any, Any]] = []
+        for ref, transport in entries:
+            loop = ref()
+            if here is not None and loop is here:
+                own = transport
+            else:
+                others.append((loop, transport))
+        if own is None and all(unused is not transport for _, transport in others):
+            own = unused
+        if own is not None:
+            await own.aclose()
+        for loop, transport in others:
+            if loop is None or _loop_gone(loop):
+                _abandon(transport)
+            elif callable(getattr(loop, "call_soon_threadsafe", None)):
+                try:
+                    # Made there, when that loop next runs: its sockets are its own to close.
+                    loop.call_soon_threadsafe(_close_in, loop, transport)
+                except RuntimeError:  # it closed since it was asked whether it had
+                    _abandon(transport)
+            # A trio run still going keeps its connections until it ends: trio has no way to be asked from here.
+
+    def heed(self, operation: str, request: httpx.Request, response: Finished) -> None:
+        """Warn, once per client and operation, at the caller's line, of a deprecation the answer announces.
+
+        The service's ``Deprecation`` and ``Sunset`` headers (RFC 9745, RFC 8594) may announce a removal
+        this SDK was released before. ``get_pet`` warns at every call already: a notice that says no more
+        than its warning (the same date, no link) is not shown again.
+        """
+        raw = response.raw_headers() if isinstance(response, Answer) else response.headers.raw
+        if not announces(raw):
+            return  # the names alone, on every answer
+        warned = operation == "get_pet"  # its own warning was given at this call
+        if operation == "request":  # a route the SDK knows is named as its operation: one warning for every pet id
+            operation = operation_of(request.method, request.url.path) or operation
+        route = ROUTES.get(operation, request.url.path)
+        key = f"{request.method} {route}"
+        with self.lock:
+            if key in self.notices:
+                return  # shown once already: nothing more is parsed
+        notice = service_notice(raw)  # capped and linear (`_core.deprecation`)
+        if notice is None:
+            return
+        if warned and notice.sunset in (None, GET_PET_SUNSET) and not notice.links:
+            return  # this call warned of it already
+        with self.lock:
+            if key in self.notices:
+                return
+            self.notices.add(key)
+        message = notice_message(operation, request.method, route, notice)
+        try:
+            warn_at_callers_line(message)
+        except Exception:  # noqa: BLE001  # a filter making warnings errors: the call's result (a stored pet) is kept
+            logger.warning("%s (a warnings filter made it an error: logged, so the call's result is kept)", message)
 
 
 def _get_running_loop() -> Any:
@@ -76,150 +404,6 @@ def _nothing() -> None:
     """Scheduled on a trio run to ask whether it still runs."""
 
 
-class IOSync(BaseClient):
-    """How the sync client sleeps and finds its pool."""
-
-    # Injectable so tests run retries without waiting.
-    _sleep: Callable[[float], None] = staticmethod(time.sleep)
-
-    def _transport(self) -> Transport:
-        """The pool to send through, once it is known to be open and this process's own."""
-        self._check_open()
-        pool = self._pool
-        if pool.pid != PROCESS.pid:
-            self._after_fork(pool)
-        return pool.transport  # type: ignore[no-any-return]
-
-    def _close_transports_sync(self) -> None:
-        """Close the transport: a sync client has one."""
-        self._transport().close()
-
-    @staticmethod
-    def _within_deadline(attempts: Attempts, result: T) -> T:
-        """``result``: a thread running code of the caller's cannot be stopped (the transports hold the deadline)."""
-        del attempts
-        return result
-
-
-class IOAsync(BaseClient):
-    """How the async client sleeps and finds its pool: one pool per event loop."""
-
-    _is_async = True
-
-    @staticmethod
-    async def _sleep(seconds: float) -> None:
-        # anyio works under asyncio and trio alike; imported on the first
-        # retry only, to keep `import animalstore_client` light.
-        import anyio
-
-        await anyio.sleep(seconds)
-
-    @staticmethod
-    async def _within_deadline(attempts: Attempts, attempt: Awaitable[T]) -> T:
-        """``attempt`` awaited within the call's deadline, cancelled at it (an `httpx.ReadTimeout` then).
-
-        The transports hold each socket operation to the deadline; code of the caller's that awaits
-        between them (a middleware, an event hook or a session middleware of ``http_client``) is held
-        to it here. A short grace lets a transport's own timeout, which says more, end it first.
-        """
-        import anyio  # as for _sleep: under asyncio and trio alike, loaded by the first call that needs it
-
-        left = attempts.time_left()
-        assert left is not None  # only a call with a deadline is guarded
-        with anyio.move_on_after(left + _DEADLINE_GRACE):
-            return await attempt
-        raise httpx.ReadTimeout(
-            "the call's total_timeout passed while code of yours (a middleware, or a hook of http_client) ran",
-            request=attempts.request,
-        )
-
-    def _transport(self) -> AsyncTransport:
-        """The transport of the running event loop: one per loop, as connections belong to the loop that opened them."""
-        self._check_open()
-        pool = self._pool
-        if pool.pid != PROCESS.pid:
-            self._after_fork(pool)
-        loop = _event_loop()
-        current = pool.current
-        if current is not None and current[0]() is loop:
-            return current[1]  # type: ignore[no-any-return]
-        return self._transport_of(pool, loop)  # type: ignore[no-any-return]
-
-    def _transport_of(self, pool: Pool, loop: Any) -> Any:
-        """The transport for ``loop``, made on its first call; those of loops that have ended are closed.
-
-        Several loops may use one client at once (one per thread) or one after
-        another (``asyncio.run`` twice, asyncio then trio): each keeps its own
-        connections, within the client's limits. A loop that has ended cannot
-        close its connections itself, so they are closed here, without it.
-        """
-        if loop is None:  # neither asyncio nor trio: nothing to tell loops apart by
-            return pool.transport
-        ended: list[Any] = []
-        with pool.lock:
-            entry = pool.loops.get(id(loop))
-            if entry is not None and entry[0]() is not loop:
-                entry = None  # the id of a loop gone, now another's
-            for key, (ref, transport) in list(pool.loops.items()):
-                other = ref()
-                if other is not loop and (other is None or _loop_gone(other)):
-                    del pool.loops[key]
-                    ended.append(transport)
-            if entry is None:
-                if pool.current is None:
-                    transport = pool.transport  # the first loop takes the transport made with the client
-                elif not pool.owned:
-                    raise AnimalStoreError(
-                        f"This {type(self).__name__} was first used in another event loop, and its "
-                        "http_client belongs to you, so it cannot be replaced: create the client "
-                        "(and its http_client) inside the event loop that uses it."
-                    )
-                else:
-                    logger.debug("A new event loop: starting a connection pool for it")
-                    transport = self._new_transport()
-                entry = pool.loops[id(loop)] = (weakref.ref(loop), transport)
-            pool.current = entry
-            pool.transport = entry[1]
-        for transport in ended:
-            _abandon(transport)
-        return entry[1]
-
-    async def _close_transports_async(self) -> None:
-        """Close every transport: this loop's here; a loop that ended has its connections closed without it,
-        and another live asyncio loop is asked to close its own when it next runs."""
-        pool = self._pool
-        if pool.pid != PROCESS.pid:
-            self._after_fork(pool)  # the parent's connections are not this process's to close
-        here = _event_loop()
-        with pool.lock:
-            entries = list(pool.loops.values())
-            pool.loops.clear()
-            pool.current = None
-            unused = pool.transport  # the transport made with the client, if no loop ever took it
-        own = None
-        others: list[tuple[Any, Any]] = []
-        for ref, transport in entries:
-            loop = ref()
-            if here is not None and loop is here:
-                own = transport
-            else:
-                others.append((loop, transport))
-        if own is None and all(unused is not transport for _, transport in others):
-            own = unused
-        if own is not None:
-            await own.aclose()
-        for loop, transport in others:
-            if loop is None or _loop_gone(loop):
-                _abandon(transport)
-            elif callable(getattr(loop, "call_soon_threadsafe", None)):
-                try:
-                    # Made there, when that loop next runs: its sockets are its own to close.
-                    loop.call_soon_threadsafe(_close_in, loop, transport)
-                except RuntimeError:  # it closed since it was asked whether it had
-                    _abandon(transport)
-            # A trio run still going keeps its connections until it ends: trio has no way to be asked from here.
-
-
 def _close_in(loop: Any, transport: Any) -> None:
     """Called in ``loop``: close ``transport`` there (a task of the loop's own)."""
     _CLOSING.add(task := loop.create_task(transport.aclose()))
@@ -239,3 +423,45 @@ def _abandon(transport: Any) -> None:
         abandon()
     except Exception as exc:  # noqa: BLE001  # closing what is dead anyway must not fail a call
         logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)
+
+
+OTEL_TRACE = "opentelemetry.trace"
+OTEL_METRICS = "opentelemetry.metrics"
+"""Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
+
+
+def observe(telemetry: Telemetry | None, operation: str, request: httpx.Request) -> CallObserver | None:
+    """The telemetry of one call, or ``None`` (at the cost of two dict lookups) when nothing would be recorded.
+
+    ``telemetry`` is the client's own (given providers), or ``None`` for the global providers, looked up here.
+    """
+    if telemetry is None:
+        modules = sys.modules
+        if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
+            return None  # the application never imported OpenTelemetry: no provider can be set
+        try:
+            telemetry = _global_telemetry()
+        except Exception as exc:  # noqa: BLE001  # telemetry never changes a call's outcome
+            # Importing OpenTelemetry's propagators raises when OTEL_PROPAGATORS names a missing one.
+            telemetry_unavailable(exc)
+            return None
+    return telemetry.call(operation, request)
+
+
+def _global_telemetry() -> Telemetry:
+    """The telemetry of clients given no provider (the global ones); its module imported on first use only."""
+    global _global_telemetry  # noqa: PLW0603 (replaces itself with the imported function)
+    from animalstore_client._clients.telemetry import global_telemetry
+
+    _global_telemetry = global_telemetry
+    return global_telemetry()
+
+
+_UNAVAILABLE: list[str] = []
+
+
+def telemetry_unavailable(exc: Exception) -> None:
+    """Say once per process, at WARNING, that the global telemetry could not be set up; calls go on without it."""
+    if not _UNAVAILABLE:
+        _UNAVAILABLE.append(type(exc).__name__)
+        logger.warning("OpenTelemetry could not be set up, so calls are not traced: %s: %s", type(exc).__name__, exc)

@@ -52,6 +52,8 @@ __all__ = [
     "awaited_sync",
     "called_twice",
     "check_middleware",
+    "check_middleware_async",
+    "check_middleware_sync",
     "checked_request",
     "checked_response",
     "wrapped_error",
@@ -280,6 +282,16 @@ def check_middleware(value: object, *, is_async: bool, argument: str = "middlewa
                 value=item,
             )
     return items
+
+
+def check_middleware_async(value: object) -> tuple[AsyncMiddleware, ...]:
+    """``middleware=`` of `AsyncAnimalStoreClient`: checked as its own (coroutine functions)."""
+    return cast("tuple[AsyncMiddleware, ...]", check_middleware(value, is_async=True))  # what the check proves
+
+
+def check_middleware_sync(value: object) -> tuple[Middleware, ...]:
+    """``middleware=`` of `AnimalStoreClient`: checked as its own (plain callables)."""
+    return cast("tuple[Middleware, ...]", check_middleware(value, is_async=False))  # what the check proves
 
 
 class AttemptState:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, get_args
 
 from animalstore_client._clients._generated.client_sync import AnimalStoreClient
 from animalstore_client._clients.backends import AsyncBackendName, BackendName
-from animalstore_client._clients.base import Wiring
 from animalstore_client._clients.client_async import AsyncAnimalStoreClient
+from animalstore_client._clients.shells import Wiring
 from animalstore_client._core.exceptions import ClientValidationError
 
 from ._messages import FAKE_BASE_URL

@@ -1,7 +1,7 @@
 # Generated from _clients/client_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The client and its raw-response view: each operation, a build (``_core.operations``), a send and a parse.
 
-The send is the loop the client inherits from ``send_loop_sync``.
+The send is its sender's (``send_loop_sync``): the client holds one, made of its settings, pool and I/O strategy.
 """
 
 from __future__ import annotations
@@ -10,24 +10,24 @@ import os
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 import httpx
 
 from animalstore_client._clients.backends import BackendName, choose_backend_sync, new_transport_sync
-from animalstore_client._clients.base import Pool
+from animalstore_client._clients.base import BaseClient, telemetry_for
 from animalstore_client._clients.options import Arguments
 from animalstore_client._clients.response import APIResponse
-from animalstore_client._clients._generated.send_loop_sync import SendLoop
+from animalstore_client._clients._generated.send_loop_sync import Sender
+from animalstore_client._clients.shells import SYNC_IO, IOStrategy, Wiring, no_jitter
 from animalstore_client._core.attempts import Finished
 from animalstore_client._core.budget import RetryBudget
 from animalstore_client._core.defaults import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TOTAL_TIMEOUT
 from animalstore_client._core.environments import Environment
-from animalstore_client._core.middleware import Middleware
+from animalstore_client._core.middleware import Middleware, check_middleware_sync
 from animalstore_client._core.operations import RequestConfig, build_request, parse_raw
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._core.validation import NOT_GIVEN, NotGiven, QueryParams
-from animalstore_client._transports._generated.seam_sync import Transport
 
 if TYPE_CHECKING:
     from animalstore_client._clients.optional_types import HTTPClient, MeterProvider, TracerProvider
@@ -53,7 +53,7 @@ __all__ = ["AnimalStoreClient", "AnimalStoreClientWithRawResponse"]
 T = TypeVar("T")
 
 
-class AnimalStoreClient(SendLoop):
+class AnimalStoreClient(BaseClient[Sender]):
     """A synchronous client for the animal store. Safe to share across threads.
 
     ```python
@@ -138,10 +138,10 @@ class AnimalStoreClient(SendLoop):
         )
         # </options>
         try:
-            super().__init__(given, choose_backend_sync)
-            self._owns_pool = http_client is None
-            transport = new_transport_sync(self.backend, http_client, verify=self._transport_verify())
-            self._pool = Pool(transport, owned=self._owns_pool)
+            settings = self._checked(given, choose_backend_sync, check_middleware_sync)
+            pool = self._pool_for(settings, http_client)
+            telemetry = telemetry_for(settings.tracer_provider, settings.meter_provider)
+            self._sender = Sender(type(self).__name__, settings, pool, SYNC_IO, telemetry)
             self._config = self._request_config()
             # Last: the client is made, so a failed construction says only why it failed.
             self._warn_once_made(http_client)
@@ -152,20 +152,35 @@ class AnimalStoreClient(SendLoop):
             del api_key, base_url, default_headers, given
             raise
 
-    def _new_transport(self) -> Transport:
-        if self._wiring is not None and self._wiring.new_transport is not None:
-            return self._wiring.new_transport()  # type: ignore[no-any-return]
-        return new_transport_sync(self.backend, None, verify=self._transport_verify())
+    _new_transport = staticmethod(new_transport_sync)
+    _check_middleware = staticmethod(check_middleware_sync)
 
     @property
     def backend(self) -> BackendName:
         """The HTTP library this client sends through."""
-        return cast("BackendName", self._settings.backend)  # chosen by choose_backend_sync
+        return self._sender.settings.backend
 
     @property
     def middleware(self) -> tuple[Middleware, ...]:
         """The middleware run around each attempt, outermost first."""
-        return cast("tuple[Middleware, ...]", self._settings.middleware)  # checked by the constructor
+        return self._sender.settings.middleware
+
+    def _wire(self, wiring: Wiring) -> None:
+        """Hand this client (and the `with_options` copies made from it) to the testing kit.
+
+        The kit's I/O strategy replaces the client's (its sleeps and clock, no jitter); its in-process
+        transport becomes a pool the client owns, as its own would be: closing the client closes it, and a
+        forked child or a new event loop gets a fresh one from ``wiring.new_transport``.
+        """
+        self._wiring = wiring
+        sender = self._sender
+        sender.io = IOStrategy(wiring.sleep, wiring.clock, no_jitter, guards=not wiring.in_memory)
+        if wiring.new_transport is not None:
+            sender.pool.remake = wiring.new_transport
+            sender.pool.owned = self._owns_pool = True
+
+    def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
+        return self._sender.call(operation, request, parse)
 
     def _send_raw(
         self, operation: str, request: httpx.Request, parser: Callable[[httpx.Response, int], T]
@@ -293,10 +308,10 @@ class AnimalStoreClient(SendLoop):
         """Close the connection pool, unless it belongs to a caller-supplied ``http_client``."""
         if self._owns_pool and not self.is_closed:
             try:
-                self._close_transports_sync()
+                self._sender.pool.close_sync(type(self).__name__)
             finally:
                 self._closed_by_owner()
-        self._closed = True
+        self._sender.closed = True
 
     def __enter__(self) -> Self:
         return self

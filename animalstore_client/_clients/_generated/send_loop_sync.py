@@ -4,20 +4,21 @@
 The loop performs only the I/O: every decision between its steps (timeouts,
 retries, backoff, logging, the attempt count, decoding the body) is made by
 ``_core.attempts.Attempts`` and ``_core.body.BodyReader``, and the HTTP
-library sits behind the transport seam. The client inherits it
-(`SendLoop`), so a call goes through no more frames than a method's.
+library sits behind the transport seam. A client holds one `Sender`,
+made of its settings, its pool and its I/O strategy (``_clients.shells``); a
+`with_options` copy holds another, over the same pool.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
 import httpx
 
 from animalstore_client._clients._generated.middleware_runner_sync import run_middleware_sync
-from animalstore_client._clients.shells import IOSync
+from animalstore_client._clients.shells import IOStrategy, Pool, observe
 from animalstore_client._core.attempts import (
     Answer,
     Attempts,
@@ -33,43 +34,89 @@ from animalstore_client._core.secrets import forget_locals
 from animalstore_client._transports._generated.seam_sync import ResponseStream, Transport
 
 if TYPE_CHECKING:
-    from animalstore_client._clients.telemetry import CallObserver
+    from animalstore_client._clients.backends import BackendName
+    from animalstore_client._clients.options import Settings
+    from animalstore_client._clients.telemetry import CallObserver, Telemetry
 
-__all__ = ["SendLoop"]
+__all__ = ["Sender"]
 
 T = TypeVar("T")
 
 
-class SendLoop(IOSync):
-    """What a client does between building a request and parsing the answer: attempts until one is final."""
+class Sender:
+    """What a client does between building a request and parsing the answer: attempts until one is final.
 
-    def _call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
+    ``name`` is the client's class, for its errors; ``closed`` is set when the client is closed (a copy made by
+    `with_options` has its own flag over the same pool).
+    """
+
+    __slots__ = ("closed", "io", "name", "pool", "settings", "telemetry")
+
+    def __init__(
+        self,
+        name: str,
+        settings: Settings[BackendName, Middleware],
+        pool: Pool,
+        io: IOStrategy,
+        telemetry: Telemetry | None,
+    ) -> None:
+        self.name = name
+        self.settings = settings
+        self.pool = pool
+        self.io = io
+        self.telemetry = telemetry
+        self.closed = False
+
+    def derived(
+        self,
+        settings: Settings[BackendName, Middleware],
+        pool: Pool,
+        telemetry: Telemetry | None,
+    ) -> Self:
+        """The sender of a `with_options` copy: ``settings``, over ``pool``, with this one's I/O strategy, open."""
+        return type(self)(self.name, settings, pool, self.io, telemetry)
+
+    def transport(self) -> Transport:
+        """The transport to send through, once the client is known to be open."""
+        pool = self.pool
+        if self.closed or pool.transport.is_closed:
+            if not self.closed and not pool.owned:
+                # The SDK never closes a caller's client: its owner did, and should hear that, not "this client".
+                raise AnimalStoreError(
+                    f"The http_client of this {self.name} was closed (the SDK never closes a client "
+                    "it was given); create the client with an open one."
+                )
+            raise AnimalStoreError(f"This {self.name} is closed; create a new client.")
+        return self.io.transport(pool, self.name)
+
+    def call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 
         The retry loop is written here rather than in a coroutine of its own: each coroutine
         between the caller and the library is resumed again every time the library waits.
         """
-        observer = self._observe(operation, request)
+        observer = observe(self.telemetry, operation, request)
+        io = self.io
         attempts: Attempts | None = None
         try:
-            transport = self._transport()
+            transport = self.transport()
             # No local holds the settings: this frame reaches a crash reporter, and they hold headers.
             attempts = Attempts(
                 request,
-                max_retries=self._settings.max_retries,
-                jitter=self._jitter_source(),
-                total_timeout=self._settings.total_timeout,
-                max_response_bytes=self._settings.max_response_bytes,
-                budget=self._settings.retry_budget,
-                budget_clock=self._clock,
+                max_retries=self.settings.max_retries,
+                jitter=io.jitter,
+                total_timeout=self.settings.total_timeout,
+                max_response_bytes=self.settings.max_response_bytes,
+                budget=self.settings.retry_budget,
+                budget_clock=io.clock,
                 observer=observer,
             )
-            middleware = self._settings.middleware
+            middleware = self.settings.middleware
             plain = not middleware and observer is None
             # Code of the caller's (a middleware, a hook of http_client) may wait past the deadline: it runs in it.
-            # The testing kit's in-process transport (`_wiring`) runs none of the caller's code but middleware.
+            # The testing kit's in-process transport runs none of the caller's code but middleware (`io.guards`).
             guarded = attempts.deadline is not None and (
-                bool(middleware) or (self._wiring is None and transport.callers_part(None) is not None)
+                bool(middleware) or (io.guards and transport.callers_part(None) is not None)
             )
             if observer is not None:
                 observer.attempts = attempts
@@ -78,7 +125,7 @@ class SendLoop(IOSync):
                 response: Finished
                 try:
                     if guarded:
-                        response = self._within_deadline(
+                        response = io.within_deadline(
                             attempts, self._observed(transport, attempts, timeouts, operation, middleware, observer)
                         )
                     elif plain:
@@ -92,14 +139,14 @@ class SendLoop(IOSync):
                     if retry_delay is None:
                         break
                     delay = retry_delay
-                (self._sleep if self._wiring is None else self._wiring.sleep)(delay)
-            self._heed(operation, request, response)
+                io.sleep(delay)
+            self.pool.heed(operation, request, response)
             result = parse(response, attempts.count)
         except BaseException as exc:
             if observer is not None:
                 observer.finish(exc)
             # What a crash reporter reads of the frames below: the library's hold the key.
-            forget_locals(exc, (self._settings.api_key,))
+            forget_locals(exc, (self.settings.api_key,))
             raise
         if observer is not None:
             observer.finish(None)
