@@ -51,3 +51,11 @@ def test_the_environment_variable_the_first_page_names_sets_the_host(monkeypatch
     monkeypatch.setenv("ANIMALSTORE_BASE_URL", "https://store.example.net/v1")
     with AnimalStoreClient("k") as client:
         assert client.base_url == "https://store.example.net/v1"
+
+
+def test_the_readmes_list_of_examples_names_every_example() -> None:
+    """Each script in examples/ is named in the README's "Examples" section, so a new one cannot be left out."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Examples", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([\w.]+\.py)`", section))
+    assert {path.name for path in (ROOT / "examples").glob("*.py")} <= named
