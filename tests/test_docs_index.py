@@ -51,3 +51,52 @@ def test_the_environment_variable_the_first_page_names_sets_the_host(monkeypatch
     monkeypatch.setenv("ANIMALSTORE_BASE_URL", "https://store.example.net/v1")
     with AnimalStoreClient("k") as client:
         assert client.base_url == "https://store.example.net/v1"
+
+
+def test_the_readmes_list_of_examples_names_every_example() -> None:
+    """Each script in examples/ is named in the README's "Examples" section, so a new one cannot be left out."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Examples", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([\w.]+\.py)`", section))
+    assert {path.name for path in (ROOT / "examples").glob("*.py")} <= named
+
+
+MAX_PROSE_WORDS = 10_000
+"""The user pages' budget: what a newcomer reads past the code, at most."""
+NOT_USER_PAGES = {"architecture.md", "performance.md", "changelog.md"}
+"""Pages for contributors, measurements and the changelog: outside the user's path, outside the budget."""
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def prose_words(text: str) -> int:
+    """The words a reader reads as prose: whitespace-separated, outside fenced blocks, headings, inline code and HTML
+    comments (the measure of issue 60, which counted 10,841 on 1.4.0's pages)."""
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        opening = _FENCE.match(line)
+        if opening is not None:
+            marker = opening.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = None
+            continue
+        if fence is None and not line.startswith("#"):
+            lines.append(line)
+    prose = re.sub(r"<!--.*?-->", "", "\n".join(lines), flags=re.DOTALL)
+    return len(re.sub(r"`[^`]*`", "", prose).split())  # a code span may run over a line break
+
+
+def test_prose_words_counts_what_a_reader_reads() -> None:
+    """Code blocks, headings, inline code and comments are not prose; tables and lists are, marks and all."""
+    page = "# Title\n\nTwo words `and\ncode`.\n\n```python\nnot = counted\n```\n\n| a | b |\n<!-- no -->\n- item\n"
+    assert prose_words(page) == len(["Two", "words", "."]) + len(["|", "a", "|", "b", "|"]) + len(["-", "item"])
+
+
+def test_the_user_pages_stay_within_their_prose_budget() -> None:
+    """README.md and the docs but architecture, performance and changelog: at most `MAX_PROSE_WORDS` prose words
+    together. Cut repetition (a page links to the one that says it) before substance."""
+    pages = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in NOT_USER_PAGES)]
+    counts = {page.name: prose_words(page.read_text(encoding="utf-8")) for page in pages}
+    assert sum(counts.values()) <= MAX_PROSE_WORDS, sorted(counts.items(), key=lambda item: -item[1])

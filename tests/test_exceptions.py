@@ -12,7 +12,7 @@ import animalstore_client as sdk
 from animalstore_client._core.attempts import PROCESSED
 from animalstore_client._core.exceptions import stored_note
 from animalstore_client._core.exchange import Exchange, may_have_acted
-from animalstore_client._core.operations import status_error
+from animalstore_client._core.operations import NO_VERSION_HINT, status_error
 from animalstore_client._core.show import show
 from animalstore_client.testing import FakeAnimalStore
 
@@ -154,7 +154,7 @@ def test_status_error_message_includes_status_code_message_and_request_id() -> N
     )
     assert str(exc) == (
         "404 Not Found from POST https://api.animalstore.example/v1/pets: not_found: No pet 7 (request id r-1)"
-        "; nothing was stored: safe to send again"
+        "; nothing was stored: the service refused it, fix what it says before sending it again"
     )
 
 
@@ -223,14 +223,17 @@ def _failed_create(fault: int) -> sdk.APIError:
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        (500, "the pet may have been stored: check before sending it again"),
-        (400, "nothing was stored: safe to send again"),
+        (500, "the pet may have been stored (a 500 is no proof that it was not, so it was not sent again): check"),
+        (503, "the pet may have been stored (a 503 is no proof that it was not, so it was not sent again): check"),
+        (400, "nothing was stored: the service refused it, fix what it says before sending it again"),
+        (413, "nothing was stored: the service refused it, fix what it says before sending it again"),
+        (429, "nothing was stored: safe to send again"),
     ],
 )
 def test_str_of_a_failed_create_pet_says_whether_the_pet_may_have_been_stored(fault: int, said: str) -> None:
     """A log line written with %s keeps what may_have_been_processed says, in words, and keeps it when pickled."""
     exc = _failed_create(fault)
-    assert str(exc).endswith(f"; {said}")
+    assert f"; {said}" in str(exc)
     assert (said.startswith("the pet may")) is exc.may_have_been_processed
     assert str(pickle.loads(pickle.dumps(exc))) == str(exc)
     assert said not in repr(exc)  # the repr says it as may_have_been_processed=...
@@ -248,3 +251,25 @@ def test_str_of_a_read_or_a_middleware_error_before_sending_says_it_plainly() ->
     error = sdk.MiddlewareError("middleware m raised ValueError: no", request=post)
     error.may_have_been_processed = False
     assert str(error) == "middleware m raised ValueError: no; nothing was stored: safe to send again"
+
+
+@pytest.mark.parametrize("base", ["", "/api"])
+def test_a_404_for_a_url_without_v1_hints_at_base_url(base: str) -> None:
+    """A base URL without /v1 gets a 404 for every call: the error says what is likely wrong."""
+    store = FakeAnimalStore()
+    with (
+        store.serve() as url,
+        sdk.AnimalStoreClient(store.api_key, base_url=url.removesuffix("/v1") + base) as client,
+        pytest.raises(sdk.NotFoundError) as info,
+    ):
+        client.list_pets()
+    assert f"({NO_VERSION_HINT})" in str(info.value)
+    assert NO_VERSION_HINT == "the URL has no /v1, which every path of the service follows: does base_url end in /v1?"
+
+
+def test_a_404_under_v1_gives_no_hint() -> None:
+    """A pet that does not exist, under the right base URL, is a plain 404."""
+    store = FakeAnimalStore()
+    with store.client() as client, pytest.raises(sdk.NotFoundError) as info:
+        client.request("GET", "/pets/999")
+    assert "/v1" not in str(info.value).split("/v1/pets/999", 1)[1]

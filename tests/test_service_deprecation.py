@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from animalstore_client._core.deprecation import service_notice
+from animalstore_client._core.deprecation import MAX_LINK_SHOWN, MAX_LINKS_SHOWN, notice_message, service_notice
 
 from .conftest import ALL_VARIANTS, ClientFactory
 from .servers import LoopbackServer, respond
@@ -128,3 +128,51 @@ def test_a_notice_under_warnings_as_errors_keeps_the_stored_pet(caplog: pytest.L
         pet = client.create_pet(name="Rex", category_id=3)
     assert pet.id == 7
     assert "The animal store announces that create_pet() (POST /pets) is deprecated" in caplog.text
+
+
+UNICODE_LINK = "https://docs.example/migración/ü"
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_non_ascii_link_reads_as_the_service_wrote_it(make_client: ClientFactory, variant: str) -> None:
+    """A ``Link`` target sent as UTF-8 reads as written on every pair, not as Latin-1 (``migraciÃ³n``); pyreqwest
+    hands over no header value that is not ASCII, so there the notice warns without it, never garbled."""
+    headers = {"Deprecation": "@1767225600", "Link": f'<{UNICODE_LINK}>; rel="deprecation"'}
+    with LoopbackServer([respond(200, [PET], headers)]) as server:
+        caught = _listed_twice(make_client, variant, server.base_url)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    message = str(caught[0].message)
+    if variant.endswith("pyreqwest"):
+        assert message.endswith("is deprecated since 2026-01-01 (its Deprecation and Sunset headers).")
+    else:
+        assert f"see {UNICODE_LINK} (its" in message
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS, indirect=True)
+def test_a_notices_text_is_cut_and_quoted_on_every_pair(make_client: ClientFactory, variant: str) -> None:
+    """Four links of 1,000 characters: the warning names three, each cut, and says how many more; its length stays
+    a log line's whatever the service sends."""
+    links = ", ".join(f'<https://docs.example/{n}/{"x" * 1000}>; rel="deprecation"' for n in range(4))
+    headers = {"Deprecation": "@1767225600", "Link": links}
+    with LoopbackServer([respond(200, [PET], headers)]) as server:
+        caught = _listed_twice(make_client, variant, server.base_url)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    message = str(caught[0].message)
+    assert all(f"https://docs.example/{n}/xxx" in message for n in range(3))
+    assert "https://docs.example/3/" not in message
+    assert message.endswith("... and 1 more (its Deprecation and Sunset headers).")
+    assert len(message) < 200 + MAX_LINKS_SHOWN * (MAX_LINK_SHOWN + 5)
+
+
+def test_escape_codes_and_line_breaks_in_a_notice_are_escaped() -> None:
+    """A link holding an escape code, a line break or a bidirectional override is shown escaped: it cannot colour,
+    split or reverse a log line (most libraries refuse such bytes in a header; the reader does not rely on it)."""
+    raw = [
+        (b"Deprecation", b"true"),
+        (b"Link", b'<https://docs.example/\x1b[31mred\r\nFAKE \xe2\x80\xaeevil>; rel="sunset"'),
+    ]
+    notice = service_notice(raw)
+    assert notice is not None
+    message = notice_message("list_pets", "GET", "/pets", notice)
+    assert message.isprintable()
+    assert "https://docs.example/\\x1b[31mred\\r\\nFAKE \\u202eevil" in message

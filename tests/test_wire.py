@@ -261,13 +261,31 @@ def test_a_request_hook_that_retargets_the_request_sends_nothing_anywhere(kind: 
         def retarget(request: Any) -> None:
             request.url = library.URL(f"{elsewhere.base_url}/pets")
 
-        http = callers.library_client(kind, event_hooks={"request": [_hook(kind, retarget)]})
+        hook = _hook(kind, retarget)
+        http = callers.library_client(kind, event_hooks={"request": [hook]})
         client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2)
         with pytest.raises(MiddlewareError, match=r"not to the client's base_url origin .* nothing was sent") as info:
             client.create_pet(name="Rex", category_id=3)
         assert info.value.may_have_been_processed is False
         assert elsewhere.received == []
         assert server.received == []
+    # The hook is named, and no private class of the SDK's is chained under the error: its text is the whole story.
+    assert str(info.value).startswith(f"the request hook {hook.__module__}.{hook.__qualname__} of http_client sent")
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("kind", HTTPX_KINDS)
+def test_a_default_host_header_of_the_callers_client_is_named_as_such(kind: str, callers: Callers) -> None:
+    """A client whose default headers set another Host: the error names its default headers, not a hook."""
+    with LoopbackServer([respond(201, PET)]) as server:
+        http = callers.library_client(kind, headers={"Host": "elsewhere.example"})
+        client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2)
+        with pytest.raises(MiddlewareError, match=r"Host header to 'elsewhere.example'") as info:
+            client.create_pet(name="Rex", category_id=3)
+        assert server.received == []
+    assert str(info.value).startswith("http_client, by its default headers, set the request's Host header")
+    assert info.value.__cause__ is None
 
 
 @pytest.mark.parametrize("kind", [AIOHTTP])
@@ -286,6 +304,9 @@ def test_an_aiohttp_middleware_that_retargets_the_request_sends_nothing_anywhere
         assert info.value.may_have_been_processed is False
         assert elsewhere.received == []
         assert server.received == []
+    named = f"{retarget.__module__}.{retarget.__qualname__}"
+    assert str(info.value).startswith(f"the middleware {named} of http_client (an aiohttp session) sent"), info.value
+    assert info.value.__cause__ is None
 
 
 # --- 5. the deadline reaches code of the caller's -------------------------------------------------------------------

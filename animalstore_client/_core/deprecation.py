@@ -19,7 +19,9 @@ from typing import Any, NamedTuple, TypeVar, cast
 __all__ = [
     "GET_PET_DEPRECATION",
     "GET_PET_SUNSET",
+    "MAX_LINKS_SHOWN",
     "MAX_LINK_FIELDS",
+    "MAX_LINK_SHOWN",
     "MAX_NOTICE_FIELD",
     "ServiceNotice",
     "announces",
@@ -92,6 +94,29 @@ MAX_NOTICE_FIELD = 8 * 1024
 """Bytes of each ``Deprecation``, ``Sunset`` and ``Link`` field read: the rest of a longer one is not looked at."""
 MAX_LINK_FIELDS = 16
 """``Link`` fields read of one answer: the rest are not looked at."""
+MAX_LINKS_SHOWN = 3
+"""Links a warning names; it says how many more the service gave."""
+MAX_LINK_SHOWN = 200
+"""Characters of each link a warning shows (a longer one is cut, with ``...``): a warning stays a line of a log."""
+
+
+def _text(value: bytes) -> str:
+    """A header value as text: UTF-8, as servers write a non-ASCII link (RFC 8288 asks for percent-encoding, which
+    many do not do), else Latin-1, as HTTP reads a byte it does not know. Never an error."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
+
+
+def _clean(text: str) -> str:
+    """``text`` fit for one log line: cut to `MAX_LINK_SHOWN` characters, a character that does not print (an escape
+    code, a line break, a bidirectional override) written as its escape."""
+    if len(text) > MAX_LINK_SHOWN:
+        text = text[:MAX_LINK_SHOWN] + "..."
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
 
 
 def _link_targets(field: str) -> list[str]:
@@ -172,11 +197,11 @@ def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
     for name, value in raw:
         lowered = name.lower()
         if lowered == b"deprecation":
-            deprecation = _deprecation(value[:MAX_NOTICE_FIELD].decode("latin-1"))
+            deprecation = _deprecation(_text(value[:MAX_NOTICE_FIELD]))
         elif lowered == b"sunset":
-            sunset = _http_date(value[:MAX_NOTICE_FIELD].decode("latin-1"))
+            sunset = _http_date(_text(value[:MAX_NOTICE_FIELD]))
         elif lowered == b"link" and len(links) < MAX_LINK_FIELDS:
-            links.append(value[:MAX_NOTICE_FIELD].decode("latin-1"))
+            links.append(_text(value[:MAX_NOTICE_FIELD]))
     if deprecation is None and sunset is None:
         return None
     targets = tuple(target for field in links for target in _link_targets(field))
@@ -195,7 +220,10 @@ def notice_message(operation: str, method: str, route: str, notice: ServiceNotic
     if notice.links:
         from animalstore_client._core.secrets import redact_url  # a link is the service's: shown with no secret
 
-        parts.append(f"; see {', '.join(redact_url(link) for link in notice.links)}")
+        # The service's text, quoted not pasted: a few links, each cut and with its escape codes escaped.
+        shown = ", ".join(_clean(redact_url(link)) for link in notice.links[:MAX_LINKS_SHOWN])
+        more = len(notice.links) - MAX_LINKS_SHOWN
+        parts.append(f"; see {shown}" + (f" and {more} more" if more > 0 else ""))
     return "".join(parts) + " (its Deprecation and Sunset headers)."
 
 

@@ -170,11 +170,18 @@ def stored_note(exc: MiddlewareError | APIError) -> str:
     if not isinstance(request, httpx.Request) or is_idempotent(request.method):
         return ""
     pet = request.method == "POST" and request.url.path.endswith("/pets")
+    status = getattr(exc, "status_code", None)
     if getattr(exc, "may_have_been_processed", True):
+        # Why it was not sent again: a gateway answers 5xx after it passed the request on, so a 5xx proves nothing.
+        why = f" (a {status} is no proof that it was not, so it was not sent again)" if status is not None else ""
+        if pet:
+            return f"; the pet may have been stored{why}: check before sending it again"
+        return f"; the service may have acted on it{why}: check before sending it again"
+    if isinstance(status, int) and 400 <= status <= 499 and status != 429:  # a refusal: the same request fails alike
         return (
-            "; the pet may have been stored: check before sending it again"
+            "; nothing was stored: the service refused it, fix what it says before sending it again"
             if pet
-            else "; the service may have acted on it: check before sending it again"
+            else "; the service did not act on it"
         )
     return "; nothing was stored: safe to send again" if pet else "; the service did not act on it"
 

@@ -90,6 +90,20 @@ class ClientRuleBroken(Exception):
     carrying this text, unretried, as for any other code of the caller's.
     """
 
+    def __init__(self, message: str, by: str | None = None, *, host: bool = False) -> None:
+        super().__init__(message)
+        self.by = by
+        """What the message opens with as the culprit (``"http_client"``), which a transport may name better."""
+        self.host = host
+        """Whether the ``Host`` header was refused (else the URL's origin)."""
+
+    def naming(self, culprit: str) -> ClientRuleBroken:
+        """The same refusal with ``culprit`` (a hook of the caller's client, by name) in place of `by`."""
+        text = str(self)
+        if self.by is None or not text.startswith(self.by):
+            return self
+        return ClientRuleBroken(culprit + text[len(self.by) :], culprit, host=self.host)
+
 
 def _origin(scheme: bytes, host: bytes, port: int | None) -> Origin:
     scheme = scheme.lower()
@@ -332,7 +346,9 @@ class Exchange:
         raise ClientRuleBroken(
             f"{by} set the request's Host header to {shown!r}, not to the client's base_url origin "
             f"{_shown(self._expected)}: nothing was sent. The Host says which server gets the API key: change "
-            "base_url, or give it a client without that default header, hook or middleware"
+            "base_url, or give it a client without that default header, hook or middleware",
+            by,
+            host=True,
         )
 
     def _check_deadline(self) -> None:
@@ -346,8 +362,9 @@ class Exchange:
     def _refuse(self, actual: Origin, by: str) -> NoReturn:
         raise ClientRuleBroken(
             f"{by} sent the request to {_shown(actual)}, not to the client's base_url origin "
-            f"{_shown(self._expected)} (a hook or a middleware of it set request.url): nothing was sent. The SDK "
-            "sends its key only to base_url: change base_url, or give it a client without that hook"
+            f"{_shown(self._expected)} (request.url was changed on its way): nothing was sent. The SDK "
+            "sends its key only to base_url: change base_url, or give it a client without that hook",
+            by,
         )
 
     # -- httpcore's trace extension, as one adapter of the reports -------------------------------------------

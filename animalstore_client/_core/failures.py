@@ -32,6 +32,7 @@ __all__ = [
     "CallersCode",
     "callers_code",
     "callers_text",
+    "cause_of",
     "contradicts_the_exchange",
     "error_type",
     "raised_by_callers_code",
@@ -215,6 +216,13 @@ def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] 
     return f"{kind} ({found.function})"
 
 
+def cause_of(exc: Exception) -> Exception | None:
+    """What the error `unknown_failure` makes of ``exc`` is raised from: ``exc`` itself, but nothing for a rule of the
+    SDK's that a caller's client broke (`ClientRuleBroken`), whose text is the error's whole message and whose class
+    is private: a traceback would show the same words twice, under a name the caller cannot catch."""
+    return None if isinstance(exc, ClientRuleBroken) else exc
+
+
 def unknown_failure(
     exc: Exception, attempts: Attempts, describe: Callable[[tuple[str, str] | None], str | None]
 ) -> httpx.RequestError | MiddlewareError:
@@ -250,7 +258,8 @@ def unknown_failure(
     ``describe`` is the transport's: what of the caller's its library ran from
     a frame (`CallersCode.called_by`), ``None`` when it cannot tell (or no
     ``http_client`` was given), so that the message names what raised and
-    never an ``http_client`` that was not given. Raise the result ``from exc``.
+    never an ``http_client`` that was not given. Raise the result ``from exc``,
+    or ``from None`` where `cause_of` gives nothing.
     A `MiddlewareError` says what the call's attempts showed as
     ``may_have_been_processed``: the caller notes the failure first (`Attempts.failed`).
     """

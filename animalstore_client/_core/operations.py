@@ -420,6 +420,8 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
     cap = response.extensions.get(CUT_AT)
     if cap is not None:
         message += f" (body cut at max_response_bytes={cap})"
+    if response.status_code == 404 and "/v1/" not in f"{response.request.url.path}/":
+        message += f" ({NO_VERSION_HINT})"
     if BUDGET_REFUSED in response.extensions:
         message += f" ({BUDGET_NOTE})"
     request_id = response.headers.get("x-request-id")
@@ -438,6 +440,10 @@ def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusErr
     if BUDGET_REFUSED in response.extensions:
         exception.retry_budget_exhausted = True
     return exception
+
+
+NO_VERSION_HINT = "the URL has no /v1, which every path of the service follows: does base_url end in /v1?"
+"""What a 404 adds when its URL lacks the version: a base URL without it gives a bare 404 for every call."""
 
 
 def _error_payload(response: httpx.Response) -> object:

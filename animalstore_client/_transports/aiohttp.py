@@ -38,7 +38,7 @@ from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._transports.proxies import environment_proxy
-from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
+from animalstore_client._transports.shared import AsyncLibraryStream, Translations, middlewares_named, translated
 from animalstore_client._transports.sockets import Sockets, check_transport_table, opening_sync, release_transports
 
 # aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
@@ -523,6 +523,8 @@ class AiohttpTransport:
                 proxy=proxy,
                 middlewares=middlewares,
             )
+        except ClientRuleBroken as exc:  # a middleware of the session changed the URL or the Host: named
+            raise exc.naming(middlewares_named(getattr(session, _MIDDLEWARES))) from None
         except _FAILURES as exc:
             _without_key(exc)
             if one_send is None and isinstance(exc, _BEFORE_WRITE):

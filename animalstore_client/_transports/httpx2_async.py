@@ -20,10 +20,16 @@ import httpx
 import httpx2
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.exchange import Exchange, composed_trace_async
+from animalstore_client._core.exchange import ClientRuleBroken, Exchange, composed_trace_async
 from animalstore_client._core.failures import contradicts_the_exchange, raised_by_callers_code
 from animalstore_client._core.httpx_private import headers_from_library
-from animalstore_client._transports.shared import AsyncLibraryStream, Translations, callers_part_in_httpx, translated
+from animalstore_client._transports.shared import (
+    AsyncLibraryStream,
+    Translations,
+    callers_part_in_httpx,
+    request_hooks_in_httpx,
+    translated,
+)
 
 __all__ = ["AsyncHttpx2Transport"]
 
@@ -133,6 +139,8 @@ class AsyncHttpx2Transport:
         started = time.monotonic()
         try:
             response = await self._client.send(outgoing, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        except ClientRuleBroken as exc:  # a hook of the client's changed the URL or the Host: named, not "http_client"
+            raise exc.naming(request_hooks_in_httpx(self._client, exc)) from None
         except httpx2.TransportError as exc:
             failure = translated(exc, request, _HTTPX2_FAILURES)
             if contradicts_the_exchange(exchange, failure) and raised_by_callers_code(exc):

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import httpx
 
 from animalstore_client._core.body import codings_in
-from animalstore_client._core.exchange import Exchange, composed_trace_async
+from animalstore_client._core.exchange import ClientRuleBroken, Exchange, composed_trace_async
 from animalstore_client._core.httpx_private import finished_response
-from animalstore_client._transports.shared import AsyncLibraryStream, callers_part_in_httpx
+from animalstore_client._transports.shared import AsyncLibraryStream, callers_part_in_httpx, request_hooks_in_httpx
 
 __all__ = ["AsyncHttpxTransport"]
 
@@ -90,6 +90,8 @@ class AsyncHttpxTransport:
         try:
             # Whatever the client's own settings: no auth of its own, no redirect followed, on every send.
             response = await self._client.send(request, stream=True, auth=_NO_AUTH, follow_redirects=False)
+        except ClientRuleBroken as exc:  # a hook of the client's changed the URL or the Host: named, not "http_client"
+            raise exc.naming(request_hooks_in_httpx(self._client, exc)) from None
         finally:
             # The request handed back (exc.request, response.request) carries the caller's own trace again, not
             # this attempt's checks of the deadline and the Host; the body's steps, read later, report nothing.

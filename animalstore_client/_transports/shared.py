@@ -12,11 +12,12 @@ through `translated`, the library giving only its table.
 from __future__ import annotations
 
 import ipaddress
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
 from animalstore_client._core.body import HEAD_TOO_LARGE
+from animalstore_client._core.exchange import ClientRuleBroken
 from animalstore_client._core.httpx_private import response_from_library
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "callers_part_in_httpx",
     "is_literal",
     "looked_up",
+    "middlewares_named",
+    "request_hooks_in_httpx",
     "translated",
 ]
 
@@ -149,6 +152,35 @@ def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> st
     if package == library and function in _HTTPX_TRANSPORTS:
         return "the transport of http_client"
     return "code of yours inside http_client"
+
+
+def request_hooks_in_httpx(client: Any, refusal: ClientRuleBroken) -> str:
+    """What of a caller's httpx (or httpx2) client changed a request's URL or ``Host``, by name: its default ``Host``
+    header, else its request hooks (``client.event_hooks``), else its transport or a mount."""
+    if refusal.host and "host" in client.headers:
+        return "http_client, by its default headers,"
+    hooks = [_qualified(hook) for hook in client.event_hooks.get("request", ())]
+    if len(hooks) == 1:
+        return f"the request hook {hooks[0]} of http_client"
+    if hooks:
+        return f"a request hook of http_client ({', '.join(hooks)})"
+    return "the transport (or a mount) of http_client"
+
+
+def middlewares_named(middlewares: tuple[object, ...]) -> str:
+    """What of a caller's aiohttp session may have changed a request's URL or ``Host``: its middlewares, by name."""
+    names = [_qualified(middleware) for middleware in middlewares]
+    if len(names) == 1:
+        return f"the middleware {names[0]} of http_client (an aiohttp session)"
+    if names:
+        return f"a middleware of http_client, an aiohttp session ({', '.join(names)})"
+    return "http_client (an aiohttp session)"
+
+
+def _qualified(function: object) -> str:
+    """``module.qualname`` of a function or a callable object, as a traceback would name it."""
+    named = function if hasattr(function, "__qualname__") else type(function)
+    return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
 
 
 # A thread's name lookup blocks in getaddrinfo, bounded by nothing: the sync transports look names up

@@ -28,7 +28,7 @@ from animalstore_client._core.attempts import (
 from animalstore_client._core.body import HEAD_TOO_LARGE, head_too_large
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError
-from animalstore_client._core.failures import contradicts_the_exchange, unknown_failure
+from animalstore_client._core.failures import cause_of, contradicts_the_exchange, unknown_failure
 from animalstore_client._core.middleware import Middleware
 from animalstore_client._core.secrets import forget_locals
 from animalstore_client._transports._generated.seam_sync import ResponseStream, Transport
@@ -230,7 +230,10 @@ class Sender:
             raise
         except Exception as exc:  # a library's own, or the caller's code: only SDK exceptions leave a call
             attempts.failed()
-            raise unknown_failure(exc, attempts, transport.callers_part) from exc
+            failure = unknown_failure(exc, attempts, transport.callers_part)
+            if cause_of(exc) is None:
+                raise failure from None  # the SDK's own rule, whose text is the whole message: no private class
+            raise failure from exc
 
     @staticmethod
     def _read(stream: ResponseStream, attempts: Attempts) -> bytes:
