@@ -1,13 +1,7 @@
-"""One call's attempts, written once for both clients.
+"""One call's attempts, written once for both clients: every decision between two I/O steps, without I/O.
 
-The shells (``_clients.client_async`` and the ``_clients._generated.client_sync`` generated from it) only
-send, read, sleep and close; every decision between those steps is made here,
-without I/O. `Attempts` is the bookkeeping of one call: the timeouts each
-attempt may use, whether a failure or a status is retried and after how long
-(the pure policy of ``_core.retry``), the log lines, the attempt count, and the
-final exception when it gives up. A total deadline belongs in
-`Attempts.start`, `Attempts.exchange_for` (nothing handed over past it) and
-`Attempts._retry` (no sleep past it). An attempt ends in an `Answer`.
+`Attempts` is the bookkeeping of one call (docs/architecture.md, "One call, step by step"); an attempt ends in
+an `Answer`.
 """
 
 from __future__ import annotations
@@ -23,8 +17,8 @@ import httpx
 from animalstore_client._core.body import BodyReader, late_body, text_encoding
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.environments import placeholder_failure
-from animalstore_client._core.exceptions import APIConnectionError, APITimeoutError
-from animalstore_client._core.exchange import ClientRuleBroken, Exchange, may_have_acted
+from animalstore_client._core.exceptions import APIConnectionError, APITimeoutError, MiddlewareError
+from animalstore_client._core.exchange import Exchange, may_have_acted
 from animalstore_client._core.failures import error_type
 from animalstore_client._core.httpx_private import copy_request
 from animalstore_client._core.log import logger
@@ -45,7 +39,6 @@ __all__ = [
     "PROCESSED",
     "Answer",
     "Attempts",
-    "ClientRuleBroken",
     "Finished",
     "Observer",
     "ResponseStreamLike",
@@ -73,9 +66,8 @@ the exception made from it (``_core.operations``) says as ``may_have_been_proces
 BUDGET_NOTE = "not retried: the client's retry budget is exhausted, too many of its recent calls were retried"
 
 _NOT_HANDED = Exchange(httpx.Request("GET", "http://not-handed-over.invalid/"), {}, None)
-"""An attempt's exchange until its request is handed to a transport: it reports nothing, so a failure then (a
-middleware's wait cut at the deadline) counts as "may have been processed", as where nothing reported. Never
-handed to a transport, so nothing writes to it."""
+"""An attempt's exchange until its request is handed to a transport: with no report, a failure then (a
+middleware's wait cut at the deadline) counts as "may have been processed"."""
 
 # A timeout that fires at the deadline may do so a hair early (poll()
 # resolution); within this margin the deadline counts as reached.
@@ -97,21 +89,13 @@ def connection_error(
     placeholder = placeholder_failure(exc, request.url.host)
     if placeholder is not None:
         note += f". {placeholder}"
-    error: APIConnectionError
-    if isinstance(exc, httpx.TimeoutException):
-        error = APITimeoutError(
-            f"Request timed out: {where}{after} ({redact_text(repr(exc))}){note}",
-            request=request,
-            attempts=attempts,
-            may_have_been_processed=processed,
-        )
-    else:
-        error = APIConnectionError(
-            f"Connection error: {where}{after} ({redact_text(repr(exc))}){note}",
-            request=request,
-            attempts=attempts,
-            may_have_been_processed=processed,
-        )
+    timed_out = isinstance(exc, httpx.TimeoutException)
+    error = (APITimeoutError if timed_out else APIConnectionError)(
+        f"{'Request timed out' if timed_out else 'Connection error'}: {where}{after} ({redact_text(repr(exc))}){note}",
+        request=request,
+        attempts=attempts,
+        may_have_been_processed=processed,
+    )
     if budget_refused:
         error.retry_budget_exhausted = True
     return error
@@ -132,17 +116,8 @@ class Observer(Protocol):
 class Attempts:
     """The attempts of one call: timeouts, deadline, retry decisions, logging, the count and the body cap.
 
-    A shell drives it: ``start()`` before each attempt, ``body_reader()`` and
-    ``complete()`` around reading the body, then ``after_response()`` or
-    ``after_error()``, which return the seconds to sleep before the next
-    attempt (``None`` from ``after_response`` means the response is final) or
-    raise the exception that ends the call.
-
-    With ``total_timeout`` every attempt gets at most the time left, no sleep
-    is started that would pass the deadline, and `deadline` is what the shell
-    passes to the transport, which holds each socket operation to it.
-    ``clock`` (``time.monotonic`` unless a test gives a fake one) is the only
-    source of time in these decisions.
+    A shell drives it (docs/architecture.md, "One call, step by step"). ``clock`` (``time.monotonic``
+    unless a test gives a fake one) is the only source of time in these decisions.
     """
 
     __slots__ = (
@@ -283,12 +258,8 @@ class Attempts:
         logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
 
     def failed(self) -> None:
-        """Note that the current attempt failed with no answer: `may_have_acted` reads its exchange.
-
-        The service may have acted unless the exchange's reports prove that no
-        byte of the request was written; whatever was raised, its class is no
-        evidence.
-        """
+        """Note that the current attempt failed with no answer: `may_have_acted` reads its exchange, never the
+        class of what was raised."""
         if not self.processed:
             self.processed = may_have_acted(self.exchange)
 
@@ -306,8 +277,7 @@ class Attempts:
             raise APIConnectionError(
                 f"TLS certificate verification failed: {request.method} {redact_url(request.url)}: {reason}. "
                 "The server's certificate is not one this client trusts for this host name; if your own CA signed "
-                "it, pass "
-                "verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
+                "it, pass verify='/path/to/ca-bundle.pem' (or set SSL_CERT_FILE)",
                 request=request,
                 attempts=self.count,
                 may_have_been_processed=self.processed,
@@ -419,6 +389,12 @@ class Attempts:
     def _elapsed_ms(self) -> float:
         return (self._clock() - self._started) * 1000
 
+    def middleware_error(self, message: str) -> MiddlewareError:
+        """A `MiddlewareError` of this call's current attempt, saying what its attempts showed so far."""
+        return MiddlewareError(
+            message, request=self.request, attempts=self.count, may_have_been_processed=self.processed
+        )
+
 
 class ResponseStreamLike(Protocol):
     """What `Attempts.complete` needs of a transport's response stream."""
@@ -442,12 +418,8 @@ class ResponseStreamLike(Protocol):
 class Answer:
     """A finished attempt: its status, headers and decoded body, without an `httpx.Response` until one is shown.
 
-    A typed call (``list_pets``...) reads only these; making the
-    `httpx.Response` cost about 17 us of a pyreqwest call's 230 us of CPU
-    (``benchmarks/pyreqwest_split.py``). `http_response` makes it, once, for
-    what does show one: an exception, ``with_raw_response``, ``request()``,
-    middleware and tracing. Marks set in `extensions` before then are carried
-    into the response's own extensions, which `extensions` is from then on.
+    `http_response` makes it, once, where one is shown (docs/architecture.md, step 3). Marks set in
+    `extensions` before then are carried into the response's own extensions, which `extensions` is from then on.
     """
 
     __slots__ = ("_response", "_stream", "content", "extensions", "request", "status_code")

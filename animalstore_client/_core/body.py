@@ -49,9 +49,9 @@ def _text_encodings() -> frozenset[str]:
         try:
             name = codecs.lookup(alias).name
             b"x".decode(name, "replace")  # a codec that is not a text encoding raises LookupError here
-        except LookupError:  # that, or a platform's codec missing here (mbcs)
-            continue
-        except ValueError:  # a text encoding that fails even so: not one to trust with a body
+        # LookupError: that, or a platform's codec missing here (mbcs); ValueError: a text encoding that fails
+        # even so, not one to trust with a body.
+        except (LookupError, ValueError):
             continue
         names.add(name)
     return frozenset(names - {"utf-16", "utf-32"})

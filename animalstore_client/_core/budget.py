@@ -50,11 +50,6 @@ def _check_number(value: object, argument: str, low: float, high: float, note: s
     )
 
 
-def _bad_time(now: object) -> ClientValidationError:
-    rule = "a finite number of seconds"
-    return ClientValidationError(f"now must be {rule}, got {show(now)}", argument="now", rule=rule, value=now)
-
-
 class RetryBudget:
     """How many retries a client may make: at most ``percent`` of its recent calls, plus a small floor.
 
@@ -115,8 +110,7 @@ class RetryBudget:
         self._lock = threading.Lock()
         self._scale = _SLICES / self._window
         self._reserve = self._min_per_second * self._window
-        # Ring buffers of counts per slice of the window, and their sums; _slice is the
-        # number of the newest slice (time x _SLICES / window, rounded down).
+        # Ring buffers of counts per slice of the window, and their sums; _slice is the newest slice's number.
         self._calls = [0] * _SLICES
         self._retries = [0] * _SLICES
         self._total_calls = 0
@@ -139,6 +133,16 @@ class RetryBudget:
         """The seconds over which calls and retries are counted."""
         return self._window
 
+    def _slice_of(self, now: object) -> int:
+        """The number of the slice ``now`` falls in (time x _SLICES / window, rounded down)."""
+        try:
+            return int(now * self._scale)  # type: ignore[operator]  # the clocks the SDK reads are never negative
+        except (TypeError, ValueError, OverflowError):  # a str, nan, inf, an int too large for a float
+            rule = "a finite number of seconds"
+            raise ClientValidationError(
+                f"now must be {rule}, got {show(now)}", argument="now", rule=rule, value=now
+            ) from None
+
     def _advance(self, current: int) -> None:
         """Forget the slices that left the window by slice ``current``. Under the lock."""
         last = self._slice
@@ -159,10 +163,7 @@ class RetryBudget:
 
         ``now`` must be a finite number (`ClientValidationError` otherwise).
         """
-        try:
-            current = int(now * self._scale)  # the clocks the SDK reads are never negative
-        except (TypeError, ValueError, OverflowError):  # a str, nan, inf, an int too large for a float
-            raise _bad_time(now) from None
+        current = self._slice_of(now)
         with self._lock:
             if current > self._slice:
                 self._advance(current)
@@ -175,10 +176,7 @@ class RetryBudget:
 
         ``now`` must be a finite number (`ClientValidationError` otherwise).
         """
-        try:
-            current = int(now * self._scale)
-        except (TypeError, ValueError, OverflowError):
-            raise _bad_time(now) from None
+        current = self._slice_of(now)
         with self._lock:
             if current > self._slice:
                 self._advance(current)

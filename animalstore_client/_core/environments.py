@@ -136,51 +136,32 @@ def normalize_base_url(value: object, *, argument: str) -> str:
     # Echoed in the message and kept on the exception with its credentials masked
     # (user:password@, and secret-looking query values).
     shown = redact_url(value)
+
+    def refused(must: str, rule: str = "an http:// or https:// URL") -> ClientValidationError:
+        return ClientValidationError(f"{argument} must {must}{show(shown)}", argument=argument, rule=rule, value=shown)
+
     if has_userinfo(value):
         # Basic auth would replace the bearer key, and the password would show
         # in reprs, errors, pickles and logs.
-        raise ClientValidationError(
-            f"{argument} must not hold credentials (user:password@): the API key is the only "
-            f"credential, passed as api_key=; got {show(shown)}",
-            argument=argument,
-            rule="no user:password@ in the URL",
-            value=shown,
+        raise refused(
+            "not hold credentials (user:password@): the API key is the only credential, passed as api_key=; got ",
+            "no user:password@ in the URL",
         )
     url = value.strip().rstrip("/")
     if not url.isprintable():
-        raise ClientValidationError(
-            f"{argument} must be a URL of printable characters, got {show(shown)}",
-            argument=argument,
-            rule="an http:// or https:// URL",
-            value=shown,
-        )
+        raise refused("be a URL of printable characters, got ")
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or rest[0] == "/":
-        raise ClientValidationError(
-            f"{argument} must be an absolute http:// or https:// URL such as 'https://host/v1', got {show(shown)}",
-            argument=argument,
-            rule="an http:// or https:// URL",
-            value=shown,
-        )
+        raise refused("be an absolute http:// or https:// URL such as 'https://host/v1', got ")
     try:
         parsed = httpx.URL(url)
         url.encode("utf-8")
     except (httpx.InvalidURL, ValueError):  # ValueError: UnicodeError from IDNA or a lone surrogate
         parsed = None
     if parsed is None or not parsed.host or " " in url:
-        raise ClientValidationError(
-            f"{argument} must be a valid URL such as 'https://host/v1', got {show(shown)}",
-            argument=argument,
-            rule="an http:// or https:// URL",
-            value=shown,
-        )
+        raise refused("be a valid URL such as 'https://host/v1', got ")
     if "?" in url or "#" in url:
-        raise ClientValidationError(
-            f"{argument} must not contain a query or fragment, got {show(shown)}",
-            argument=argument,
-            rule="no query or fragment",
-            value=shown,
-        )
+        raise refused("not contain a query or fragment, got ", "no query or fragment")
     return url
 
 

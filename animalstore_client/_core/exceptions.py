@@ -1,23 +1,4 @@
-"""Everything the SDK raises, rooted at `AnimalStoreError`.
-
-```
-AnimalStoreError                    base of everything the SDK raises
-├── ClientValidationError           (also ValueError) bad argument; nothing was sent
-├── MiddlewareError                 a middleware (or your http_client's code) raised; its error is __cause__
-└── APIError                        an exchange with the service failed; .request
-    ├── APIConnectionError          no response came back
-    │   └── APITimeoutError         ... because a timeout expired
-    ├── APIResponseValidationError  a 2xx response whose body is not the documented shape
-    └── APIStatusError              a non-2xx response; .status_code, .response, .body, .error
-        ├── BadRequestError             400
-        ├── AuthenticationError         401
-        ├── PermissionDeniedError       403
-        ├── NotFoundError               404
-        ├── ConflictError               409
-        ├── UnprocessableEntityError    422
-        ├── RateLimitError              429
-        └── InternalServerError         5xx
-```
+"""Everything the SDK raises, rooted at `AnimalStoreError` (docs/errors.md draws the tree).
 
 Misuse of the library (`ClientValidationError`) is kept apart from failures of
 the exchange (`APIError`), so ``except APIError`` never hides a bug in the
@@ -160,7 +141,7 @@ class ClientValidationError(AnimalStoreError, ValueError):
         self.value = value
 
 
-def stored_note(exc: MiddlewareError | APIError) -> str:
+def stored_note(exc: _CallFailure) -> str:
     """What ``str(exc)`` adds for a call that changes the store: what ``may_have_been_processed`` says, in words.
 
     A log line written with ``%s`` keeps the one fact an importer needs. Reads (GET, HEAD, OPTIONS)
@@ -186,7 +167,26 @@ def stored_note(exc: MiddlewareError | APIError) -> str:
     return "; nothing was stored: safe to send again" if pet else "; the service did not act on it"
 
 
-class MiddlewareError(AnimalStoreError):
+class _CallFailure(AnimalStoreError):
+    """What `MiddlewareError` and `APIError` share: the call's request and attempts, and what ``str()`` adds."""
+
+    def __init__(
+        self, message: str, *, request: httpx.Request, attempts: int = 1, may_have_been_processed: bool = True
+    ) -> None:
+        super().__init__(message)
+        self.request = request
+        self.attempts = attempts
+        # Set here once, from `_core.exchange.may_have_acted` over the call's attempts; "yes" without evidence.
+        self.may_have_been_processed = may_have_been_processed
+
+    def __str__(self) -> str:
+        return super().__str__() + stored_note(self)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
+
+
+class MiddlewareError(_CallFailure):
     """A middleware raised an exception that is not an `AnimalStoreError`; it is the ``__cause__``.
 
     So does code of yours that your own ``http_client`` runs and that raises
@@ -222,23 +222,8 @@ class MiddlewareError(AnimalStoreError):
     ``http_client`` raised once the request was written).
     """
 
-    def __init__(
-        self, message: str, *, request: httpx.Request, attempts: int = 1, may_have_been_processed: bool = True
-    ) -> None:
-        super().__init__(message)
-        self.request = request
-        self.attempts = attempts
-        # Set here once, from `_core.exchange.may_have_acted` over the call's attempts; "yes" without evidence.
-        self.may_have_been_processed = may_have_been_processed
 
-    def __str__(self) -> str:
-        return super().__str__() + stored_note(self)
-
-    def __repr__(self) -> str:
-        return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
-
-
-class APIError(AnimalStoreError):
+class APIError(_CallFailure):
     """A request was sent (or attempted) and the exchange failed.
 
     `may_have_been_processed` answers "was it stored?": ``False`` means the
@@ -285,21 +270,6 @@ class APIError(AnimalStoreError):
     The call then ended at once, with this error: a sign that many recent
     calls failed, so backing off (or shedding load) beats calling again.
     """
-
-    def __init__(
-        self, message: str, *, request: httpx.Request, attempts: int = 1, may_have_been_processed: bool = True
-    ) -> None:
-        super().__init__(message)
-        self.request = request
-        self.attempts = attempts
-        # Set here once, from `_core.exchange.may_have_acted` over the call's attempts; "yes" without evidence.
-        self.may_have_been_processed = may_have_been_processed
-
-    def __str__(self) -> str:
-        return super().__str__() + stored_note(self)
-
-    def __repr__(self) -> str:
-        return f"{super().__repr__()[:-1]}, may_have_been_processed={self.may_have_been_processed})"
 
 
 class APIConnectionError(APIError):

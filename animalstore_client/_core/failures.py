@@ -1,10 +1,7 @@
 """Who raised a failure, and what it tells of the request: the caller's code, the network, or a library.
 
-An attempt that ends in an exception its transport did not translate reaches
-`unknown_failure`, which decides by what was raised and where (`callers_code`:
-the frames of code that is neither the SDK's nor its HTTP stack's) and by the
-attempt's exchange (``_core.exchange``), never by the exception's class
-alone. `Attempts` (``_core.attempts``) keeps the count and the retry decisions.
+`unknown_failure` decides by what was raised and where (`callers_code`) and by the attempt's exchange, never by
+the exception's class alone.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ import httpx
 from animalstore_client._core.exceptions import MiddlewareError
 from animalstore_client._core.exchange import ANSWERED, ClientRuleBroken, Exchange
 from animalstore_client._core.libraries import LIBRARIES
-from animalstore_client._core.secrets import SHORTEST_MASKED, redact_text
+from animalstore_client._core.secrets import SHORTEST_MASKED, qualified_name, redact_text
 
 if TYPE_CHECKING:
     from animalstore_client._core.attempts import Attempts
@@ -40,11 +37,8 @@ __all__ = [
 ]
 
 
-def error_type(exc: BaseException) -> str:
-    """A failure's class as OpenTelemetry's ``error.type`` wants it: fully qualified (``httpx.ReadTimeout``)."""
-    cls = type(exc)
-    module = cls.__module__
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+error_type = qualified_name
+"""A failure's class as OpenTelemetry's ``error.type`` wants it: fully qualified (``httpx.ReadTimeout``)."""
 
 
 # The packages of the libraries behind the seam and of what they send through (each library's declared
@@ -86,20 +80,14 @@ def callers_code(exc: BaseException) -> CallersCode | None:
     """The caller's function that ``exc`` was raised in, or that a library was running when it was; else ``None``.
 
     The frames of ``exc``'s traceback are read from the outermost in, passing
-    over the standard library's (``json``, ``ssl``, ``socket``): those say
-    nothing about whose code it was. Code of the caller's is a frame of a
+    over the standard library's. Code of the caller's is a frame of a
     package outside `HTTP_STACK_PACKAGES` that is either the innermost one
-    (their code raised: a hook's ``raise``, a ``MockTransport`` handler's) or
-    inside a frame of an HTTP library (the library called it: an event hook,
-    a transport, a session's middleware, even when the exception itself came
-    from a library function it called, such as a missing header's
-    ``KeyError`` from httpx's ``Headers`` or ``ResponseNotRead`` from
-    ``response.json()``). A frame of the caller's outside every library frame
-    (a tracer or crash reporter wrapping the library's ``send``, between the
-    SDK and the library) does not count: a library's failure under it stays
-    the library's. The SDK's own frames are never the caller's, and do not open
-    a library either (the SDK calls the library; a wrapper between them is
-    outside it).
+    (their code raised) or inside a frame of an HTTP library (the library
+    called it: a hook, even when the exception came from a library function
+    it called, such as httpx's ``Headers`` raising ``KeyError``). A frame of
+    the caller's outside every library frame (a tracer wrapping the library's
+    ``send``) does not count, and the SDK's own frames neither are the
+    caller's nor open a library.
     """
     frames: list[tuple[str, FrameType]] = []
     tb = exc.__traceback__
@@ -123,10 +111,7 @@ def callers_code(exc: BaseException) -> CallersCode | None:
 
 
 def raised_by_callers_code(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised in code of the caller's, or in a library while it ran code of the caller's.
-
-    `callers_code` says how the frames tell it.
-    """
+    """Whether ``exc`` was raised in code of the caller's, or in a library while it ran it (`callers_code`)."""
     return callers_code(exc) is not None
 
 
@@ -257,35 +242,22 @@ def unknown_failure(
 
     ``describe`` is the transport's: what of the caller's its library ran from
     a frame (`CallersCode.called_by`), ``None`` when it cannot tell (or no
-    ``http_client`` was given), so that the message names what raised and
-    never an ``http_client`` that was not given. Raise the result ``from exc``,
-    or ``from None`` where `cause_of` gives nothing.
-    A `MiddlewareError` says what the call's attempts showed as
-    ``may_have_been_processed``: the caller notes the failure first (`Attempts.failed`).
+    ``http_client`` was given). Raise the result from what `cause_of` gives;
+    note the failure first (`Attempts.failed`), which a `MiddlewareError` reads.
     """
-    processed = attempts.processed
-    name = type(exc).__name__
     said = callers_text(exc, attempts.request)
     if isinstance(exc, ClientRuleBroken):
-        return MiddlewareError(
-            said.removeprefix(": "),
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=processed,
-        )
-    text = name + said
+        return attempts.middleware_error(said.removeprefix(": "))
+    text = type(exc).__name__ + said
     found = callers_code(exc)
     if found is None and exc.__cause__ is not None and not isinstance(exc, httpx.RequestError):
         # A library's error wrapping what code of the caller's raised inside it (aiohttp's ClientOSError around
         # a session middleware's ConnectionRefusedError), which its transport did not take for the connection's.
         found = callers_code(exc.__cause__)
     if found is not None and attempts.exchange.may_have_written:
-        return MiddlewareError(
+        return attempts.middleware_error(
             f"{_what_raised(found, describe)} raised {text} after the request was written "
-            f"({attempts.exchange.phase_name}): it may have been processed, and was not sent again",
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=processed,
+            f"({attempts.exchange.phase_name}): it may have been processed, and was not sent again"
         )
     if isinstance(exc, httpx.RequestError):
         return exc  # the library's own failure (or one of the caller's before anything was written), as it was
@@ -293,10 +265,5 @@ def unknown_failure(
     if network is not None:
         return network
     if found is not None or _is_a(exc, _RAISED_FOR_STATUS):
-        return MiddlewareError(
-            f"{_what_raised(found, describe)} raised {text}",
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=processed,
-        )
+        return attempts.middleware_error(f"{_what_raised(found, describe)} raised {text}")
     return httpx.ReadError(text, request=attempts.request)

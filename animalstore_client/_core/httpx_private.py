@@ -37,8 +37,7 @@ def require_private(owner: object, name: str, why: str) -> None:
     """Fail loudly, naming it, when a library no longer has a private attribute the SDK writes.
 
     Writing an attribute that is gone would not fail: it would quietly make a
-    new one, and the SDK would hand out empty headers or bodies. So each one is
-    checked once, when this module is imported (docs/architecture.md lists them).
+    new one, and the SDK would hand out empty headers or bodies.
     """
     if not hasattr(owner, name):
         raise ImportError(

@@ -1,25 +1,8 @@
 """The HTTP libraries the SDK sends through, each declared once: `LIBRARIES`.
 
-One `Library` per ``backend=`` value says everything the rest of the package,
-the docs and the tests need to know of it. What is read at run time is derived
-from `LIBRARIES` (`_clients.backends`' choice and install advice, the HTTP
-stack `_core.failures` tells apart from a caller's code, the testing kit's
-backend lists, the tests' client/library pairs); what a type checker or a
-reader needs written out is generated from it by ``scripts/codegen.py`` (the
-``backend=`` types `BackendName` and `AsyncBackendName` below, the check that
-each transport class fits the seam, the backends table of the docs,
-``docs/_backends-table.md``, ``pyproject.toml``'s extras of the libraries and
-README.md's sentence naming the extras). ``tests/requirements.txt``'s pins,
-the versions the suite tests, are written by hand; ``tests/test_backends_table.py``
-holds them to these declarations.
-
-Adding a library: one `Library` here, its transport module(s) under
-``_transports``, a Protocol for its client class in ``_clients/optional_types.py``
-(when a caller may pass one), its pin in ``tests/requirements.txt``; then
-``python scripts/codegen.py``. The behaviour suite runs on it with no test
-edited (docs/architecture.md's "Where each kind of change goes" lists it all).
-
-Nothing here imports an HTTP library: the core may read it anywhere.
+One `Library` per ``backend=`` value says everything the rest of the package, the docs and the tests need
+to know of it; docs/architecture.md says what is derived from it, what ``scripts/codegen.py`` writes from it,
+and what adding a library takes. Nothing here imports an HTTP library: the core may read it anywhere.
 """
 
 from __future__ import annotations

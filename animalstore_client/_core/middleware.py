@@ -1,25 +1,11 @@
 """Middleware: the caller's code around each attempt, inside the retry loop, on every backend.
 
-A middleware takes the attempt's `httpx.Request` and ``call_next`` and
-returns the `httpx.Response`; the first in the client's list is the
-outermost. ``call_next`` sends the request and reads the body, so a
-middleware sees the response before the SDK parses it.
-
-The rules a middleware cannot break, checked here:
-
-- the method, the origin (scheme, host, port) and the headers the client
-  sets itself (`CLIENT_HEADERS`: ``Authorization``, ``Host``,
-  ``Content-Length``, ``Transfer-Encoding`` and the other framing and
-  hop-by-hop ones) stay as the SDK built them: the key goes only where the
-  client sends it, in a message framed as the client framed it (a
-  `ClientValidationError`, like ``extra_headers``);
-- ``call_next`` runs at most once per attempt, even when two threads race
-  for it (a second call is a `MiddlewareError`): the client retries, within its budget and never
-  repeating a POST that may have been stored;
-- an exception a middleware raises that is not an `AnimalStoreError` ends
-  the call as a `MiddlewareError` (the original as ``__cause__``), not
-  retried. What ``call_next`` raised passes through a middleware unchanged
-  and is retried as if no middleware were there.
+The first in the client's list is the outermost. The rules a middleware cannot break are checked here
+(docs/architecture.md, "Guarantees above the seam"): the method, the origin and `CLIENT_HEADERS` stay as the
+SDK built them (a `ClientValidationError`, like ``extra_headers``); ``call_next`` runs at most once per attempt
+(a second call is a `MiddlewareError`); an exception a middleware raises that is not an `AnimalStoreError` ends
+the call as a `MiddlewareError` (the original as ``__cause__``), not retried. What ``call_next`` raised passes
+through a middleware unchanged and is retried as if no middleware were there.
 """
 
 from __future__ import annotations
@@ -238,48 +224,47 @@ def _is_async(middleware: object) -> bool:
 
 def check_middleware(value: object, *, is_async: bool, argument: str = "middleware") -> tuple[object, ...]:
     """``value`` as a tuple of middleware, or a `ClientValidationError` naming what is wrong."""
+
+    def bad(message: str, rule: str, value: object) -> ClientValidationError:
+        return ClientValidationError(message, argument=argument, rule=rule, value=value)
+
     if value is None:
         return ()
     if callable(value) or isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ClientValidationError(
+        raise bad(
             f"{argument} must be a list or tuple of middleware functions (the order is the order of nesting), "
             f"got {type(value).__name__}: wrap a single one in a list",
-            argument=argument,
-            rule="a list or tuple of callables",
-            value=value,
+            "a list or tuple of callables",
+            value,
         )
     value = cast("Sequence[object]", value)
     if len(value) > MAX_MIDDLEWARE:
-        raise ClientValidationError(
+        raise bad(
             f"{argument} may hold at most {MAX_MIDDLEWARE} middleware, got {len(value)}",
-            argument=argument,
-            rule=f"at most {MAX_MIDDLEWARE} items",
-            value=f"a list of {len(value)}",
+            f"at most {MAX_MIDDLEWARE} items",
+            f"a list of {len(value)}",
         )
     items = tuple(value)
     for index, item in enumerate(items):
         if not callable(item):
-            raise ClientValidationError(
+            raise bad(
                 f"{argument}[{index}] must be a callable (request, call_next) -> response, got {item!r}",
-                argument=argument,
-                rule="a list or tuple of callables",
-                value=item,
+                "a list or tuple of callables",
+                item,
             )
         if is_async and inspect.isfunction(item) and not _is_async(item):
-            raise ClientValidationError(
+            raise bad(
                 f"{argument}[{index}] ({_name(item)}) is a plain function, but AsyncAnimalStoreClient needs "
                 "async middleware: async def ...(request, call_next): return await call_next(request)",
-                argument=argument,
-                rule="coroutine functions for AsyncAnimalStoreClient",
-                value=item,
+                "coroutine functions for AsyncAnimalStoreClient",
+                item,
             )
         if not is_async and _is_async(item):
-            raise ClientValidationError(
+            raise bad(
                 f"{argument}[{index}] ({_name(item)}) is a coroutine function, but AnimalStoreClient is sync: "
                 "give it a plain function, or use it with AsyncAnimalStoreClient",
-                argument=argument,
-                rule="sync callables for AnimalStoreClient",
-                value=item,
+                "sync callables for AnimalStoreClient",
+                item,
             )
     return items
 
@@ -344,35 +329,29 @@ def _origin(url: httpx.URL) -> str:
 
 def called_twice(middleware: object, attempts: Attempts) -> MiddlewareError:
     """The error of a middleware that called ``call_next`` a second time in one attempt (only the first was sent)."""
-    return MiddlewareError(
+    return attempts.middleware_error(
         f"middleware {_name(middleware)} called call_next twice in attempt {attempts.count}: the first request was "
         "sent, the second was not. The client retries itself (within its retry budget, and never repeating a "
-        "request the service may have acted on): call it once",
-        request=attempts.request,
-        attempts=attempts.count,
-        may_have_been_processed=attempts.processed,
+        "request the service may have acted on): call it once"
     )
 
 
 def checked_request(state: AttemptState, request: object, middleware: object, attempts: Attempts) -> httpx.Request:
-    """The request a middleware passed to ``call_next``, once it keeps the rules.
-
-    Breaking one is a `ClientValidationError` before this request is sent, as
-    for a bad argument; on a retry, earlier attempts were sent (the message
-    says so). The runner then takes the attempt's one ticket to send, so a
-    second call (even a racing one) is a `MiddlewareError` (`called_twice`).
-    """
+    """The request a middleware passed to ``call_next``, once it keeps the rules (else a `ClientValidationError`,
+    which says whether earlier attempts were sent)."""
     who = f"middleware {_name(middleware)}"
     sent = attempts.count - 1
     earlier = (
         f" on attempt {attempts.count} ({sent} earlier {'one was' if sent == 1 else 'ones were'} sent)" if sent else ""
     )
+
+    def broken(message: str, rule: str) -> ClientValidationError:
+        return ClientValidationError(message, argument="middleware", rule=rule, value=middleware)
+
     if not isinstance(request, httpx.Request):
-        raise ClientValidationError(
+        raise broken(
             f"{who} passed {type(request).__name__} to call_next, not an httpx.Request",
-            argument="middleware",
-            rule="call_next(request) with an httpx.Request",
-            value=middleware,
+            "call_next(request) with an httpx.Request",
         )
     owned = _owned_headers(request)
     if owned != state.owned:
@@ -383,39 +362,26 @@ def checked_request(state: AttemptState, request: object, middleware: object, at
             why = "it says which server gets the API key; use base_url= for another one"
         else:
             why = "it frames the message or belongs to one hop, so the client (or its HTTP library) sets it"
-        raise ClientValidationError(
-            f"{who} changed the {name} header{earlier}: {why}",
-            argument="middleware",
-            rule=f"the {name} header left as the client set it",
-            value=middleware,
-        )
-    body = state.body
-    if request.stream is not attempts.request.stream and _body(request) != body:
-        raise ClientValidationError(
+        raise broken(f"{who} changed the {name} header{earlier}: {why}", f"the {name} header left as the client set it")
+    if request.stream is not attempts.request.stream and _body(request) != state.body:
+        raise broken(
             f"{who} changed the request body{earlier}: the client frames the body it built; a middleware may "
             "change headers (not those the client sets), the path and the query",
-            argument="middleware",
-            rule="the body left as the client built it",
-            value=middleware,
+            "the body left as the client built it",
         )
     if request.method != state.method or _origin(request.url) != state.origin:
-        raise ClientValidationError(
+        raise broken(
             f"{who} changed the request to {request.method} {_origin(request.url)}{earlier}; a middleware may change "
             "headers, the path and the query, but not the method or where the API key is sent "
             f"({state.method} {state.origin})",
-            argument="middleware",
-            rule="the method and the origin left as the client built them",
-            value=middleware,
+            "the method and the origin left as the client built them",
         )
     return request
 
 
 def wrapped_error(exc: Exception, middleware: object, attempts: Attempts) -> MiddlewareError:
-    error = MiddlewareError(
-        f"middleware {_name(middleware)} raised {type(exc).__name__}{callers_text(exc, attempts.request)}",
-        request=attempts.request,
-        attempts=attempts.count,
-        may_have_been_processed=attempts.processed,
+    error = attempts.middleware_error(
+        f"middleware {_name(middleware)} raised {type(exc).__name__}{callers_text(exc, attempts.request)}"
     )
     error.__cause__ = exc
     return error
@@ -424,20 +390,14 @@ def wrapped_error(exc: Exception, middleware: object, attempts: Attempts) -> Mid
 def checked_response(result: object, middleware: object, attempts: Attempts, request: httpx.Request) -> httpx.Response:
     """The middleware's result, once it is a response the SDK can parse."""
     if not isinstance(result, httpx.Response):
-        raise MiddlewareError(
-            f"middleware {_name(middleware)} returned {type(result).__name__}, not an httpx.Response",
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=attempts.processed,
+        raise attempts.middleware_error(
+            f"middleware {_name(middleware)} returned {type(result).__name__}, not an httpx.Response"
         )
     try:
         result.content  # noqa: B018  # a streamed response nobody read would fail later, outside any rule
     except httpx.ResponseNotRead:
-        raise MiddlewareError(
-            f"middleware {_name(middleware)} returned a response whose body was not read: call .read() on it",
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=attempts.processed,
+        raise attempts.middleware_error(
+            f"middleware {_name(middleware)} returned a response whose body was not read: call .read() on it"
         ) from None
     except Exception as exc:  # a Response subclass of the middleware's whose .content raises
         raise wrapped_error(exc, middleware, attempts) from exc
@@ -456,11 +416,8 @@ def awaited_sync(result: object, handler: object, attempts: Attempts) -> object:
 async def awaited_async(result: object, handler: object, attempts: Attempts) -> object:
     """What an async middleware's call gave, awaited; a `MiddlewareError` if it gave no awaitable."""
     if not inspect.isawaitable(result):
-        raise MiddlewareError(
+        raise attempts.middleware_error(
             f"middleware {_name(handler)} returned {type(result).__name__}, not an awaitable: "
-            "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))",
-            request=attempts.request,
-            attempts=attempts.count,
-            may_have_been_processed=attempts.processed,
+            "AsyncAnimalStoreClient needs async middleware (async def ...: return await call_next(request))"
         )
     return await result

@@ -186,20 +186,12 @@ def _status_to_json(status: PetStatus) -> str:
 
 _UNKNOWN: Any = object()
 # None maps to None so that an absent status needs no branch.
-_STATUS_OR_NONE: dict[object, PetStatus | None] = {}
+_STATUS_OR_NONE: dict[object, PetStatus | None] = {None: None}
 _STATUS_OR_NONE.update(KNOWN_STATUSES)
-_STATUS_OR_NONE[None] = None
 
 
-# The generated hooks check every field and explain every fault, at a cost
-# of several calls per field. Pets arrive by the hundred on every list call,
-# so well-formed ones take the fast path below (the same rules, written out)
-# and only a faulty payload reaches the generated hooks.
-#
-# Pets are built by setting their slots directly: attrs' frozen __init__
-# goes through object.__setattr__ once per field, and that is a third of the
-# cost of a page. The result is the same object (tests/test_models.py compares
-# it field for field with Pet(...), and fails if Pet gains a field).
+# Pets are built by setting their slots directly: attrs' frozen __init__ goes through object.__setattr__
+# once per field, a third of the cost of a page (tests/test_models.py compares the result with Pet(...)).
 _new_object = object.__new__
 if [field.name for field in attrs.fields(Pet)] != ["id", "name", "category_id", "status"]:
     raise ImportError("Pet's fields changed: models._fast_pets sets exactly id, name, category_id and status")
@@ -207,15 +199,11 @@ _SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__
 
 
 def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
-    """Pets from well-formed items, or None to let the checked hooks explain the fault.
+    """Pets from well-formed items, or None to let the checked hooks name every fault by its JSON path.
 
-    This runs for every pet of every response, so it is the one place written
-    for speed: each field is type-checked as it is read and the Pet built
-    without its __init__ (see above). A missing field or an item that is not
-    an object raises, a wrong type returns None, and either way the checked
-    hooks take over to name every fault by its JSON path. A status that is
-    not a known value is marked _UNKNOWN and resolved afterwards, so one new
-    status from the service does not send a whole page down the checked path.
+    Each field is type-checked as it is read (the same rules as the hooks). A status that is not a known
+    value is marked _UNKNOWN and resolved afterwards, so one new status does not send a whole page down the
+    checked path.
     """
     status_of = _STATUS_OR_NONE.get
     new, set_id, set_name, set_category_id, set_status = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import httpx
 
@@ -39,11 +39,12 @@ from animalstore_client._core.validation import (
     check_status,
     check_str,
     check_timeout,
+    encodable,
+    is_token,
 )
 
 T = TypeVar("T")
 
-_JSON = "application/json"
 _LIMIT = "animalstore_client.limit"
 _MAX_QUOTED = 500
 """Characters of the server's ``code`` and ``message`` shown in an exception's text."""
@@ -52,8 +53,7 @@ _MAX_QUOTED = 500
 class RequestConfig:
     """What every request of one client shares, prepared once so each call only copies it.
 
-    A plain slotted class rather than attrs: it is internal, never compared,
-    and generating an attrs class costs import time.
+    A plain slotted class: an attrs class costs import time.
     """
 
     __slots__ = (
@@ -77,14 +77,12 @@ class RequestConfig:
         # Parsed and encoded once rather than on every request.
         self.prepared_headers = httpx.Headers(headers)
         self.json_headers = self.prepared_headers.copy()
-        self.json_headers["content-type"] = _JSON
+        self.json_headers["content-type"] = "application/json"
         self.timeout_extension = timeout.as_dict()
         self.urls = {"/pets": httpx.URL(base_url + "/pets")}
-        # GET /pets URLs by (limit, status): at most 101 x 4 of them, and
-        # parsing a URL with its query is a good part of building a request.
+        # GET /pets URLs by (limit, status), at most 101 x 4: parsing a URL with its query is costly.
         self.list_urls: dict[tuple[int | None, str | None], httpx.URL] = {}
-        # Finished requests to copy for GETs with no per-call headers: httpx
-        # builds a Request in ~10 µs, a copy takes under one.
+        # Finished requests to copy (`copy_request`) for GETs with no per-call headers.
         self.templates: dict[httpx.URL, httpx.Request] = {}
 
     def __repr__(self) -> str:
@@ -206,17 +204,6 @@ def build_get_pet(
     return _request(config, "GET", path, timeout=timeout, extra_headers=extra_headers)
 
 
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _refused_by_httpx(
     argument: str, made: str, kind: str, exc: httpx.InvalidURL, value: object
 ) -> ClientValidationError:
@@ -239,7 +226,7 @@ def build_request(
     timeout: object = NOT_GIVEN,
 ) -> httpx.Request:
     """Any request under the base URL, for paths the SDK has no method for."""
-    if not isinstance(method, str) or not _TOKEN.fullmatch(method):
+    if not isinstance(method, str) or not is_token(method):
         raise ClientValidationError(
             f"method must be an HTTP method name such as 'GET', got {show(method)}",
             argument="method",
@@ -253,7 +240,7 @@ def build_request(
         or path.startswith("//")
         or "#" in path
         or not path.isprintable()
-        or not _encodable(path)
+        or not encodable(path)
     ):
         raise ClientValidationError(
             f"path must be a path under the base URL starting with '/', such as '/store/orders', got {show(path)}",
@@ -308,48 +295,43 @@ def parse_list_pets(response: Finished, attempts: int = 1) -> list[Pet]:
     """
     data = _decode(response, attempts)
     limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
-    count = _array_length(data)
+    count = len(cast("list[object]", data)) if data.__class__ is list else 0  # no narrowing: data stays object
     if count > limit:
         raise _invalid(response, f"{count} pets in the body, more than the limit of {limit} asked for", data, attempts)
     return _structure(response, data, list[Pet], "Pets (an array of Pet)", attempts)
 
 
-def _array_length(data: object) -> int:
-    """How many items decoded JSON holds when it is an array; 0 otherwise."""
-    # A function of its own so that the caller's ``data`` stays typed ``object``.
-    return len(cast("list[object]", data)) if type(data) is list else 0
-
-
 def parse_create_pet(response: Finished, attempts: int = 1) -> Pet:
     """The 201 body of ``POST /pets``, or the matching exception."""
-    return _parse(response, Pet, "Pet", attempts)
+    return _structure(response, _decode(response, attempts), Pet, "Pet", attempts)
 
 
 def parse_get_pet(response: Finished, attempts: int = 1) -> Pet:
     """The 200 body of ``GET /pets/{petId}``, or the matching exception."""
-    return _parse(response, Pet, "Pet", attempts)
+    return _structure(response, _decode(response, attempts), Pet, "Pet", attempts)
 
 
 def parse_raw(response: Finished, attempts: int = 1) -> httpx.Response:
     """The response itself when it is 2xx (and whole), else the matching exception."""
-    shown = full_response(response)
-    if not 200 <= shown.status_code < 300:  # is_success, without two calls
-        raise status_error(shown, attempts=attempts)
-    if CUT_AT in shown.extensions:
-        raise _too_large(shown, attempts)
-    return shown
+    _check_whole_2xx(response, attempts)
+    return full_response(response)
 
 
-def _parse(response: Finished, cls: type[T], what: str, attempts: int) -> T:
-    return _structure(response, _decode(response, attempts), cls, what, attempts)
+def _check_whole_2xx(response: Finished, attempts: int) -> None:
+    if not 200 <= response.status_code < 300:  # is_success, without two calls
+        raise status_error(full_response(response), attempts=attempts)
+    if CUT_AT in response.extensions:
+        problem = (
+            f"the body is larger than max_response_bytes ({response.extensions[CUT_AT]} bytes after decoding); "
+            "reading stopped there. Raise max_response_bytes (or set it to None) if this server's answers are "
+            "that large."
+        )
+        raise _invalid(response, problem, None, attempts)
 
 
 def _decode(response: Finished, attempts: int) -> object:
     """The JSON of a 2xx, whole body; else the exception that explains why there is none."""
-    if not 200 <= response.status_code < 300:  # is_success, without two calls
-        raise status_error(full_response(response), attempts=attempts)
-    if CUT_AT in response.extensions:
-        raise _too_large(full_response(response), attempts)
+    _check_whole_2xx(response, attempts)
     try:
         return loads(response.content)
     except ValueError as exc:
@@ -382,19 +364,6 @@ def _invalid(response: Finished, problem: str, body: object, attempts: int) -> A
 def _processed(response: httpx.Response) -> bool:
     """What the send loop found of the call (`PROCESSED`); "may have been" for a response it did not mark."""
     return response.extensions.get(PROCESSED) is not False
-
-
-def _too_large(response: httpx.Response, attempts: int) -> APIResponseValidationError:
-    cap = response.extensions[CUT_AT]
-    return APIResponseValidationError(
-        f"{_origin(response)}: the body is larger than max_response_bytes ({cap} bytes after decoding); "
-        "reading stopped there. Raise max_response_bytes (or set it to None) if this server's answers "
-        "are that large.",
-        response=response,
-        body=None,
-        attempts=attempts,
-        may_have_been_processed=_processed(response),
-    )
 
 
 def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusError:
@@ -475,51 +444,26 @@ def _quote(text: str, limit: int) -> str:
 
 
 def _snippet(text: str, limit: int = 200) -> str:
-    flat = _SPACE.sub(" ", text[: limit * 4]).strip()
-    return _quote(flat, limit)
+    return _quote(_SPACE.sub(" ", text[: limit * 4]).strip(), limit)
 
 
-class Operation:
-    """One operation of the service, declared once, in `OPERATIONS`.
+class Operation(NamedTuple):
+    """One operation of the service, declared once, in `OPERATIONS` (docs/architecture.md says what follows from it).
 
-    From it follow the client methods and their raw-response twins (written
-    by ``scripts/codegen.py``: the build function's parameters are the
-    method's, its docstring the method's, and the parse function's return
-    type the method's result), the span names and ``url.template`` of
-    telemetry (`ROUTES`), and the API reference. The build function builds
-    the request with this ``method`` and ``route`` (a test checks it).
     ``route`` is the path template as the service's specification writes it
     (``/pets/{petId}``); ``example`` holds arguments a call may take, by
     name (the tests run every operation with them, against a store holding
-    pet 1); ``deprecated`` is the deprecation message: the methods warn with
-    it and are marked ``@deprecated`` for type checkers. A plain slotted
-    class, as `RequestConfig`: a dataclass costs import time.
+    pet 1); ``deprecated`` is the message the methods warn with.
     """
 
-    __slots__ = ("build", "deprecated", "example", "method", "name", "parse", "route")
-
-    def __init__(
-        self,
-        name: str,
-        method: str,
-        route: str,
-        build: Callable[..., httpx.Request],
-        parse: Callable[[Finished, int], Any],
-        *,
-        example: Mapping[str, object] | None = None,
-        deprecated: str | None = None,
-    ) -> None:
-        self.name = name
-        """The client method's name; also the operation name telemetry and logs use."""
-        self.method = method
-        self.route = route
-        self.build = build
-        self.parse = parse
-        self.example: Mapping[str, object] = example or {}
-        self.deprecated = deprecated
-
-    def __repr__(self) -> str:
-        return f"Operation({self.name!r}, {self.method!r}, {self.route!r})"
+    name: str
+    """The client method's name; also the operation name telemetry and logs use."""
+    method: str
+    route: str
+    build: Callable[..., httpx.Request]
+    parse: Callable[[Finished, int], Any]
+    example: Mapping[str, object] = {}
+    deprecated: str | None = None
 
 
 OPERATIONS: tuple[Operation, ...] = (

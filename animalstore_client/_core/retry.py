@@ -1,20 +1,12 @@
 """The retry policy, as pure functions: whether to retry, and how long to wait first.
 
-Both clients call `delay_after_response` and `delay_after_error` and do the
-sleeping themselves, so the policy is written (and tested) once.
-
 The central rule: a request that may have changed state on the service is
 never repeated. Reads (GET, HEAD, OPTIONS) are retried on any transient
 outcome: a transport failure, or 408, 429, 500, 502, 503 and 504. Anything
 else, `create_pet` included, is retried exactly when the outcome is
-transient and the service cannot have acted on it: ``processed``, which the
-send loop reads off each attempt's exchange with the one rule
-(``_core.exchange.may_have_acted``: nothing written, as the connection
-showed it, or a 4xx but 408), is ``False``. So a POST is retried after a
-failure to connect (nothing was written) and after a 429; never after a
-5xx, whatever its body (a gateway answers in the service's format after it
-passed the request on), nor after any failure where nothing below the
-caller's code reported on the connection.
+transient and ``processed`` (``_core.exchange.may_have_acted`` over the
+call's attempts) is ``False``: after a failure to connect and after a 429,
+never after a 5xx.
 """
 
 from __future__ import annotations

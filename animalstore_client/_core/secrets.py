@@ -1,18 +1,6 @@
-"""What the SDK treats as secret, declared once, and how it keeps secrets out of what it shows.
-
-- `SECRET_NAMES`: the query parameter and header names whose values are
-  credentials. Log lines, exception text, ``url.full`` in traces, pickled
-  requests and the ``base_url`` checks all mask by this one list (`redact_url`,
-  `is_secret_name`).
-- `forget_locals`: a crash reporter (Sentry's Python SDK with its default
-  ``include_local_variables=True``, and others like it) sends the local
-  variables of every frame of an exception's traceback and of its chained
-  causes. The frames an HTTP library ran to send a request hold its headers,
-  the bearer key among them (httpcore's ``request``, h11's raw request
-  bytes, aiohttp's ``_request``). Before an exception leaves a public method,
-  the clients clear the locals of every frame below it that has finished: the
-  traceback keeps each frame's file, line and function, so it still says
-  where the failure happened; only the variables go.
+"""What the SDK treats as secret, declared once (`SECRET_NAMES`), and how it keeps secrets out of what it shows:
+masked text (`redact_url`, `redact_text`), and cleared frames (`forget_locals`; docs/architecture.md, "No secret
+in a crash report").
 
 Nothing here imports the rest of the package: every layer may use it.
 """
@@ -36,6 +24,7 @@ __all__ = [
     "forget_locals",
     "has_userinfo",
     "is_secret_name",
+    "qualified_name",
     "redact_text",
     "redact_url",
 ]
@@ -173,20 +162,9 @@ _MOST_EXCEPTIONS = 64
 def forget_locals(exc: BaseException, secrets: tuple[str, ...] = ()) -> None:
     """Clear the local variables of the frames ``exc`` and the exceptions it chains passed out of.
 
-    Called where an exception leaves the SDK, with that frame still running: ``exc``'s traceback
-    starts there. An exception it chains (``__cause__``, ``__context__``, a group's members) is one
-    of this call's when its traceback starts in a frame of those already found: one the call ran.
-    So an exception the caller was handling when it called (every exception raised during the
-    call has it as its last ``__context__``) and the caller's own frames are left alone.
-
-    Of this call's tracebacks, every frame but the first (where the exception was caught, maybe
-    still running) is one the exception passed out of, so it has finished: its locals are
-    cleared, keeping its code and line for the traceback. The exception is a generator or
-    coroutine frame that a stored exception re-raised elsewhere (``Future.result()``) put there,
-    maybe still suspended: before Python 3.13, clearing it would close it, so such a frame is
-    cleared only where its caller is proven (3.12+: ``f_back`` is the frame before it) or it
-    holds one of ``secrets`` (the key) in its locals. Never raises: it is best effort on a path
-    that is already failing.
+    Called where an exception leaves the SDK, with that frame still running; which exceptions and
+    frames are this call's, and which generator frames are spared, is docs/architecture.md's "No
+    secret in a crash report". Never raises: it is best effort on a path that is already failing.
     """
     try:
         _forget(exc, secrets)
@@ -253,7 +231,8 @@ def _rebuilt_masked(original_class: str, shown: str) -> MaskedException:
     return masked
 
 
-def _qualified(exc: BaseException) -> str:
+def qualified_name(exc: BaseException) -> str:
+    """The class of ``exc`` as ``module.qualname`` (a builtin's bare name): ``httpx.ReadTimeout``."""
     cls = type(exc)
     module = cls.__module__
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
@@ -314,12 +293,12 @@ def _masked_copy(exc: BaseException, secrets: tuple[str, ...]) -> MaskedExceptio
         shown: list[str] = []
         for member in list(members)[:_MOST_MEMBERS]:
             try:
-                shown.append(f"{_qualified(member)}: {member}")
+                shown.append(f"{qualified_name(member)}: {member}")
             except Exception:  # noqa: BLE001
-                shown.append(f"{_qualified(member)}: (its text cannot be shown)")
+                shown.append(f"{qualified_name(member)}: (its text cannot be shown)")
         text += " [" + "; ".join(shown) + "]"
     # Masked whole, then cut: a cut through a secret would leave its start unmasked.
-    copy = MaskedException(_qualified(exc), redact_text(_masked(text, secrets))[:_MOST_SHOWN])
+    copy = MaskedException(qualified_name(exc), redact_text(_masked(text, secrets))[:_MOST_SHOWN])
     copy.__traceback__ = exc.__traceback__
     copy.__cause__ = exc.__cause__
     copy.__context__ = exc.__context__

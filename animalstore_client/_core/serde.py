@@ -2,10 +2,8 @@
 
 cattrs on its own turns ``"42"`` and ``42.9`` into ``42`` and ``1`` into
 ``"1"``; a client that silently "fixes" what the service sent hides a broken
-deployment, so the hooks here refuse them. This module knows no model by
-name: ``_core.models`` registers its classes, its status enum and its fast paths
-with `register`, once, when it is imported. The converter itself is built on
-first use: generating its hooks is the costly part.
+deployment, so the hooks here refuse them. ``_core.models`` registers its models with `register`; the
+converter is built on first use: generating its hooks is the costly part.
 """
 
 from __future__ import annotations

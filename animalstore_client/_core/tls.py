@@ -1,19 +1,9 @@
 """Trust settings: the ``verify=`` argument, and the one way every backend turns it into an `ssl.SSLContext`.
 
 Each HTTP library has its own idea of which certificates to trust (httpx:
-certifi's bundle; aiohttp: the operating system's store), so the
-SDK builds the context itself and hands the same kind to every library:
-
-- ``True``: certifi's bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when
-  set (both when both are), so a corporate CA set in the environment works on
-  every backend alike;
-- a path: that CA bundle file, or a directory of hashed CA files;
-- an `ssl.SSLContext`: used as it is (say, one from ``truststore`` for the
-  operating system's store);
-- ``False``: no certificate check at all, for a local test server.
-
-A failed certificate check is told apart from other connection failures by
-`certificate_failure`, so that it is reported as such and never retried.
+certifi's bundle; aiohttp: the operating system's store), so the SDK builds
+the context itself and hands the same kind to every library. A failed
+certificate check is told apart by `certificate_failure`, and never retried.
 """
 
 from __future__ import annotations
@@ -21,15 +11,12 @@ from __future__ import annotations
 import os
 import ssl
 import threading
-from typing import Union, cast
+from typing import cast
 
 from animalstore_client._core.exceptions import ClientValidationError
 from animalstore_client._core.show import show
 
-__all__ = ["Verify", "certificate_failure", "check_verify", "ssl_context"]
-
-Verify = Union[bool, str, "os.PathLike[str]", ssl.SSLContext]
-"""What ``verify=`` takes: ``True``, ``False``, a CA bundle path, or an `ssl.SSLContext`."""
+__all__ = ["certificate_failure", "check_verify", "ssl_context"]
 
 _RULE = "True, False, the path of a CA bundle file or directory, or an ssl.SSLContext"
 

@@ -228,7 +228,7 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
     result: dict[str, str] = {}
     items = cast("Mapping[object, object]", headers).items()
     for name, value in items:
-        if not isinstance(name, str) or not name or not _TOKEN_CHARS.issuperset(name):
+        if not isinstance(name, str) or not is_token(name):
             raise _fail(argument, "a mapping whose keys are header names (RFC 9110 tokens)", name)
         if name.lower() in FORBIDDEN_HEADERS:
             raise ClientValidationError(
@@ -256,7 +256,13 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
     return result
 
 
-def _utf8(text: str) -> bool:
+def is_token(text: str) -> bool:
+    """Whether ``text`` is an RFC 9110 token: a header name, or a method."""
+    return bool(text) and _TOKEN_CHARS.issuperset(text)
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be sent as UTF-8 (no lone surrogates)."""
     if text.isascii():
         return True
     try:
@@ -295,7 +301,7 @@ def _query_text(value: object) -> str | None:
         text = str(value)
     except Exception:  # noqa: BLE001 (an int past the interpreter's digit limit, or a subclass's broken __str__)
         return None
-    return text if _utf8(text) else None
+    return text if encodable(text) else None
 
 
 def _pair(item: object) -> tuple[object, object] | None:
@@ -377,7 +383,7 @@ def _json_leaf_fault(item: object) -> str | None:
     if item is None:
         return None
     if isinstance(item, str):
-        return None if _utf8(item) else "JSON data whose strings are encodable as UTF-8"
+        return None if encodable(item) else "JSON data whose strings are encodable as UTF-8"
     if isinstance(item, float):
         return None if math.isfinite(item) else "JSON data whose numbers are finite (JSON has no NaN or Infinity)"
     if isinstance(item, int):  # bool included: json.dumps writes true and false
@@ -414,7 +420,7 @@ def check_json(data: object) -> None:
                 raise _json_fail(rule, container, f"a {type(container).__name__} deeper than that", path)
             if isinstance(container, dict):
                 # json.dumps would write 1 as "1", so {1: a, "1": b} would send one key twice.
-                bad = next((key for key in container if not isinstance(key, str) or not _utf8(key)), _NO_KEY)
+                bad = next((key for key in container if not isinstance(key, str) or not encodable(key)), _NO_KEY)
                 if bad is not _NO_KEY:
                     rule = "JSON data whose dict keys are str encodable as UTF-8"
                     raise _json_fail(rule, bad, f"the key {show(bad)}", path)
