@@ -1,18 +1,10 @@
-"""The transport seam over an `aiohttp.ClientSession` (``backend="aiohttp"``).
+"""The transport seam over an `aiohttp.ClientSession` (``backend="aiohttp"``), imported only when it is chosen.
 
-Imported only when that backend is chosen. aiohttp's exceptions are mapped to
-the httpx classes the retry policy tells apart; bodies arrive raw
-(``auto_decompress=False``) so the send loop decodes and caps them itself;
-redirects are never followed; the call's total deadline becomes aiohttp's
-``total`` timeout, which also bounds the reading of the body.
-
-A session the SDK makes belongs to the event loop it was made in. Its sockets
-are made by the SDK (aiohttp's public ``socket_factory=``) and known
-(`_transports.sockets`), so that they are closed where aiohttp cannot close
-them: when that loop has ended (`AiohttpTransport.abandon`, at the client's
-next call or close), and in a forked child, whose copies are closed at the
-fork without touching the selector it shares with the parent. The session
-is then let go of without a loop call or a log line (`_let_go_of`).
+aiohttp's failures become the httpx classes the retry policy tells apart; bodies arrive raw
+(``auto_decompress=False``); redirects are never followed; the call's deadline is aiohttp's ``total`` timeout,
+which bounds the body too. The SDK's own session makes its sockets itself (`_transports.sockets`), so that
+they are closed where aiohttp cannot close them: after its event loop ended (`AiohttpTransport.abandon`) and in
+a forked child (`AiohttpTransport._forked`); docs/architecture.md says how.
 """
 
 from __future__ import annotations
@@ -37,58 +29,51 @@ from animalstore_client._core.exchange import ClientRuleBroken, Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
 from animalstore_client._core.tls import ssl_context
-from animalstore_client._transports.proxies import environment_proxy
+from animalstore_client._transports.proxies import Origins, proxy_for
 from animalstore_client._transports.shared import AsyncLibraryStream, Translations, middlewares_named, translated
 from animalstore_client._transports.sockets import Sockets, check_transport_table, opening_sync, release_transports
 
-# aiohttp sends a GET, HEAD or OPTIONS again by itself when the connection drops
-# (RFC 9112's retry of a persistent connection), unseen by the SDK: the attempt
-# count, the middleware, the retry budget and the trace would all miss that
-# second request. The SDK's own sessions turn it off through this attribute,
-# the one aiohttp's own test client sets; no public argument does it. A
-# caller's session keeps it: there `_OneSend` stops the second request.
+# aiohttp sends a GET, HEAD or OPTIONS again by itself when a connection drops (RFC 9112), unseen by the attempt
+# count, the middleware, the retry budget and the trace. The SDK's own sessions turn that off with this attribute
+# (as aiohttp's own test client does; no public argument does it); through a caller's, `_OneSend` stops it.
 _RETRY_CONNECTION = "_retry_connection"
-# A session's middlewares, which `_OneSend` passes on with itself innermost on
-# each send through a caller's session (middlewares= per request replaces them;
-# no public attribute reads them).
+# A session's middlewares, passed on with `_OneSend` innermost on each send through a caller's session
+# (middlewares= per request replaces them; no public attribute reads them).
 _MIDDLEWARES = "_middlewares"
-_SESSION_ATTRIBUTES: frozenset[str] = getattr(aiohttp.ClientSession, "ATTRS", frozenset())
-for _private in (_RETRY_CONNECTION, _MIDDLEWARES):
-    if _private not in _SESSION_ATTRIBUTES:
+# A connector's close without its event loop (what aiohttp's `__del__` calls): the public `close()` makes a task
+# that a loop that has ended, or a forked child's, never runs (destroyed pending, logged); `_close()` marks the
+# connector closed, closes its transports where the loop is open, and makes nothing to wait for.
+_CLOSE = "_close"
+
+
+def _require(present: bool, name: str, use: str) -> None:
+    """Fail loudly at import, naming it, when aiohttp no longer has ``name``, which the SDK uses to ``use``."""
+    if not present:
         from animalstore_client._core.exceptions import AnimalStoreError
 
         raise AnimalStoreError(
-            f"aiohttp {aiohttp.__version__} no longer has ClientSession.{_private}, which the SDK uses to "
-            "keep every request it sends counted: install the aiohttp release this SDK was tested with, or a newer "
-            "animalstore-client"
+            f"aiohttp {aiohttp.__version__} no longer has {name}, which the SDK uses to {use}: install the aiohttp "
+            "release this SDK was tested with, or a newer animalstore-client"
         )
-# A connector's close without its event loop: what aiohttp's own `__del__` calls. The public `close()` makes
-# a task on the loop to wait for the closings (none can run on a loop that has ended, and in a forked child
-# that never runs the loop again it would be destroyed pending, logged); `_close()` marks the connector
-# closed, closes its connections' transports where the loop is open, and makes nothing to wait for.
-_CLOSE = "_close"
-if not callable(getattr(aiohttp.BaseConnector, _CLOSE, None)):
-    from animalstore_client._core.exceptions import AnimalStoreError
 
-    raise AnimalStoreError(
-        f"aiohttp {aiohttp.__version__} no longer has BaseConnector.{_CLOSE}, which the SDK uses to let go of "
-        "a session whose event loop has ended, or a forked child's copy of its parent's: install the aiohttp "
-        "release this SDK was tested with, or a newer animalstore-client"
-    )
+
+_SESSION_ATTRIBUTES: frozenset[str] = getattr(aiohttp.ClientSession, "ATTRS", frozenset())
+for _private in (_RETRY_CONNECTION, _MIDDLEWARES):
+    _require(_private in _SESSION_ATTRIBUTES, f"ClientSession.{_private}", "keep every request it sends counted")
+_require(
+    callable(getattr(aiohttp.BaseConnector, _CLOSE, None)),
+    f"BaseConnector.{_CLOSE}",
+    "let go of a session whose event loop has ended, or a forked child's copy of its parent's",
+)
 check_transport_table()
 
 __all__ = ["AiohttpTransport"]
 
 # Headers aiohttp writes itself from the request.
 _LEFT_TO_AIOHTTP = frozenset({"host", "content-length", "transfer-encoding"})
-
-
-_STATUS_LINE = 64
-"""Bytes beside a field's name and value on its line (the colon, spaces, CRLF), with room to spare."""
-_KEPT = 256
-"""Request URLs, header sets and timeout sets whose aiohttp form a transport keeps (the SDK repeats them)."""
-_WHOLE = 64 * 1024
-"""A body aiohttp holds whole is taken in one call (`_AiohttpStream.whole_body`) unless it declares more bytes."""
+_STATUS_LINE = 64  # bytes beside a field's name and value on its line (the colon, spaces, CRLF), and to spare
+_KEPT = 256  # request URLs, header sets and timeouts whose aiohttp form a transport keeps (the SDK repeats them)
+_WHOLE = 64 * 1024  # a body aiohttp holds whole is taken in one call (`whole_body`) unless it declares more bytes
 
 # aiohttp's failures, most specific first, and the httpx class the retry policy knows each by.
 _TRANSLATIONS: Translations = (
@@ -99,19 +84,13 @@ _TRANSLATIONS: Translations = (
     (aiohttp.ClientPayloadError, httpx.ReadError),
     (aiohttp.ClientOSError, httpx.ReadError),
     (aiohttp.ClientError, httpx.RemoteProtocolError),  # a malformed answer, among others
-    # aiohttp's total timeout: the call's deadline. asyncio's class, which is
-    # not the builtin TimeoutError before Python 3.11.
-    (TimeoutError, httpx.ReadTimeout),
+    (TimeoutError, httpx.ReadTimeout),  # aiohttp's total, the call's deadline (asyncio's class before Python 3.11)
 )
 
 
 def _unresolved(exc: BaseException) -> BaseException:
-    """``exc``, behind a `socket.gaierror` when it is aiohttp's own report of a name that did not resolve.
-
-    aiohttp's aiodns resolver raises no `socket.gaierror`: so the failure is reported as the socket
-    module reports one, whatever the library (``_core.environments.name_not_resolved`` looks for it).
-    """
-    if not isinstance(exc, _DNS_ERROR) or isinstance(exc.__cause__, socket.gaierror):
+    """``exc``, behind a `socket.gaierror` when aiohttp reports a name not resolved (`name_not_resolved` seeks one)."""
+    if not isinstance(exc, aiohttp.ClientConnectorDNSError) or isinstance(exc.__cause__, socket.gaierror):
         return exc
     unresolved = socket.gaierror(str(exc))
     unresolved.__cause__ = exc
@@ -119,11 +98,10 @@ def _unresolved(exc: BaseException) -> BaseException:
 
 
 def _without_key(exc: BaseException) -> BaseException:
-    """``exc``, and the exceptions it chains, with no request headers holding the key (their ``request_info``).
+    """``exc``, and the exceptions it chains, with ``Authorization`` masked in their ``request_info``.
 
-    aiohttp's ``ClientResponseError`` (a malformed answer, raise_for_status()) carries the request's
-    headers, ``Authorization`` among them, in its ``request_info`` and its ``args``, where a crash reporter
-    records them: the SDK chains it only with that header masked, keeping its class and its message.
+    aiohttp's ``ClientResponseError`` carries the request's headers in its ``request_info`` and ``args``, where a
+    crash reporter records them: the SDK chains it only with the key masked, keeping its class and message.
     """
     current: BaseException | None = exc
     for _ in range(8):  # a chain is a few long
@@ -140,50 +118,28 @@ def _without_key(exc: BaseException) -> BaseException:
     return exc
 
 
-# aiohttp 3.11 brought its own class for it (the oldest release the extra allows is 3.12.4).
-_DNS_ERROR: type[BaseException] = aiohttp.ClientConnectorDNSError
-
 # What _TRANSLATIONS knows; anything else (cancellation included) passes untouched.
 _FAILURES = (aiohttp.ClientError, TimeoutError)
-# aiohttp's failures that are the network's wherever they were raised, in a caller's middleware too. Its
-# others (a ClientResponseError, which reports a malformed answer as well as raise_for_status()) are the
-# network's when they came from the connection (`_OneSend.from_wire`), else code of the caller's raised them.
-_NETWORK = (
-    aiohttp.ClientConnectionError,
-    aiohttp.ClientPayloadError,
-    aiohttp.ClientHttpProxyError,
-    TimeoutError,
-)
+# aiohttp's failures that are the network's wherever raised. Its others (a ClientResponseError: a malformed answer,
+# or raise_for_status()) are the network's when they came from the connection (`_OneSend.from_wire`).
+_NETWORK = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, aiohttp.ClientHttpProxyError, TimeoutError)
 # What aiohttp says when credentials of the session's own (its auth, or ~/.netrc under trust_env=True) meet
 # the SDK's Authorization header: it refuses the request, before sending anything.
 _OWN_CREDENTIALS = "Cannot combine AUTHORIZATION header"
-
-
 # aiohttp's failures raised only while the connection is being made, before any byte of the request is written.
 _BEFORE_WRITE = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
 
+# aiohttp's sending of a request, as a middleware is handed it.
 _Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
-"""aiohttp's sending of a request, as a middleware is handed it."""
 
 
 class _OneSend:
     """The innermost middleware of one send through a caller's session: the request leaves once, with the SDK's key.
 
-    aiohttp runs a session's middlewares around the sending of each request; one
-    may send it again (``aiohttp.DigestAuthMiddleware`` answering a challenge
-    with credentials of another service, a middleware that retries) or replace
-    its ``Authorization`` header, and aiohttp itself sends a GET again when a
-    kept-alive connection drops. Passed last in ``middlewares=`` on each send,
-    after the session's own, this wraps the sending itself: a second sending
-    in one attempt is stopped (after a dropped connection, its failure is
-    raised again, for the SDK's retry policy to judge; otherwise the first
-    answer is closed and `ClientRuleBroken` raised), as is a request whose
-    ``Authorization`` is no longer the SDK's, or whose URL is no longer of the
-    client's origin. What came out of the sending is kept, so that the
-    transport tells the connection's failures (`from_wire`) from those raised
-    by the caller's middlewares, and reported to the attempt's exchange:
-    below every middleware and trace callback of the caller's, it is what
-    "was it stored?" is decided from. Its ``Host`` is checked there too.
+    Passed last in ``middlewares=`` on each send, it wraps aiohttp's sending and stops a second sending in one
+    attempt (a middleware retrying or answering a challenge, aiohttp re-sending a GET after a dropped connection),
+    a changed ``Authorization`` and another origin or ``Host``. What came out of the sending is kept (`from_wire`)
+    and reported to the exchange: below the caller's middlewares, it is what "was it stored?" is decided from.
     """
 
     __slots__ = ("_authorization", "_exchange", "_failure", "_first", "_sent")
@@ -242,6 +198,8 @@ class _OneSend:
 
 
 class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
+    """An aiohttp response whose body is still to be read."""
+
     __slots__ = ()
 
     def _library_headers(self) -> httpx.Headers:
@@ -251,8 +209,7 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
         return codings_in(self._response.raw_headers)
 
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
-        # aiohttp holds them as pairs of bytes: read on every answer (the header limit, the service's notices)
-        # without making the httpx.Headers a typed call never needs.
+        # aiohttp holds them as pairs of bytes: no httpx.Headers made, which a typed call never needs.
         return list(self._response.raw_headers)
 
     def _reason(self) -> str | None:
@@ -261,12 +218,8 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
     async def whole_body(self) -> bytes | None:
         # Only a body aiohttp already holds whole (its end has arrived) is taken in one piece: waiting
         # for one here would skip the deadline check the chunk loop makes as each piece arrives.
-        response = self._response
-        content = response.content
-        if not content.is_eof():
-            return None
-        length = response.content_length
-        if length is not None and length > _WHOLE:
+        content, length = self._response.content, self._response.content_length
+        if not content.is_eof() or (length is not None and length > _WHOLE):
             return None
         try:
             return content.read_nowait()
@@ -274,8 +227,7 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
             raise translated(exc, self._request, _TRANSLATIONS) from exc
 
     async def aiter_raw(self) -> AsyncIterator[bytes]:
-        # readany(): whatever has arrived, in one piece when it is all there
-        # (iter_chunked costs a third more per small body).
+        # readany(): whatever has arrived, in one piece when it is all there (iter_chunked costs a third more).
         read = self._response.content.readany
         try:
             while chunk := await read():
@@ -292,15 +244,14 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
             self._response.close()
 
 
-_COARSE = 10.0
-"""With more than this many seconds left, the total timeout is rounded down to a tenth of a second."""
+_COARSE = 10.0  # seconds left past which the total timeout is rounded down to a tenth of a second
 
 
 def _total(deadline: float | None, clock: Callable[[], float] = time.monotonic) -> float | None:
     """aiohttp's ``total`` for a call with ``deadline``: the time left, rounded down to 0.1 s when over `_COARSE`.
 
-    Rounded, calls in the same tenth of a second share one `aiohttp.ClientTimeout` (made
-    anew, one cost ~3 µs a call); a call then ends at most 0.1 s before its deadline, never after.
+    So calls in the same tenth of a second share one `aiohttp.ClientTimeout` (~3 µs each made), ending at most
+    0.1 s before their deadline, never after.
     """
     if deadline is None:
         return None
@@ -313,7 +264,6 @@ def _total(deadline: float | None, clock: Callable[[], float] = time.monotonic) 
 def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
     connect, pool = timeouts.get("connect"), timeouts.get("pool")
     return aiohttp.ClientTimeout(
-        # The deadline covers the whole exchange, body included.
         total=total,
         connect=None if connect is None or pool is None else connect + pool,
         sock_connect=connect,
@@ -332,9 +282,8 @@ def _socket_factory(sockets: Sockets) -> Callable[[tuple[Any, ...]], socket.sock
     """aiohttp's ``socket_factory``: each socket made as aiohttp would make it, and known to ``sockets``."""
 
     def new_socket(address: tuple[Any, ...]) -> socket.socket:
-        family, kind, protocol = address[:3]
         with opening_sync():  # made and known as one step: a fork never finds it in between
-            sock = socket.socket(family=family, type=kind, proto=protocol)
+            sock = socket.socket(*address[:3])  # family, type, protocol
             sockets.add(sock)
         return sock
 
@@ -342,19 +291,15 @@ def _socket_factory(sockets: Sockets) -> Callable[[tuple[Any, ...]], socket.sock
 
 
 def _let_go_of(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop | None, closed: list[int]) -> None:
-    """Let go of ``session``, whose sockets' descriptors ``closed`` are closed already, without awaiting anything.
+    """Let go of ``session``, its sockets' descriptors ``closed`` already, without a loop call or an "Unclosed" log.
 
-    asyncio's transports over them let go of them on ``loop`` (`_transports.sockets.release_transports`),
-    then the connector is marked closed (`_CLOSE`): neither the session nor the connector then reports
-    itself unclosed when collected.
+    Its transports are released on ``loop``, then its connector is marked closed (`_CLOSE`).
     """
     if loop is not None:
         release_transports(loop, closed)
-    connector = session.connector
-    if connector is None:
-        return
     try:
-        getattr(connector, _CLOSE)()
+        if session.connector is not None:
+            getattr(session.connector, _CLOSE)()
     except Exception as exc:  # noqa: BLE001  # letting go of what is dead must not fail a call
         logger.debug("Letting go of an aiohttp session failed: %s: %s", type(exc).__name__, exc)
 
@@ -381,16 +326,13 @@ class AiohttpTransport:
         assert session is None or isinstance(session, aiohttp.ClientSession)
         self._session: aiohttp.ClientSession | None = session
         self._owned = session is None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        """The event loop the SDK's own session was made in, and belongs to."""
-        self._sockets: Sockets | None = None
-        """The SDK's own session's sockets (`_socket_factory`)."""
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the SDK's own session belongs to
+        self._sockets: Sockets | None = None  # the SDK's own session's (`_socket_factory`)
         self._ssl_context = ssl_context(verify) if session is None else None
         self._closed = False
-        self._proxies: dict[bytes, str | None] = {}
-        # By request URL object (the SDK reuses them: list pages repeat theirs): yarl's URL and the proxy.
+        self._proxies: Origins = {}
+        # By request URL object (the SDK reuses them), which the entry holds: yarl's URL and the proxy.
         self._urls: dict[int, tuple[httpx.URL, URL, str | None]] = {}
-        # The library form of each distinct set of request headers (the SDK's repeat from call to call).
         self._headers: dict[tuple[tuple[bytes, bytes], ...], list[tuple[str, str]]] = {}
         self._timeouts: dict[tuple[float | None, ...], aiohttp.ClientTimeout] = {}
 
@@ -414,13 +356,10 @@ class AiohttpTransport:
     def refusal(session: object) -> tuple[str, str] | None:
         """Why a caller's ``session`` cannot be held to the SDK's rules on every send, and the rule; else ``None``.
 
-        A session's auth is refused in `_clients.backends`, as httpx's. An auth
-        middleware is refused too, though `_OneSend` would stop what it does:
-        refused up front, a session built for another service fails at once
-        rather than on the first challenge.
+        An auth middleware, though `_OneSend` would stop it: a session built for another service fails at once,
+        not on the first challenge (a session's auth is refused in `_clients.backends`, as httpx's).
         """
-        found = [m for m in getattr(session, _MIDDLEWARES, ()) if isinstance(m, aiohttp.DigestAuthMiddleware)]
-        if not found:
+        if not any(isinstance(m, aiohttp.DigestAuthMiddleware) for m in getattr(session, _MIDDLEWARES, ())):
             return None
         return (
             "http_client must have no auth middleware: aiohttp.DigestAuthMiddleware answers a 401 by sending the "
@@ -436,29 +375,24 @@ class AiohttpTransport:
         return self._closed or (self._session is not None and self._session.closed)
 
     def _own_session(self) -> aiohttp.ClientSession:
-        # Made on first use: a session belongs to the event loop it is created in.
-        # Not trust_env=True: that reads ~/.netrc in a worker thread on every
-        # request (two thread hops a call); the environment's proxies are
-        # applied below instead, read as httpx reads them.
+        # Made on first use: a session belongs to the event loop it is created in. Not trust_env=True: that
+        # reads ~/.netrc in a worker thread on every request; the environment's proxies are applied in `_url`.
         self._loop = asyncio.get_running_loop()
         sockets = self._sockets = Sockets(after_fork=self._forked)
-        connector = aiohttp.TCPConnector(
-            limit=1000,
-            limit_per_host=0,
-            keepalive_timeout=15,
-            ssl=self._ssl_context or True,
-            socket_factory=_socket_factory(sockets),
-        )
-        # No cookie jar: a cookie the service set for one API key must never
-        # go out with another key's calls (with_options shares this session).
         session = aiohttp.ClientSession(
-            connector=connector,
+            connector=aiohttp.TCPConnector(
+                limit=1000,
+                limit_per_host=0,
+                keepalive_timeout=15,
+                ssl=self._ssl_context or True,
+                socket_factory=_socket_factory(sockets),
+            ),
             auto_decompress=False,
+            # No cookie jar: a cookie set for one API key must never go out with another's (with_options shares it).
             cookie_jar=aiohttp.DummyCookieJar(),
-            # The SDK's header limits, not aiohttp's 8 KB a field: a field up to the whole limit is read (the send
-            # loop checks the total and the count), and past it aiohttp's refusal is the SDK's one error
-            # (`translated`). Not max_headers: aiohttp 3.12.4, the oldest the extra allows, has no such argument,
-            # and the count is the send loop's to check (aiohttp's own, 128 where it has one, is above it).
+            # The SDK's header limits, not aiohttp's 8 KB a field: past them aiohttp's refusal is the SDK's one error
+            # (`translated`); the send loop checks the total and the count. Not max_headers: aiohttp 3.12.4, the
+            # oldest the extra allows, has none (aiohttp's own count, 128 where it has one, is above the SDK's).
             max_line_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
             max_field_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
         )
@@ -470,17 +404,9 @@ class AiohttpTransport:
         key = (total, timeouts.get("connect"), timeouts.get("pool"), timeouts.get("read"))
         return remembered(self._timeouts, key, lambda: _timeout(timeouts, total), _KEPT)
 
-    def _proxy_for(self, url: httpx.URL) -> str | None:
-        if not self._owned:
-            return None  # a caller's session applies its own proxy settings
-        origin = url.raw_host  # with the scheme and port below: cheap attribute reads
-        key = url.raw_scheme + b"://" + origin + b":" + str(url.port).encode()
-        try:
-            return self._proxies[key]
-        except KeyError:
-            proxy = environment_proxy(url)
-            self._proxies[key] = found = None if proxy is None else str(proxy)
-            return found
+    def _url(self, url: httpx.URL) -> tuple[httpx.URL, URL, str | None]:
+        """yarl's form of ``url``, and its proxy (none through a caller's session, which applies its own)."""
+        return url, URL(str(url), encoded=True), proxy_for(url, self._proxies) if self._owned else None
 
     async def send(self, exchange: Exchange) -> _AiohttpStream:
         """Send through the session; return once the status and headers have arrived."""
@@ -494,17 +420,7 @@ class AiohttpTransport:
             lambda: [(name, value) for name, value in request.headers.multi_items() if name not in _LEFT_TO_AIOHTTP],
             _KEPT,
         )
-        known = self._urls.get(id(request.url))
-        if known is None or known[0] is not request.url:  # the entry holds its URL, so this is a safeguard
-            if len(self._urls) >= _KEPT:
-                self._urls.clear()
-            known = self._urls[id(request.url)] = (
-                request.url,
-                URL(str(request.url), encoded=True),
-                self._proxy_for(request.url),
-            )
-        _, url, proxy = known
-        # A caller's session: its middlewares run, `_OneSend` innermost (see there).
+        _, url, proxy = remembered(self._urls, id(request.url), lambda: self._url(request.url), _KEPT)
         one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"), exchange)
         middlewares = None if one_send is None else (*getattr(session, _MIDDLEWARES), one_send)
         started = time.monotonic()
@@ -515,8 +431,7 @@ class AiohttpTransport:
                 headers=headers,
                 data=request.content or None,
                 allow_redirects=False,
-                # A caller's session made with raise_for_status=True would turn every error answer into a
-                # ClientResponseError, losing its status, its body and its Retry-After.
+                # Else a caller's raise_for_status=True session makes an error answer lose its status and body.
                 raise_for_status=False,
                 auto_decompress=False,
                 timeout=self._timeout_for(exchange.timeouts, exchange.deadline),
@@ -533,13 +448,10 @@ class AiohttpTransport:
                 one_send is not None
                 and not one_send.from_wire(exc)
                 and (exchange.may_have_written or not isinstance(exc, _NETWORK))
-                # aiohttp's own timeouts (its total is the call's deadline) fire wherever the call is, in a
-                # middleware of the caller's that waits too: the deadline's, not the middleware's failure.
+                # aiohttp's own timeouts (its total is the deadline) fire in a caller's middleware that waits too.
                 and not isinstance(exc, TimeoutError)
             ):
-                # A middleware or a trace callback of the caller's raised it (raise_for_status(), or its own call
-                # to a service that is down once the answer had come): `unknown_failure` judges.
-                raise
+                raise  # a middleware or trace callback of the caller's raised it: `unknown_failure` judges
             raise translated(exc, request, _TRANSLATIONS) from _unresolved(exc)
         except ValueError as exc:
             if one_send is None or _OWN_CREDENTIALS not in str(exc):
@@ -561,22 +473,18 @@ class AiohttpTransport:
     def abandon(self) -> None:
         """Close the SDK's own session's connections without its event loop, which has ended; then let go of it.
 
-        Its sockets are closed here, as descriptors (the loop can run no callback to close them), and
-        the session is let go of without a loop call: no "Unclosed client session" when it is collected.
+        Its sockets are closed as descriptors (the loop can run no callback), and the session let go of
+        without a loop call: no "Unclosed client session" when it is collected.
         """
-        if not self._owned or self._sockets is None:
-            return  # a caller's session is theirs to close; an own one never made has nothing to close
-        session, self._session = self._session, None
-        self._closed = True
-        if session is not None:
-            _let_go_of(session, self._loop, self._sockets.close())
+        if self._owned and self._sockets is not None:  # a caller's session is theirs; one never made needs nothing
+            self._closed = True
+            self._forked(self._sockets.close())  # let go of as in a forked child, its sockets closed first
 
     def _forked(self, closed: list[int]) -> None:
         """In a forked child, once its copies of the session's sockets are closed (``closed``): let go of the session.
 
-        Only this process's tables change: the loop's selector, which the parent shares, no longer
-        holds those descriptors, as they were closed first. The next call (the client makes a new
-        transport in a new process) makes a session of the child's own.
+        Only this process's tables change: the descriptors were closed first, so the selector the parent
+        shares is untouched.
         """
         session, self._session = self._session, None
         if session is not None and self._owned:

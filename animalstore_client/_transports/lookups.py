@@ -1,22 +1,10 @@
 """Name lookups, bounded: one small pool of threads for the process, one lookup in flight per host and port.
 
-``getaddrinfo`` blocks its thread, bounded by nothing: against a resolver that
-does not answer it returns after 10 to 30 s. So every lookup of the SDK's, on
-the sync and async sides alike, runs here:
-
-- **one lookup in flight per (host, port)**, shared by every call waiting for
-  it (`Lookups.start` hands back the flight already under way);
-- **at most `LOOKUP_THREADS` threads**, daemons (a lookup that never answers
-  must not hold the process at its exit), started as lookups queue up and kept
-  for the next ones;
-- **each waiter waits at most its own time** (the connect timeout, cut to the
-  deadline: `Flight.wait`, `Flight.wait_async`) and leaves the flight to the
-  others; a lookup that cannot start (the process's thread limit) is a
-  `ConnectionError`, raised before anything is sent.
-
-Under a resolver that never answers, the SDK holds `LOOKUP_THREADS` threads
-whatever the call rate, and every call ends by its connect timeout or
-deadline. A forked child starts with none (the parent's threads are not there).
+``getaddrinfo`` blocks its thread, bounded by nothing (10 to 30 s against a resolver that does not answer), so
+every lookup of the SDK's, sync and async, runs here: one in flight per (host, port), shared by its waiters
+(`Lookups.start`); at most `LOOKUP_THREADS` daemon threads (a lookup that never answers must not hold the
+process at exit); each waiter waits at most its own time (`Flight.wait`, `Flight.wait_async`). A lookup that
+cannot start is a `ConnectionError`, before anything is sent. A forked child starts with no threads.
 """
 
 from __future__ import annotations
@@ -33,8 +21,6 @@ __all__ = ["LOOKUPS", "LOOKUP_THREADS", "Flight", "Lookups"]
 
 LOOKUP_THREADS = 4
 """The most threads the SDK's name lookups hold, in one process: distinct names looked up at once."""
-
-
 THREAD_NAME = "animalstore-client lookup"
 """The name of the lookup threads, as ``threading.enumerate()`` and a debugger show them."""
 
@@ -75,7 +61,9 @@ class Flight:
     def wait(self, timeout: float | None) -> list[Any]:
         """The answers, waited for at most ``timeout`` seconds (`TimeoutError` after that); from a thread."""
         if not self.done.wait(timeout):
-            raise self._late(timeout)
+            raise TimeoutError(
+                f"the name {self.host} was not looked up within {timeout:g} s (the connect timeout or the deadline)"
+            )
         return self.answer()
 
     async def wait_async(self) -> list[Any]:
@@ -91,29 +79,18 @@ class Flight:
                 except RuntimeError:  # the loop has closed since: nobody is waiting there any more
                     return
 
-            if self._listen(wake):
+            with self._lock:
+                listening = not self.done.is_set()
+                if listening:
+                    self._listeners.append(wake)
+            if listening:
                 try:
                     await waiter
                 finally:
-                    self._unlisten(wake)
+                    with self._lock:
+                        if wake in self._listeners:
+                            self._listeners.remove(wake)
         return self.answer()
-
-    def _listen(self, listener: Callable[[], None]) -> bool:
-        with self._lock:
-            if self.done.is_set():
-                return False
-            self._listeners.append(listener)
-            return True
-
-    def _unlisten(self, listener: Callable[[], None]) -> None:
-        with self._lock:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-    def _late(self, timeout: float | None) -> TimeoutError:
-        return TimeoutError(
-            f"the name {self.host} was not looked up within {timeout:g} s (the connect timeout or the deadline)"
-        )
 
 
 def _resolve(waiter: asyncio.Future[None]) -> None:
@@ -133,13 +110,8 @@ class Lookups:
         self._most = most
         self._name = name
         self._lookup = lookup or _getaddrinfo
-        self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)
-        self._flights: dict[tuple[str, int], Flight] = {}
-        self._queue: deque[Flight] = deque()
-        self._threads = 0
-        self._idle = 0
         self._closed = False
+        self.forget()
 
     def start(self, host: str, port: int) -> Flight:
         """The lookup of ``host``:``port``: the one in flight, or a new one queued for the pool's threads.
@@ -171,8 +143,7 @@ class Lookups:
             return self._threads
 
     def close(self) -> None:
-        """Let the idle threads end, and each busy one once its lookup has: for a pool of a test's own (the SDK's
-        lives as long as the process, at most `LOOKUP_THREADS` threads)."""
+        """Let the idle threads end, and each busy one once its lookup has (for a test's own pool)."""
         with self._lock:
             self._closed = True
             self._ready.notify_all()
@@ -200,11 +171,11 @@ class Lookups:
             flight.land(result, error)
 
     def forget(self) -> None:
-        """In a forked child: the parent's threads are not here, nor are the calls that waited on its flights."""
+        """No lookups yet: at construction, and in a forked child (without its parent's threads or waiting calls)."""
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
-        self._flights = {}
-        self._queue = deque()
+        self._flights: dict[tuple[str, int], Flight] = {}
+        self._queue: deque[Flight] = deque()
         self._threads = 0
         self._idle = 0
 

@@ -1,10 +1,6 @@
-"""One connection pool per proxy, chosen for each request URL: the SDK's own pools on httpx and httpx2.
+"""The environment's proxy for a URL, read once per origin; one connection pool per proxy (the httpx backends').
 
-The proxy a URL goes through is read from the environment
-(`environment_proxy`) once per origin; a client derived with
-another base URL (``with_options``) then goes through the proxy meant for it,
-or none. The tables are shared by every thread or task using the client, so
-they are read and written under one lock.
+A client derived with another base URL (``with_options``) so goes through the proxy meant for it, or none.
 """
 
 from __future__ import annotations
@@ -16,14 +12,20 @@ from typing import Generic, TypeVar
 import httpx
 
 from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._transports.shared import CLOSED_MID_CALL
 
-__all__ = ["PoolsByProxy"]
+__all__ = ["PoolsByProxy", "environment_proxy", "proxy_for"]
 
 P = TypeVar("P")
+Origins = dict[tuple[bytes, bytes, int | None], str | None]
+"""The proxy of each origin (scheme, host, port) seen, as text; ``None``: direct."""
 
 
 class PoolsByProxy(Generic[P]):
-    """The pools of one SDK transport, keyed by proxy URL (``None``: direct), made by ``new_pool`` on first use."""
+    """The pools of one SDK transport, keyed by proxy URL (``None``: direct), made by ``new_pool`` on first use.
+
+    Its tables are shared by every thread or task using the client: read and written under one lock.
+    """
 
     __slots__ = ("_closed", "_lock", "_new_pool", "_pools", "_proxies")
 
@@ -31,32 +33,24 @@ class PoolsByProxy(Generic[P]):
         self._new_pool = new_pool
         self._lock = threading.Lock()
         self._pools: dict[str | None, P] = {}
-        self._proxies: dict[tuple[str, str, int | None], str | None] = {}
+        self._proxies: Origins = {}
         self._closed = False
 
     @property
     def closed(self) -> bool:
         """Whether `close` was called.
 
-        Read without the lock, on purpose: a forked child asks this of its
-        parent's pools before replacing them, and the lock may have been held
-        by a parent thread at the fork, for ever in the child
-        (tests/test_fork.py caught a child hung here). One attribute read is
-        atomic, and the flag only ever goes from False to True.
+        Read without the lock: a forked child asks this of its parent's pools, and a parent thread may have held
+        the lock at the fork, for ever in the child (tests/test_fork.py caught a hang). The flag only goes to True.
         """
         return self._closed
 
     def for_url(self, url: httpx.URL) -> P:
         """The pool for the proxy ``url`` goes through; none is made once the transport is closed."""
-        key = (url.scheme, url.host, url.port)
         with self._lock:
             if self._closed:  # closed by another thread or task since this call began
-                raise AnimalStoreError("This client was closed while the call was under way; create a new client.")
-            if key in self._proxies:
-                proxy = self._proxies[key]
-            else:
-                found = environment_proxy(url)
-                proxy = self._proxies[key] = None if found is None else str(found)
+                raise AnimalStoreError(CLOSED_MID_CALL)
+            proxy = proxy_for(url, self._proxies)
             pool = self._pools.get(proxy)
             if pool is None:
                 pool = self._pools[proxy] = self._new_pool(proxy)
@@ -75,9 +69,8 @@ class PoolsByProxy(Generic[P]):
 def environment_proxy(url: httpx.URL) -> httpx.URL | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``...), unless ``NO_PROXY`` exempts it.
 
-    Read with the standard library (`urllib.request.getproxies` and
-    `urllib.request.proxy_bypass`), the same for every backend. A proxy
-    variable that is not a URL is ignored, as httpx would refuse it.
+    Read with the standard library, the same for every backend; a proxy that is not a URL (httpx would refuse
+    it) is ignored.
     """
     import urllib.request
 
@@ -93,3 +86,12 @@ def environment_proxy(url: httpx.URL) -> httpx.URL | None:
     except (httpx.InvalidURL, ValueError, OSError):
         return None
     return found if found.scheme in ("http", "https", "socks5", "socks5h") and found.host else None
+
+
+def proxy_for(url: httpx.URL, known: Origins) -> str | None:
+    """The proxy ``url`` goes through, as text (``None``: direct): `environment_proxy`, read once per origin."""
+    origin = (url.raw_scheme, url.raw_host, url.port)
+    if origin not in known:
+        found = environment_proxy(url)
+        known[origin] = None if found is None else str(found)
+    return known[origin]

@@ -1,36 +1,12 @@
-"""What both clients' transports over pyreqwest (``backend="pyreqwest"``) share.
+"""What both clients' transports over pyreqwest (``backend="pyreqwest"``) share, through pyreqwest's public API.
 
-The transports themselves are `_transports.pyreqwest_async.AsyncPyreqwestTransport` and
-its generated sync twin `_transports._generated.pyreqwest_sync.PyreqwestTransport`; this module holds
-their library-client settings, the translation of pyreqwest's failures and the
-releases at exit. Imported only when that backend is chosen, and only on
-Python 3.11 or later (pyreqwest's own floor). pyreqwest is Rust (reqwest,
-hyper, rustls) behind a Python API; everything here goes through that public
-API:
-
-- bodies arrive raw (the client is built with every decoder off), so the send
-  loop decodes and caps them itself, reading chunk by chunk;
-- redirects are never followed, no cookie store is kept, and no proxy is
-  taken from anywhere but the SDK's own reading of the environment;
-- the library client is always the SDK's own: a caller's is refused
-  (`refusal`), since a built pyreqwest client follows redirects unless its
-  builder was told not to, and can neither be asked which nor told otherwise
-  per request;
-- the call's deadline becomes the request's own total timeout, which covers
-  connecting, every interim (1xx) answer and the whole body; the per-phase
-  ``connect``, ``read`` and ``pool`` timeouts are the library client's, so the
-  SDK keeps one library client per proxy and set of timeouts;
-- the library's exceptions are mapped to the httpx classes the retry policy
-  tells apart.
-
-pyreqwest runs a Tokio runtime of its own, which cannot be used again in a
-process forked after it started. The SDK builds its library client on the
-first call, so a client made before a fork and first used after it works;
-a child forked after its parent called through pyreqwest gets an
-`AnimalStoreError` saying so, never a hang. That runtime's thread also calls
-into Python just after a library client is let go, which aborts a process
-that is finalizing by then: the SDK lets its clients go before that, at exit
-(`_Releases`).
+The library clients' settings, the translation of pyreqwest's failures and the releases at exit; imported only
+when that backend is chosen (Python 3.11+, pyreqwest's floor). The library client is always the SDK's own
+(`refusal`), with every decoder off, no redirect followed, no cookie store and no proxy but the SDK's reading of
+the environment. The call's deadline is the request's own total timeout; the per-phase timeouts are the library
+client's, so the SDK keeps one per proxy and set of timeouts. It is built on the first call, for pyreqwest's
+runtime cannot be used in a process forked after it started (`_built`), and let go of before the interpreter
+finalizes (`_Releases`).
 """
 
 # pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
@@ -58,13 +34,13 @@ from pyreqwest.client import BaseClientBuilder, SyncClient
 from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import BaseRequestBuilder
 
-from animalstore_client._core.deadline import within
+from animalstore_client._core.deadline import remembered, within
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.exchange import Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
-from animalstore_client._transports.proxies import environment_proxy
-from animalstore_client._transports.shared import StreamHead, Translations, translated
+from animalstore_client._transports.proxies import Origins, proxy_for
+from animalstore_client._transports.shared import CLOSED_MID_CALL, StreamHead, Translations, translated
 
 if TYPE_CHECKING:
     from pyreqwest.response import Response, SyncResponse
@@ -85,8 +61,8 @@ __all__ = [
 # Headers the library writes itself from the URL and the body.
 _LEFT_TO_LIBRARY_BYTES = frozenset({b"host", b"content-length", b"transfer-encoding"})
 _ONE_DAY = 86_400.0
-_MOST_CLIENTS = 16
-"""Library clients kept per transport (one per proxy and set of timeouts); past this the oldest is let go."""
+_MOST_CLIENTS = 16  # library clients kept per transport (one per proxy and set of timeouts), past which the oldest goes
+_REMEMBERED = 64  # distinct request header sets (and URLs) whose library form a transport keeps: the SDK's repeat
 
 LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
 """The library that sends, as the User-Agent names it."""
@@ -95,11 +71,9 @@ MAX_CONNECTIONS = 100
 more CPU than the other backends' (measured: 1,050 calls failing at one instant against a pool of 1,000 took 2.3 s
 to end, at total_timeout=1); a hundred keep a thousand calls at once within the deadline's margin."""
 FAILURES = (errors.PyreqwestError,)
-# pyreqwest's classes do not say whether the request left: its ConnectError also covers a
-# connection reset after the request was written, and its ConnectTimeoutError a wait for the
-# answer. reqwest's own chain does: the connector's failures carry this cause, and nothing else
-# does. Without it (should a release word it otherwise) a failure counts as "sent", so a POST is
-# never repeated; tests/test_pyreqwest.py pins the wording.
+# pyreqwest's classes do not say whether the request left (its ConnectError covers a reset after writing too);
+# reqwest's chain does: only the connector's failures carry this cause. Worded otherwise, every failure counts as
+# "sent" (no POST repeated); tests/test_pyreqwest.py pins the wording.
 CONNECT_CAUSE = "client error (Connect)"
 DNS_CAUSE = "dns error"
 """reqwest's cause for a host name that did not resolve (tests/test_pyreqwest.py pins the wording)."""
@@ -152,15 +126,13 @@ def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange |
     connect_error = type(failure) is httpx.ConnectError
     refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
     if connect_error and refused is not None:
-        # Reported as the ssl module reports a refused certificate, whatever the library
-        # (_tls.certificate_failure finds it).
+        # As the ssl module reports a refused certificate, whatever the library (`certificate_failure` finds it).
         verification = ssl.SSLCertVerificationError(refused)
         verification.verify_message = refused.split(": ", 1)[-1]
         verification.__cause__ = exc
         failure.__cause__ = verification
     elif connect_error and DNS_CAUSE in causes:
-        # Reported as the socket module reports a name that does not resolve, whatever the library
-        # (_environments.name_not_resolved finds it).
+        # As the socket module reports a name not resolved, whatever the library (`name_not_resolved` finds it).
         unresolved = socket.gaierror(next((cause for cause in reversed(causes) if "://" not in cause), DNS_CAUSE))
         unresolved.__cause__ = exc
         failure.__cause__ = unresolved
@@ -169,22 +141,17 @@ def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange |
     return failure
 
 
-def _closed_while_sending() -> AnimalStoreError:
-    return AnimalStoreError("This client was closed while the call was under way; create a new client.")
-
-
 def library_failure(exc: BaseException, request: httpx.Request, exchange: Exchange | None = None) -> Exception:
     """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`
     (which reports to the sending's ``exchange`` what the library's own failure proves)."""
     if isinstance(exc, errors.ClientClosedError):
-        closed = _closed_while_sending()
+        closed = AnimalStoreError(CLOSED_MID_CALL)
         closed.__cause__ = exc
         return closed
     return _translated(exc, request, exchange)
 
 
-_started_in: int | None = None
-"""The process in which the SDK first built a pyreqwest client (a forked child inherits the parent's)."""
+_started_in: int | None = None  # the process in which the SDK first built a pyreqwest client (a fork inherits it)
 
 
 def forked_error(cause: object) -> AnimalStoreError:
@@ -217,22 +184,17 @@ def _built(new: Any, proxy: str | None, key: tuple[float | None, ...]) -> Any:
         raise forked_error(f"pyreqwest: {exc}") from exc
 
 
-_EXIT_GRACE = 0.1
-"""Seconds a process waits at exit after the SDK let go of its last pyreqwest client (see `_Releases`)."""
+_EXIT_GRACE = 0.1  # seconds a process waits at exit after the SDK let go of its last pyreqwest client
 
 
 class _Releases:
     """The pyreqwest clients the SDK holds in this process, let go of before the interpreter finalizes.
 
-    Shortly after a library client is let go (closed and dropped, or collected), pyreqwest's runtime
-    thread calls into Python. If the interpreter is finalizing by then, that thread is stopped in the
-    middle of the call and the process aborts ("Fatal Python error: PyGILState_Release: thread state
-    ... must be current when releasing"): 6-13 % of short scripts on the async client under load when
-    this was written, 0.7-3 % when measured again (2026-11), on Python 3.11-3.13 with pyreqwest 0.15.1,
-    also when the client was closed (tests/test_pyreqwest.py).
-    So at exit, which runs before finalizing, the SDK closes the library clients it still holds and
-    waits until `_EXIT_GRACE` has passed since it let go of the last one (20 ms sufficed in 150
-    loaded runs). A process that let go of its clients earlier than that does not wait.
+    Shortly after a library client is let go (closed or not), pyreqwest's runtime thread calls into Python; if
+    the interpreter is finalizing by then, the process aborts ("Fatal Python error: PyGILState_Release: thread
+    state ... must be current when releasing"; tests/test_pyreqwest.py). So at exit, before finalizing, the SDK
+    closes the library clients it still holds and waits until `_EXIT_GRACE` has passed since it let go of the
+    last one (20 ms sufficed in 150 loaded runs); a process that let go of them earlier does not wait.
     """
 
     def __init__(
@@ -240,8 +202,7 @@ class _Releases:
     ) -> None:
         self._clock = clock
         self._register = register
-        # Re-entrant: a transport collected by the garbage collector while this thread holds the
-        # lock reports its release from inside the lock.
+        # Re-entrant: a transport collected while this thread holds the lock reports its release from inside it.
         self._lock = threading.RLock()
         self._held: set[weakref.ref[Settings]] = set()
         self._last: float | None = None
@@ -269,10 +230,8 @@ class _Releases:
     def at_exit(self, sleep: Callable[[float], object] = time.sleep) -> None:
         """Close every library client still held, then wait out the rest of `_EXIT_GRACE`.
 
-        The SDK clients stay open: a call made later (from an exit handler that runs after this
-        one) builds a library client again. Nothing in a forked child that inherited the parent's
-        clients: the child must not call pyreqwest (see `_built`), and its runtime thread was not
-        copied into it.
+        The SDK clients stay open (a later exit handler's call builds a library client again). Nothing in a
+        forked child: it must not call pyreqwest (`_built`), and the runtime thread was not copied into it.
         """
         if _started_in != os.getpid():
             return
@@ -281,11 +240,8 @@ class _Releases:
             # change the set from `_collected`, in this thread, through the re-entrant lock.
             refs = list(self._held)
             self._held.clear()
-        held = [settings for settings in (ref() for ref in refs) if settings is not None]
-        del refs
-        if _let_go(held):
+        if _close_all([client for held in (ref() for ref in refs) if held is not None for client in held.let_go()]):
             self.released()
-        del held
         with self._lock:
             last = self._last
         if last is not None:
@@ -294,17 +250,13 @@ class _Releases:
                 sleep(min(wait, _EXIT_GRACE))
 
 
-def _let_go(held: list[Settings]) -> int:
-    """Close the library clients of ``held`` (dropped when this returns); how many there were."""
-    count = 0
-    for settings in held:
-        for client in settings.let_go():
-            # An async library client's close() only cancels its calls under way: at exit there
-            # are none to wait for, and dropping it is what lets it go.
-            if isinstance(client, SyncClient):
-                client.close()
-            count += 1
-    return count
+def _close_all(clients: list[Any]) -> int:
+    """Close ``clients`` (dropped, so let go of, when this returns); how many there were."""
+    for client in clients:
+        # An async library client's close() only cancels its calls under way (none at exit): dropped, it goes.
+        if isinstance(client, SyncClient):
+            client.close()
+    return len(clients)
 
 
 _releases = _Releases(time.monotonic)
@@ -331,18 +283,14 @@ def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
     if verify is False:
         builder.danger_accept_invalid_certs(True)
         return
-    paths: list[str] = []
     if verify is True:
-        for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
-            value = os.environ.get(variable)
-            if value:
-                paths.append(value)
+        paths = [os.environ[variable] for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(variable)]
         if not paths:
             import certifi  # the bundle the other backends trust by default
 
-            paths.append(certifi.where())
+            paths = [certifi.where()]
     else:
-        paths.append(verify)
+        paths = [verify]
     for path in paths:
         files = [os.path.join(path, name) for name in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
         for name in files:
@@ -363,16 +311,16 @@ class Settings:
     def __init__(self, verify: bool | str) -> None:
         self._verify = verify
         self._lock = threading.Lock()
-        self._proxies: dict[tuple[bytes, bytes, int | None], str | None] = {}
+        self._proxies: Origins = {}
         self._clients: dict[tuple[object, ...], Any] = {}
-        # The SDK's requests repeat their URLs and header sets: each is turned into the library's
-        # form once. Keyed by the URL object (shared by the requests built from one template) and
-        # by the headers' raw pairs.
-        self._urls: dict[int, tuple[httpx.URL, str, tuple[bytes, bytes, int | None]]] = {}
+        # The library's form of each URL (by the URL object, which the entry holds: the requests built from one
+        # template share it) with its proxy, and of each set of headers (by their raw pairs).
+        self._urls: dict[int, tuple[httpx.URL, str, str | None]] = {}
         self._headers: dict[tuple[tuple[bytes, bytes], ...], list[tuple[str, str]]] = {}
         self._closed = False
 
     def configure(self, builder: BaseClientBuilder, proxy: str | None, key: tuple[float | None, ...]) -> None:
+        """Set ``builder`` up for a library client through ``proxy`` with the timeouts ``key``."""
         connect, read, pool = key
         builder.gzip(False).deflate(False).brotli(False).zstd(False)  # the SDK decodes, under its cap
         builder.follow_redirects(False).default_cookie_store(False).referer(False)
@@ -399,29 +347,16 @@ class Settings:
         raw = tuple(request.headers.raw)
         with self._lock:
             if self._closed:
-                raise _closed_while_sending()
-            known = self._urls.get(id(url))
-            if known is None or known[0] is not url:
-                if len(self._urls) >= _REMEMBERED:
-                    self._urls.clear()
-                known = self._urls[id(url)] = (url, str(url), (url.raw_scheme, url.raw_host, url.port))
-            headers = self._headers.get(raw)
-            if headers is None:
-                if len(self._headers) >= _REMEMBERED:
-                    self._headers.clear()
-                headers = self._headers[raw] = _library_headers(raw)
-            client = self._client(url, known[2], _timeout_key(request), new)
-        return client, known[1], headers
+                raise AnimalStoreError(CLOSED_MID_CALL)
+            _, text, proxy = remembered(
+                self._urls, id(url), lambda: (url, str(url), proxy_for(url, self._proxies)), _REMEMBERED
+            )
+            headers = remembered(self._headers, raw, lambda: _library_headers(raw), _REMEMBERED)
+            client = self._client(proxy, _timeout_key(request), new)
+        return client, text, headers
 
-    def _client(
-        self, url: httpx.URL, origin: tuple[bytes, bytes, int | None], key: tuple[float | None, ...], new: Any
-    ) -> Any:
+    def _client(self, proxy: str | None, key: tuple[float | None, ...], new: Any) -> Any:
         """`prepare`'s library client; called under the lock."""
-        if origin in self._proxies:
-            proxy = self._proxies[origin]
-        else:
-            found = environment_proxy(url)
-            proxy = self._proxies[origin] = None if found is None else str(found)
         entry = (proxy, *key)
         client = self._clients.get(entry)
         if client is None:
@@ -435,6 +370,7 @@ class Settings:
         return client
 
     def close(self) -> list[Any]:
+        """Refuse any further call; the library clients built so far, taken out of the table (`let_go`)."""
         with self._lock:
             self._closed = True
         return self.let_go()
@@ -448,12 +384,8 @@ class Settings:
 
     @property
     def closed(self) -> bool:
-        # Read without the lock, as `_transports.proxies.PoolsByProxy.closed` is: a fork may have left it held.
+        """Whether `close` was called; read without the lock, which a fork may have left held (as `PoolsByProxy`'s)."""
         return self._closed
-
-
-_REMEMBERED = 64
-"""Distinct request header sets (and URLs) whose library form a transport keeps: the SDK's repeat."""
 
 
 def _response_headers(response: Any) -> httpx.Headers:
@@ -505,12 +437,7 @@ _READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
 def refusal(client: object) -> tuple[str, str]:
     """Why a caller's pyreqwest ``client`` is refused as ``http_client`` (always), and the rule.
 
-    A built pyreqwest client follows redirects unless its builder was told
-    ``follow_redirects(False)``; it cannot be asked which, nor told otherwise
-    per request, and its answer does not say where it came from (no final
-    URL). Through one built with the defaults, a 307 would send
-    ``create_pet``'s POST, body and all, to the ``Location`` host, and the SDK
-    would take that host's answer for the store's.
+    Nor does its answer say where it came from (no final URL): the SDK would take another host's for the store's.
     """
     return (
         "http_client cannot be a pyreqwest client: a built pyreqwest client follows redirects unless its builder "
@@ -565,8 +492,7 @@ class PyreqwestHead(StreamHead[PyreqwestResponse]):
     def _read_ahead_whole(self) -> bool:
         """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
 
-        One call instead of a chunk loop (and its end-of-body call), for the small JSON bodies this
-        service sends; the size is bounded by the read-ahead, and the SDK still decodes and caps it.
+        One call instead of a chunk loop and its end-of-body call, for this service's small JSON bodies.
         """
         length = self._response.get_header("content-length")
         return length is not None and length.isdigit() and int(length) <= _READ_AHEAD

@@ -1,12 +1,7 @@
 """What every library's transport shares below the seam: the response stream's common part, and failure translation.
 
-Each library's stream (`_transports.pool.httpcore_async`, `_transports.aiohttp`,
-`_transports.pyreqwest`, httpx's in `_transports.seam_async`)
-derives from `AsyncLibraryStream` or `LibraryStream` and adds only what its
-library makes different: how the headers, the codings and the reason phrase
-are read, and how the body is read and the connection released. Each
-library's failures become the httpx classes the retry policy tells apart
-through `translated`, the library giving only its table.
+Each library's stream derives from `AsyncLibraryStream` or `LibraryStream` and adds only how its library reads
+the headers, the codings, the reason phrase and the body; its failures go through `translated` with its table.
 """
 
 from __future__ import annotations
@@ -21,6 +16,7 @@ from animalstore_client._core.exchange import ClientRuleBroken
 from animalstore_client._core.httpx_private import response_from_library
 
 __all__ = [
+    "CLOSED_MID_CALL",
     "AsyncLibraryStream",
     "LibraryStream",
     "StreamHead",
@@ -35,6 +31,8 @@ __all__ = [
 
 R = TypeVar("R")
 """The library's own response object."""
+
+CLOSED_MID_CALL = "This client was closed while the call was under way; create a new client."
 
 
 class StreamHead(Generic[R]):
@@ -183,8 +181,6 @@ def _qualified(function: object) -> str:
     return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
 
 
-# A thread's name lookup blocks in getaddrinfo, bounded by nothing: the sync transports look names up
-# on the SDK's lookup threads and wait for them at most the connect timeout (`_transports.lookups`).
 def is_literal(host: str) -> bool:
     """Whether ``host`` needs no name lookup: an IP address, or ``localhost``."""
     try:
@@ -195,12 +191,10 @@ def is_literal(host: str) -> bool:
 
 
 def looked_up(host: str, port: int, timeout: float) -> list[str]:
-    """``host``'s addresses, looked up on the SDK's lookup threads (`_transports.lookups`) and waited for at most
-    ``timeout`` seconds.
+    """``host``'s addresses, looked up on the SDK's lookup threads (`_transports.lookups`) within ``timeout``.
 
-    Raises `TimeoutError` when the lookup did not answer in time, what ``getaddrinfo`` raised (a
-    `socket.gaierror`) when it failed, and `ConnectionError` when no lookup could start: each transport
-    says it in its library's classes.
+    Raises `TimeoutError` (no answer in time), what ``getaddrinfo`` raised (a `socket.gaierror`), or
+    `ConnectionError` (no lookup could start): each transport says it in its library's classes.
     """
     from animalstore_client._transports.lookups import LOOKUPS  # its threads start with the first lookup
 

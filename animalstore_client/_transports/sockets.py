@@ -1,30 +1,10 @@
 """The sockets of the SDK's own pools, known so that they can be closed where their owner cannot close them.
 
-Two owners cannot: a forked child, whose copies of its parent's pooled
-sockets would otherwise stay open for its whole life (the server then sees
-no FIN when the parent closes its client), and an event loop that has ended,
-which can run no callback to close its connections. Every pool the SDK builds
-over a library whose sockets are Python's (the default and httpx2 pools, sync
-and async; aiohttp) adds each socket it opens to a `Sockets`, and
-this module closes them: in a forked child at the fork, before any code of
-the child's runs, and for a pool whose loop ended when asked (`Sockets.close`).
-
-A socket is closed as a descriptor only (`close_copy`): no ``shutdown()``,
-which would end the connection for the parent too, no TLS close_notify, no
-event-loop call. In a forked child the loop's selector (epoll) is the
-parent's too, and unregistering a socket there would unregister it for the
-parent; a descriptor closed first can no longer be unregistered, so what
-asyncio does to its transports afterwards (`release_transports`) reaches
-only the child's own tables.
-
-A socket a pool is opening is not known until its library hands it over (a
-connect, a TLS handshake): a child forked then would keep its copy for its
-whole life, a copy that the parent's thread may even connect after the fork.
-So a sync pool opens each connection inside `opening_sync`, and a fork waits
-(at most `FORK_WAIT` seconds) until no other thread is opening one. The asyncio network backend
-(`_transports.pool.asyncio_network`) does the same for the sockets it opens.
-pyreqwest's sockets are Rust's and are not here: its pool shuts its
-connections down when closed, which the server sees whatever a child holds.
+A forked child (its copies of the parent's pooled sockets would stay open for its whole life) and an event loop
+that has ended (it can run no callback): each pool over Python's sockets (the default and httpx2 pools, sync and
+async; aiohttp) adds each socket it opens to a `Sockets`, closed here as descriptors only (`close_copy`). A fork
+waits, at most `FORK_WAIT` seconds, for the sockets being opened (`opening_sync`). docs/architecture.md, "Sockets
+closed where their owner cannot close them", says why each step is so.
 """
 
 from __future__ import annotations
@@ -59,11 +39,8 @@ _openers: dict[int, int] = {}
 def opening_sync() -> Generator[None]:
     """Around a sync pool's opening of a connection, until its socket is added to the pool's `Sockets`.
 
-    From the socket's creation to that moment, only the thread opening it holds
-    it: a fork then waits (`_wait_for_openings`), or the child's copy would
-    escape `_after_fork_in_child`. A fork under way holds the condition, so a
-    socket is not created during it either. Only a new connection pays this
-    (two lock round trips); a call on a pooled one does not.
+    Till then only the opening thread holds it: a fork waits (`_wait_for_openings`), or the child's copy would
+    escape `_after_fork_in_child`; a fork under way holds the condition, so none is created during it either.
     """
     me = threading.get_ident()
     with _opening:
@@ -82,20 +59,15 @@ def opening_sync() -> Generator[None]:
 
 @contextlib.contextmanager
 def opening_async() -> Generator[None]:
-    """Nothing: an event loop's connection is opened across awaits, and a fork cannot wait for the loop.
-
-    The SDK's asyncio network backend knows each socket before it connects
-    (`_transports.pool.asyncio_network`); the async twin of `opening_sync`, so
-    that the sync pools generated from the async sources guard their openings.
-    """
+    """Nothing: the async twin of `opening_sync` (a fork cannot wait for a loop), which the sync pools generated
+    from the async sources call; the asyncio network backend knows each socket before it connects."""
     yield
 
 
 def _wait_for_openings() -> None:
     """Before a fork: hold the condition once no other thread is opening a connection (or `FORK_WAIT` has passed).
 
-    The calling thread's own openings are not waited for (a fork from a signal
-    handler that interrupted one would wait for itself): those escape.
+    Not the forking thread's own (a fork from a signal handler that interrupted one would wait for itself).
     """
     _opening.acquire()
     me = threading.get_ident()
@@ -109,10 +81,8 @@ def _after_fork_in_parent() -> None:
 def check_transport_table() -> None:
     """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor.
 
-    `release_transports` finds a transport there (``_transports``, private), and a forked child that keeps its
-    loop must find it: a transport left holding a closed descriptor keeps it in the loop's selector table, and
-    a socket of the child's given the same number would never be read. Checked where the SDK relies on it
-    (aiohttp's transport, at import), without making a loop: the name must be set by the loop's constructor.
+    `release_transports` reads that table (``_transports``, private; docs/architecture.md says why). Checked
+    at the aiohttp transport's import without making a loop: the loop's constructor must set the name.
     """
     from asyncio.selector_events import BaseSelectorEventLoop
 
@@ -129,10 +99,8 @@ def check_transport_table() -> None:
 def close_copy(sock: socket.socket) -> int | None:
     """Close this process's descriptor of ``sock``, and nothing more; the number closed, or ``None`` if none was open.
 
-    The socket object lets go of the number first (``detach``), so that nothing
-    closes it a second time once the number is another socket's; the number is
-    then closed with ``os.close``: no ``shutdown()``, no TLS close_notify, no
-    event loop.
+    Detached first, so that nothing closes the number again once it is another socket's; then ``os.close``:
+    no ``shutdown()`` (which would end the connection for a forked parent too), no TLS close_notify, no loop.
     """
     try:
         descriptor = sock.detach()
@@ -148,14 +116,10 @@ def close_copy(sock: socket.socket) -> int | None:
 def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
     """asyncio's transports over ``descriptors``, closed already (`close_copy`), let go of them on ``loop``.
 
-    An open loop aborts each transport: it forgets the descriptor in its selector (the system
-    call fails on the closed descriptor, and the kernel's registration, which a forked parent may
-    share, is untouched) and tells the protocol the connection is lost. A closed loop cannot run
-    that callback, so it is called here (asyncio's `_call_connection_lost`, a private method,
-    looked up and skipped if gone; `_Protocol.abandon` in `_transports.pool.asyncio_network`
-    does the same), or the transport would warn of an unclosed socket when collected. The
-    transports are found in the loop's table of transports by descriptor (`_transports`, private:
-    `check_transport_table`); a loop without one (uvloop) keeps its transports to itself.
+    An open loop aborts each (the selector's system call fails on the closed descriptor, leaving the kernel's
+    registration, which a forked parent may share, untouched). A closed loop cannot run the callback that
+    follows, so asyncio's private `_call_connection_lost` is called here (looked up, skipped if gone), or the
+    transport would warn of an unclosed socket when collected. A loop without `_transports` (uvloop) is skipped.
     """
     transports = getattr(loop, "_transports", None)
     if transports is None:
@@ -180,10 +144,8 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
 class Sockets:
     """The sockets one pool of the SDK's opened, held weakly (a socket its library dropped goes with it).
 
-    ``after_fork``, if given, runs in a forked child once these sockets are
-    closed there, with the descriptors closed: a pool whose library holds
-    more than sockets (aiohttp's session) lets go of the rest then. It is held
-    weakly too, so that a pool dropped is not kept alive by its registration.
+    ``after_fork``, held weakly too, runs in a forked child once they are closed there, with the descriptors
+    closed: a pool whose library holds more than sockets (aiohttp's session) lets go of the rest then.
     """
 
     __slots__ = ("__weakref__", "_after_fork", "_lock", "_sockets")
@@ -207,12 +169,7 @@ class Sockets:
         with self._lock:
             sockets = list(self._sockets)
             self._sockets.clear()
-        closed: list[int] = []
-        for sock in sockets:
-            descriptor = close_copy(sock)
-            if descriptor is not None:
-                closed.append(descriptor)
-        return closed
+        return [descriptor for descriptor in map(close_copy, sockets) if descriptor is not None]
 
     def forked(self) -> None:
         """In a forked child: a lock of its own (a parent thread may have held this one), then close every copy."""
@@ -230,10 +187,8 @@ _ALL: weakref.WeakSet[Sockets] = weakref.WeakSet()
 def _after_fork_in_child() -> None:
     """Close the child's copy of every socket of the SDK's pools, before any code of the child's runs.
 
-    The child never sends on them (its client makes a pool of its own in a new
-    process), and a copy left open keeps the connection open after the parent
-    closes it. Closing a copy leaves the parent's socket, and its registration
-    in an event loop's selector, as they were.
+    The child never sends on them (its client makes a pool of its own), and a copy left open would keep the
+    connection open after the parent closes it; the parent's socket and its selector registration stay as they were.
     """
     global _opening, _openers  # noqa: PLW0603  # the child's own: the parent's is held by the forking thread
     me = threading.get_ident()

@@ -1,14 +1,10 @@
 # Generated from _transports/httpx2_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The seam over a caller's `httpx2.Client`: httpx2 sends, and the SDK's own types stay httpx's.
 
-httpx2 is httpx under new names, so its requests, responses and exceptions
-are other classes than the ones the SDK shows (middleware, raw views,
-``request()`` and the retry policy all take httpx's). Each request is copied
-into httpx2's class as it leaves, each response's head and chunks read back
-as they come, and each failure translated to the httpx class of the same
-name. Imported only when such a client is passed: httpx2 is an optional
-extra (``[httpx2]``, Python 3.11+). ``backend="httpx2"`` without a client is
-not this module: that is the SDK's own pool over httpcore2 (`_transports.pool._generated.httpcore2.httpcore2_sync`).
+httpx2 is httpx under new names: each request is copied into httpx2's class as it leaves, each response's head
+and chunks read back, each failure translated to the httpx class of the same name. Imported only when such a
+client is passed (the ``[httpx2]`` extra, Python 3.11+); ``backend="httpx2"`` alone is the SDK's own pool over
+httpcore2 (`_transports.pool._generated.httpcore2.httpcore2_sync`).
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ from animalstore_client._transports.shared import (
 
 __all__ = ["Httpx2Transport"]
 
-# As httpx's (`_transports.seam_sync._NO_AUTH`): the client's own auth, even one set on it after the SDK client
-# was made, never replaces the SDK's Bearer key; httpx2 too reads auth=None as "the client's own".
+# As httpx's (`_transports.httpx_sync._NO_AUTH`): httpx2 too reads auth=None as "the client's own".
 _NO_AUTH = httpx2.Auth()
 
 # httpx2's failures and the httpx class of the same meaning, most specific first.
@@ -55,6 +50,8 @@ _HTTPX2_FAILURES: Translations = (
 
 
 class _Httpx2Stream(LibraryStream[httpx2.Response]):
+    """An httpx2 response whose body is still to be read."""
+
     __slots__ = ()
 
     def __init__(self, response: httpx2.Response, request: httpx.Request, started: float) -> None:
@@ -72,9 +69,6 @@ class _Httpx2Stream(LibraryStream[httpx2.Response]):
         return self._response.reason_phrase
 
     def iter_raw(self) -> Iterator[bytes]:
-        return self._chunks()
-
-    def _chunks(self) -> Iterator[bytes]:
         chunks = self._response.iter_raw()
         try:
             while True:
@@ -95,12 +89,7 @@ class _Httpx2Stream(LibraryStream[httpx2.Response]):
 
 
 class Httpx2Transport:
-    """The seam over a caller's `httpx2.Client`, used as it is and never closed by the SDK.
-
-    Its pool, proxies, trust settings and event hooks are the caller's (a
-    client with auth of its own is refused in `_clients.backends`); the deadline is
-    kept between reads of the body only, as with a caller's `httpx.Client`.
-    """
+    """The seam over a caller's `httpx2.Client`, used as it is (the deadline kept between reads of the body)."""
 
     __slots__ = ("_client",)
     library = f"httpx2/{httpx2.__version__}"

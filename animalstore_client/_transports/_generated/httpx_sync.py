@@ -22,14 +22,15 @@ _NO_AUTH = httpx.Auth()
 
 
 class _HttpxStream(LibraryStream[httpx.Response]):
+    """An httpx response whose body is still to be read (or was read already, by a mock)."""
+
     __slots__ = ()
 
     def __init__(self, response: httpx.Response) -> None:
         # httpx times the response itself (its elapsed), so nothing is started here.
         super().__init__(response, response.status_code, response.request, 0.0)
         self._headers = response.headers
-        # Mock transports (respx, httpx.MockTransport, the fake store) return
-        # a response that httpx has already read and decoded.
+        # Mock transports (respx, httpx.MockTransport, the fake store) answer with a body httpx read and decoded.
         self.content = response.content if response.is_stream_consumed else None
 
     def content_codings(self) -> list[bytes]:
@@ -53,11 +54,7 @@ class _HttpxStream(LibraryStream[httpx.Response]):
 
 
 class HttpxTransport:
-    """The seam over a caller's `httpx.Client` (and the testing kit's in-process one).
-
-    The client is used as it is: its pool, proxies and trust settings are the
-    caller's, and the deadline is kept between reads of the body only.
-    """
+    """The seam over a caller's `httpx.Client`, used as it is (the deadline kept between reads of the body)."""
 
     __slots__ = ("_client",)
     library = f"httpx/{httpx.__version__}"
@@ -81,8 +78,7 @@ class HttpxTransport:
 
     def send(self, exchange: Exchange) -> _HttpxStream:
         """Send through the httpx client, streaming the body."""
-        # httpx reads the timeouts from the request, ahead of the client's own; httpcore, under the client's own
-        # transport, reports each step to the attempt's exchange (beside a trace callback the request carried).
+        # httpx reads the timeouts from the request, ahead of the client's; httpcore reports to the exchange.
         request = exchange.request
         extensions = request.extensions
         extensions["timeout"] = exchange.timeouts

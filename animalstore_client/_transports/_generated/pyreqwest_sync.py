@@ -1,10 +1,5 @@
 # Generated from _transports/pyreqwest_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
-"""The transport seam over a `pyreqwest.client.SyncClient` (``backend="pyreqwest"``).
-
-What both clients' pyreqwest transports share (the library clients'
-settings, the translation of pyreqwest's failures, the releases at exit) is in
-`_transports.pyreqwest`, which says how the SDK uses pyreqwest.
-"""
+"""The transport seam over a `pyreqwest.client.SyncClient` (``backend="pyreqwest"``); `_transports.pyreqwest` says how."""
 
 # pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
 # unknown; mypy reads them, and checks every pyreqwest call here strictly.
@@ -40,6 +35,8 @@ __all__ = ["PyreqwestTransport"]
 
 
 class _PyreqwestStream(PyreqwestHead[pyreqwest.response.SyncResponse]):
+    """A pyreqwest response whose body is still to be read."""
+
     __slots__ = ("_opened",)
 
     def __init__(
@@ -128,12 +125,9 @@ class PyreqwestTransport:
         released(clients)
 
     def abandon(self) -> None:
-        """Let go of the library clients without calling them: dropped, they close their connections.
+        """Let go of the library clients without calling them: dropped, pyreqwest's runtime closes their connections.
 
-        What the async client does with the transport of an event loop that has ended, where ``close()``
-        can no longer be awaited (an async library client's ``close()`` only cancels its calls under way,
-        of which there are none then): pyreqwest's connections live on its own runtime, which closes them
-        once the client is let go of.
+        For the transport of an event loop that has ended, where ``close()`` can no longer be awaited.
         """
         released(self._settings.close())
 

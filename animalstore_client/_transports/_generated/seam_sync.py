@@ -1,21 +1,18 @@
 # Generated from _transports/seam_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The seam between the send loop and an HTTP library: the interface every library's transport implements.
 
-A transport sends one `httpx.Request` within the given per-phase timeouts,
-never following a redirect, and returns a response stream: the status and
-headers at once, then the body as raw (still content-encoded) chunks that the
-send loop reads and decodes itself, so that every rule about bodies holds for
-every library. It fails only with these httpx exceptions, which the retry
-policy tells apart:
+A transport sends one `httpx.Request` within the given per-phase timeouts, never following a redirect, and
+returns a response stream: the status and headers at once, then the body as raw (still content-encoded) chunks
+that the send loop decodes itself, so that every rule about bodies holds for every library. It fails only with
+these httpx exceptions, which the retry policy tells apart:
 
 - nothing was sent: ``ConnectError``, ``ConnectTimeout``, ``PoolTimeout``;
 - sent, but no complete answer: ``ReadTimeout``, ``WriteTimeout``,
   ``ReadError``, ``WriteError``, ``RemoteProtocolError`` (any other
   ``TransportError`` counts as this too).
 
-Everything above this seam is the SDK's; everything below belongs to the
-library. A new library is one more class with these methods, its response
-stream built on `_transports.shared` and its failures translated there.
+A new library is one more class with these methods, its response stream built on `_transports.shared` and its
+failures translated there.
 """
 
 from __future__ import annotations
@@ -86,26 +83,16 @@ class Transport(Protocol):
         ...
 
     def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
-        """What of the caller's the library ran, as an error names it, from the frame that called it.
-
-        ``called_by`` is that frame's (top-level package, function): a
-        `_core.failures.CallersCode`'s. ``"an event hook of http_client"``, say;
-        ``None`` when the SDK made the library's client (no ``http_client`` to name).
-        """
+        """What of the caller's the library ran, as an error names it (``"an event hook of http_client"``), from
+        ``called_by``, the (top-level package, function) of the frame that called it; ``None`` for the SDK's own."""
         ...
 
     def send(self, exchange: Exchange) -> ResponseStream:
         """Send ``exchange.request`` within ``exchange.timeouts``; return once the status and headers have arrived.
 
-        ``exchange.deadline`` (``time.monotonic()`` seconds, or ``None``) is
-        when the call must end: every socket operation of this send and of
-        reading its body is held to it where the library allows. The code
-        that touches the connection, below any code of the caller's, reports
-        through the exchange's methods (`_core.exchange.Exchange`: httpcore's
-        ``trace`` extension, an innermost middleware, the SDK's own connection
-        classes); a library's own failure that proves nothing was written is
-        reported as `Exchange.not_written` where it is translated. With no
-        report, the send loop takes it that the service may have acted.
+        Every socket operation of this send and of reading its body is held to ``exchange.deadline`` where the
+        library allows. The code that touches the connection, below any of the caller's, reports through the
+        exchange (`_core.exchange.Exchange`); with no report, the send loop takes it that the service may have acted.
         """
         ...
 
