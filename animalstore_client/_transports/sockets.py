@@ -152,7 +152,7 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
     call fails on the closed descriptor, and the kernel's registration, which a forked parent may
     share, is untouched) and tells the protocol the connection is lost. A closed loop cannot run
     that callback, so it is called here (asyncio's `_call_connection_lost`, a private method,
-    looked up and skipped if gone; `_Protocol.abandon` in `_transports.pool.asyncio_network`
+    looked up and skipped if gone; `_Connection.abandon` in `_transports.pool.asyncio_network`
     does the same), or the transport would warn of an unclosed socket when collected. The
     transports are found in the loop's table of transports by descriptor (`_transports`, private:
     `check_transport_table`); a loop without one (uvloop) keeps its transports to itself.
