@@ -57,6 +57,7 @@ FLOORS = {ASYNC_FLOOR: ("async", "aiohttp floor"), SYNC_FLOOR: ("sync", "urllib3
 TARGETS: list[tuple[str, str, float]] = [
     # (stack, how it is read, bound): issue 61's "Done when"; "floor/instr" is the floor's count over the stack's.
     ("async httpx", "floor/instr >=", 0.75),
+    ("async aiohttp", "instr/floor <=", 1.0),
     ("sync httpx", "instr/floor <=", 0.975),
     ("async pyreqwest", "instr/floor <=", 0.875),
     ("sync pyreqwest", "instr/floor <=", 0.65),
@@ -66,22 +67,32 @@ RATE_TARGET = 0.70
 
 
 def _measured_child(kind: str, stack: str, url: str, calls: int, warm: int) -> None:
-    """Run ``stack`` ``warm`` times, then ``calls`` times between the two marks callgrind watches for."""
+    """Run ``stack`` ``warm`` times, then ``calls`` times between the two marks callgrind (or strace) watches for."""
     import concurrency  # this script's folder
 
     if kind == "async":
         make = concurrency.async_stacks(url)[stack]
+        turns = [0]
+        run_once = asyncio.BaseEventLoop._run_once  # type: ignore[attr-defined]  # noqa: SLF001  # a turn, for --syscalls
+
+        def counted(loop: asyncio.BaseEventLoop) -> None:
+            turns[0] += 1
+            run_once(loop)
 
         async def main() -> None:
             call, close = await make()
             for _ in range(warm):  # the connection open, every cache filled
                 await call()
+            before = turns[0]
             os.getppid()  # the start mark: callgrind zeroes its counts here
             for _ in range(calls):
                 await call()
             os.getpgrp()  # the end mark: callgrind dumps the counts here
+            print(json.dumps({"loop turns": (turns[0] - before) / calls}))
             await close()
 
+        if os.environ.get("ANIMALSTORE_COUNT_TURNS"):
+            asyncio.BaseEventLoop._run_once = counted  # type: ignore[attr-defined]  # noqa: SLF001
         asyncio.run(main())
         return
     call, close = concurrency.sync_stacks(url)[stack]()
@@ -142,6 +153,33 @@ def count(tree: Path, kind: str, stack: str, url: str, calls: int, warm: int, se
     raise RuntimeError(f"{kind} {stack}: callgrind's dump has no summary line")
 
 
+def syscalls(tree: Path, stack: str, url: str, calls: int, warm: int) -> dict[str, float]:
+    """System calls per call of an async stack of ``tree`` (strace, every thread, between the marks), by name, and
+    the event loop's turns per call. glibc's mmap threshold is held at its start (128 KiB), as in a process whose
+    start-up freed no large block: a read that allocates its 256 KiB each time then shows as mmap, mremap, munmap."""
+    with tempfile.TemporaryDirectory(prefix="animalstore-strace-") as folder:
+        out = Path(folder) / "trace"
+        command = ["strace", "-f", "-qq", "-o", str(out), sys.executable, __file__, "--measured-child", "async"]
+        env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "MALLOC_MMAP_THRESHOLD_": "131072"}
+        env["ANIMALSTORE_COUNT_TURNS"] = "1"
+        command += [stack, url, str(calls), str(warm)]
+        done = subprocess.run(_pinned(command), env=env, capture_output=True, text=True, timeout=900, check=False)
+        if done.returncode:
+            raise RuntimeError(f"async {stack} failed under strace:\n{done.stderr[-3000:]}")
+        figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+        counted: dict[str, int] = {}
+        between = False
+        for line in out.read_text().splitlines():
+            name = line.split(None, 1)[1].split("(", 1)[0] if " " in line else ""
+            if name == "getppid":
+                between = True
+            elif name == "getpgrp":
+                between = False
+            elif between and name and not name.startswith("<..."):
+                counted[name] = counted.get(name, 0) + 1
+    return figures | {name: count / calls for name, count in sorted(counted.items(), key=lambda item: -item[1])}
+
+
 def counts(
     trees: list[Path], stacks: list[str], url: str, calls: int, warm: int, seeds: list[int]
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
@@ -150,7 +188,7 @@ def counts(
     def median(tree: Path, kind: str, stack: str) -> float:
         return statistics.median(count(tree, kind, stack, url, calls, warm, seed) for seed in seeds)
 
-    floors = {name: median(trees[0], *FLOORS[name]) for name in FLOORS}
+    floors = {name: median(trees[0], *FLOORS[name]) for name in FLOORS if any(STACKS[s][2] == name for s in stacks)}
     per_tree = [{name: median(tree, *STACKS[name][:2]) for name in stacks} for tree in trees]
     return floors, per_tree
 
@@ -227,6 +265,9 @@ def main() -> int:
     parser.add_argument("--stacks", nargs="+", choices=list(STACKS), help="only these stacks (default: all)")
     parser.add_argument("--server", choices=["nginx", "fake"], default="nginx", help="fake: the SDK's fake store")
     parser.add_argument("--quick", action="store_true", help="a smoke test: tiny counts, one seed, one round")
+    parser.add_argument(
+        "--syscalls", action="store_true", help="also the async stacks' system calls and loop turns per call (strace)"
+    )
     parser.add_argument("--measured-child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--rate-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -255,7 +296,15 @@ def main() -> int:
     with server() as (url, _):
         floors, per_tree = counts(trees, stacks, url, calls, warm, seeds)
         ratios = rate_ratios(trees, url, n, many, rounds) if rounds else []
+        traced = [
+            {name: syscalls(tree, STACKS[name][1], url, calls, warm) for name in stacks if name.startswith("async")}
+            for tree in (trees if args.syscalls and shutil.which("strace") else [])
+        ]
     report(trees, floors, per_tree, ratios)
+    for tree, figures in zip(trees, traced, strict=False):
+        print(f"System calls and event-loop turns per call, one in flight (strace), {tree}:")
+        for name, row in figures.items():
+            print(f"  {name:<22}" + ", ".join(f"{key} {value:g}" for key, value in row.items()))
     return 0
 
 
