@@ -52,7 +52,7 @@ def stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]] | None:
     except ImportError:  # not installed (the [pyreqwest] extra)
         return None
     from animalstore_client._core.serde import loads, structure
-    from animalstore_client._transports.pyreqwest import _response_headers
+    from animalstore_client._transports.pyreqwest import _raw_pairs
 
     target = f"{url}/pets?limit=100"
     # The headers the SDK sends for this call, in the form its transport hands pyreqwest.
@@ -88,7 +88,7 @@ def stacks(url: str) -> dict[str, Callable[[], Awaitable[Any]]] | None:
             stream = opened.build_streamed()
             response = await stream.__aenter__()
             try:
-                _response_headers(response)
+                _raw_pairs(response)
                 response.get_header("content-length")
                 body = bytes(await response.body_reader.bytes())
             finally:

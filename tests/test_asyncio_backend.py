@@ -346,3 +346,67 @@ def test_asyncios_transports_still_release_their_socket_through_call_connection_
     assert callable(getattr(transport_class, "_call_connection_lost", None)), (
         f"Python {sys.version_info[:2]} no longer has _SelectorTransport._call_connection_lost"
     )
+
+
+def _run_on(loop: str, main: Callable[[], Any]) -> None:
+    if loop == "uvloop":
+        importlib.import_module("uvloop").run(main())
+    else:
+        asyncio.run(main())
+
+
+LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(sys.platform == "win32", reason="no uvloop"))]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_connection_receives_every_answer_into_the_one_buffer_it_keeps(loop: str) -> None:
+    """Answer after answer on one connection lands in the same buffer: no allocation the size of a read per call
+    (a plain protocol is handed a new 256 KiB bytes of each read, which glibc maps and unmaps every time)."""
+
+    def answers(conn: socket.socket, index: int) -> None:
+        while _read_head(conn):
+            conn.sendall(_answer(b"x" * 7000))
+
+    async def run() -> None:
+        with _server(answers) as port:
+            stream: Any = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
+            buffers = set()
+            for _ in range(5):
+                await stream.write(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", timeout=BOUND)
+                received = b""
+                while not received.endswith(b"x" * 7000):
+                    received += await stream.read(65536, timeout=BOUND)
+                buffers.add(id(stream._buffer.obj))  # the bytearray under the view the transport receives into
+            await stream.aclose()
+            assert len(buffers) == 1
+
+    _run_on(loop, run)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_body_larger_than_the_buffer_read_slowly_arrives_whole_the_socket_paused_and_resumed(loop: str) -> None:
+    """4 MiB sent at once and read 4 KiB at a time, once 256 KiB wait unread: the socket's reading is paused at that
+    mark, resumed as the reader catches up, and every byte arrives once, in order, then the peer's close."""
+    body = bytes(range(256)) * (16 * 1024)
+
+    def flood(conn: socket.socket, index: int) -> None:
+        conn.sendall(body)
+        conn.shutdown(socket.SHUT_WR)
+        conn.recv(1)  # until the client closes
+
+    async def run() -> None:
+        with _server(flood) as port:
+            stream: Any = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=BOUND)
+            loop = asyncio.get_running_loop()
+            ends = loop.time() + BOUND
+            while not stream._paused_reading and loop.time() < ends:  # bounded: until the buffer reaches the mark
+                await asyncio.sleep(0.001)
+            assert stream._paused_reading, "reading was never paused with 256 KiB unread"
+            received = bytearray()
+            while chunk := await stream.read(4096, timeout=BOUND):
+                received += chunk
+            assert not stream._paused_reading
+            await stream.aclose()
+            assert received == body
+
+    _run_on(loop, run)

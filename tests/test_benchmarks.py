@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +220,32 @@ def test_before_after_benchmark_smoke_run() -> None:
     settings = [line.split()[0:2] for line in lines[2:]]
     assert settings == [["async", "C=1"], ["async", "C=10"], ["sync", "C=1"], ["sync", "C=10"]], result.stdout
     assert lines[0].startswith("Python function calls per call"), result.stdout
+
+
+def test_counts_benchmark_smoke_run() -> None:
+    """benchmarks/counts.py --quick --server fake counts the default async client and its floor under callgrind and
+    prints its instructions per call beside the floor's, the issue's target and the rate ratio (without valgrind it
+    says how to get it and counts nothing)."""
+    command = [sys.executable, str(SCRIPT.parent / "counts.py"), "--quick", "--server", "fake"]
+    result = subprocess.run(
+        [*command, "--stacks", "async httpx"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    if shutil.which("valgrind") is None:
+        assert "valgrind is not installed" in result.stdout
+        return
+    lines = result.stdout.splitlines()
+    assert any(line.split()[:3] == ["async", "aiohttp", "floor"] and line.endswith(" M") for line in lines)
+    row = next(line for line in lines if line.split()[:2] == ["async", "httpx"] and " M " in line)
+    per_call, over_floor = float(row.split()[2]), float(row.split()[4])
+    assert per_call > 0
+    assert over_floor > 0
+    assert "async httpx floor/instr >= 0.75" in result.stdout
+    assert "Rate, 100 in flight: the default async client over the aiohttp floor" in result.stdout
 
 
 def test_the_suites_cpu_is_recorded_per_test_with_its_subprocesses(tmp_path: Path) -> None:

@@ -20,9 +20,10 @@ transport of the caller's:
   the testing kit's in-process transports, report through it;
 - network-level code that cannot see the request (the SDK's pool, its
   network backends and streams) finds the running exchange in
-  `RUNNING` (or `running`) inside ``with exchange:``, which the transport
-  enters around its send and each body read: one context set, which carries
-  the deadline too.
+  `RUNNING` (or `running`), which the transport sets around its send (``with
+  exchange:``, or the same set and reset inline): one context set a call,
+  which carries the deadline too. The body's reads need none: the SDK's
+  network stream keeps the deadline of the request it wrote last.
 
 Nothing outside ``_core`` writes an exchange's fields. One pure function,
 `may_have_acted`, reads an exchange (and the answer's status, when one came)
@@ -176,15 +177,15 @@ _REACHED = {
 _HEADERS = frozenset({"http11.send_request_headers.started", "http2.send_request_headers.started"})
 
 RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
-"""The exchange whose send (or body read) is running in this context (``with exchange:``), else ``None``.
+"""The exchange whose send is running in this context (``with exchange:``), else ``None``.
 
 For code below the library that cannot see the request (the pool's network streams); one context set per
-send, which carries the deadline too (``RUNNING.get().deadline``).
+call, around its send, which carries the deadline too (``RUNNING.get().deadline``).
 """
 
 
 def running() -> Exchange | None:
-    """The exchange whose send (or body read) is running in this context, else ``None``."""
+    """The exchange whose send is running in this context, else ``None``."""
     return RUNNING.get()
 
 
@@ -320,7 +321,7 @@ class Exchange:
 
     def __enter__(self) -> None:
         """``with exchange:``: `RUNNING` is this exchange inside, for code below the library that cannot see the
-        request. The exchange is its own context manager: one is entered on every send and body read."""
+        request. The exchange is its own context manager, entered once a call, around the send."""
         self._token = RUNNING.set(self)
 
     def __exit__(self, *exc_info: object) -> None:

@@ -47,6 +47,7 @@ class _AsyncPyreqwestStream(PyreqwestHead[pyreqwest.response.Response]):
     ) -> None:
         super().__init__(response, response.status, request, started)
         self._opened = opened
+        self._raw = None
 
     async def whole_body(self) -> bytes | None:
         if not self._read_ahead_whole():

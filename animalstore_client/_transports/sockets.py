@@ -118,7 +118,7 @@ def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
 
     An open loop aborts each (the selector's system call fails on the closed descriptor, leaving the kernel's
     registration, which a forked parent may share, untouched). A closed loop cannot run the callback that
-    follows, so asyncio's private `_call_connection_lost` is called here (looked up, skipped if gone), or the
+    follows, so asyncio's private `_call_connection_lost` is called here (as `_Connection.abandon` does), or the
     transport would warn of an unclosed socket when collected. A loop without `_transports` (uvloop) is skipped.
     """
     transports = getattr(loop, "_transports", None)

@@ -48,6 +48,7 @@ class _PyreqwestStream(PyreqwestHead[pyreqwest.response.SyncResponse]):
     ) -> None:
         super().__init__(response, response.status, request, started)
         self._opened = opened
+        self._raw = None
 
     def whole_body(self) -> bytes | None:
         if not self._read_ahead_whole():

@@ -1,24 +1,15 @@
-"""httpcore's network backend on asyncio's own transports and protocols: the default backend's on asyncio.
+"""httpcore's network backend on asyncio's own transports and protocols (and uvloop's): the default backend's.
 
-httpcore's own async backend goes through anyio, which costs a cancel scope
-per read and write (the timeout) and builds a dict of socket attributes for
-each ``get_extra_info``; on asyncio's own loops this backend does the same
-job with a protocol that buffers what arrives and one timer per wait
-(docs/performance.md has the profile and the figures). It runs on uvloop
-too; under trio the default backend keeps anyio's. Only httpcore's public
-``AsyncNetworkBackend``/``AsyncNetworkStream`` interface is implemented, and
-every failure is httpcore's exception for it, as anyio's backend raises.
+httpcore's own async backend goes through anyio, which costs a cancel scope per read and write and a dict
+of socket attributes per ``get_extra_info``; this one receives into a buffer each connection keeps and waits
+with one timer (docs/performance.md). Under trio the default backend keeps anyio's. Only httpcore's public
+network interface is implemented, every failure raised as httpcore's exception, as anyio's backend raises it.
 
-anyio's backend is the reference: tests/test_network_backends.py runs every
-hostile-server, TLS, early-answer and upload scenario over both and expects
-the same outcome. Two things it does that asyncio does not by itself are
-done here: writing ends with the connection (a reset or close wakes a
-waiting write, and the next write raises httpcore's ``WriteError``, which
-httpcore takes as its cue to read the server's early answer), and names are
-resolved without the loop's default thread pool (IP literals and
-``localhost`` need no lookup; other names go to a resolver thread pool of the
-SDK's own, made anew in a forked child, where the loop's pool still counts
-the parent's threads as idle and a lookup would wait for ever).
+anyio's backend is the reference: tests/test_network_backends.py runs every hostile-server, TLS, early-answer
+and upload scenario over both. Two things asyncio does not do by itself are done here: writing ends with the
+connection (the next write raises httpcore's ``WriteError``, its cue to read the server's early answer), and
+names are resolved by the SDK's own resolver threads (`_transports.pool.resolver`), not the loop's default
+pool, which a forked child inherits with the parent's threads counted as idle.
 """
 
 from __future__ import annotations
@@ -31,7 +22,6 @@ import socket
 import ssl
 import threading
 import weakref
-from collections import deque
 from typing import Any, cast
 
 import httpcore
@@ -41,6 +31,8 @@ from animalstore_client._transports.sockets import opening_sync
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
+_ROOM = 64 * 1024
+"""Bytes one read from the socket may fill: the room kept in a connection's buffer (httpcore reads 64 KiB)."""
 _PAUSE_AT = 256 * 1024
 """Bytes buffered unread at which the socket stops being read, until the reader catches up."""
 _WRITE_SLICE = 64 * 1024
@@ -49,21 +41,27 @@ _TIMED_OUT = object()
 _HAS_POLL = hasattr(select, "poll")
 
 
-class _Protocol(asyncio.Protocol):
-    """What arrives on one connection, buffered until read; and whether writing must wait."""
+class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
+    """One connection: asyncio's protocol for its transport (plain, then TLS), and httpcore's stream over it.
+
+    The transport (asyncio's, plain or TLS, and uvloop's) receives into `get_buffer`'s room in a buffer the
+    connection keeps, where a plain protocol is handed a new ``bytes`` of each read, a 256 KiB allocation that
+    glibc maps and unmaps every time. What arrived and is unread is ``_buffer[_start:_end]``.
+    """
 
     __slots__ = (
-        "_buffered",
-        "_chunks",
+        "_buffer",
         "_drained",
-        "_eof",
+        "_end",
         "_error",
-        "_lost",
         "_owner",
         "_paused_reading",
         "_paused_writing",
+        "_start",
         "_waiter",
+        "ended",
         "loop",
+        "lost",
         "plain",
         "sock",
         "transport",
@@ -72,51 +70,55 @@ class _Protocol(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop, owner: AsyncioBackend) -> None:
         self.loop = loop
         self._owner = owner
-        self._chunks: deque[bytes] = deque()
-        self._buffered = 0
-        self._eof = False
+        self._buffer: memoryview = memoryview(bytearray(0))  # made at the first read (a failed connect needs none)
+        self._start = self._end = 0
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[Any] | None = None
         self._drained: asyncio.Future[Any] | None = None
-        self._paused_reading = False
-        self._paused_writing = False
-        self._lost = False
+        self._paused_reading = self._paused_writing = False
+        self.ended = False  # the peer closed its side, or the connection was lost
+        self.lost = False  # the connection is gone (a reset, or closed after the peer's close): nothing more is written
         self.transport: asyncio.Transport | None = None
         self.sock: socket.socket | None = None
+        """The socket connected under the transport, made by this backend (`abandon` closes it)."""
         self.plain: asyncio.BaseTransport | None = None
         """The transport over `sock` (under the TLS layer, for https): what releases the socket."""
-        """The socket connected under the transport, made by this backend (`_AsyncioStream.abandon` closes it)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport: create_connection's
 
-    def data_received(self, data: bytes) -> None:
-        self._chunks.append(data)
-        self._buffered += len(data)
-        if self._buffered >= _PAUSE_AT and not self._paused_reading:
-            reading = self._reading()
-            if reading is not None:
-                self._paused_reading = True
-                reading.pause_reading()
+    def get_buffer(self, sizehint: int) -> memoryview:
+        start, end, size = self._start, self._end, len(self._buffer)
+        if start == end and size == _ROOM:
+            self._start = self._end = end = 0  # all was read: the room starts at the front again
+        elif size - end < _ROOM // 2 or start == end:
+            # Too little room behind what is unread, or no buffer yet, or one grown for a slow reader: the unread
+            # bytes move to a new buffer (the transport may hold a view of the old), with as much room again or more.
+            unread = end - start
+            buffer = memoryview(bytearray(unread + max(_ROOM, unread)))
+            buffer[:unread] = self._buffer[start:end]
+            self._buffer, self._start, self._end = buffer, 0, unread
+            end = unread
+        return self._buffer[end:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._end += nbytes
+        if self._end - self._start >= _PAUSE_AT and not self._paused_reading:
+            self._read_socket(False)
         self._wake()
 
     def eof_received(self) -> bool:
-        self._eof = True
+        self.ended = True
         self._wake()
         return False  # close the transport: an HTTP/1.1 client has nothing more to send once the server is done
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._owner.forget(self)
-        self._eof = True
-        self._lost = True
+        self.ended = self.lost = True
         self._error = exc
         self._wake()
-        # Writing ends with the connection: asyncio never resumes writing on a lost one, so a
-        # writer waiting for that (or about to) would wait out its whole timeout, or for ever.
-        self._paused_writing = False
-        drained, self._drained = self._drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        # Writing ends with the connection: asyncio never resumes writing on a lost one (a writer would wait for ever).
+        self.resume_writing()
 
     def pause_writing(self) -> None:
         self._paused_writing = True
@@ -124,83 +126,128 @@ class _Protocol(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._paused_writing = False
         drained, self._drained = self._drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        _settle(drained, None)
 
-    def _reading(self) -> asyncio.ReadTransport | None:
-        """The transport whose reading `_PAUSE_AT` pauses: the socket's, under the TLS layer too.
-
-        Pausing the TLS layer instead would leave records piling up in its buffer, and
-        uvloop's drops what that buffer holds when the peer closes without a TLS
-        close_notify (its ``eof_received``). With the socket paused, the TLS layer
-        decrypts and hands on all it has at once, and sees the peer's close only after
-        the bytes before it: the same on every loop.
-        """
+    def _read_socket(self, resume: bool) -> None:
+        """Pause (at `_PAUSE_AT` unread) or resume reading the socket's transport, under the TLS layer too: paused
+        there, records would pile up in the TLS layer, which uvloop drops when the peer closes without a TLS
+        close_notify. With the socket paused, the TLS layer hands on all it has, then sees the peer's close."""
         # A stream transport either way (create_connection's); uvloop's are not asyncio's subclasses.
-        return cast("asyncio.ReadTransport | None", self.plain if self.plain is not None else self.transport)
+        reading = cast("asyncio.ReadTransport | None", self.plain if self.plain is not None else self.transport)
+        if reading is not None:
+            self._paused_reading = not resume
+            reading.resume_reading() if resume else reading.pause_reading()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        _settle(waiter, None)
 
-    async def read(self, max_bytes: int, timeout: float | None) -> bytes:
-        if not self._chunks and not self._eof:
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._start == self._end and not self.ended:
             waiter = self._waiter = self.loop.create_future()
             if await _within(self.loop, waiter, timeout) is _TIMED_OUT:
                 self._waiter = None
                 raise httpcore.ReadTimeout("no data arrived within the read timeout")
-        chunks = self._chunks
-        if chunks:
-            chunk = chunks.popleft()
-            while chunks and len(chunk) + len(chunks[0]) <= max_bytes:  # one read for what arrived in pieces
-                chunk += chunks.popleft()
-            if len(chunk) > max_bytes:
-                chunks.appendleft(chunk[max_bytes:])
-                chunk = chunk[:max_bytes]
-            self._buffered -= len(chunk)
-            if self._paused_reading and self._buffered < _PAUSE_AT // 2:
-                reading = self._reading()
-                if reading is not None:
-                    self._paused_reading = False
-                    reading.resume_reading()
-            return chunk
+        start = self._start
+        if start < self._end:
+            stop = min(self._end, start + max_bytes)
+            self._start = stop
+            if self._paused_reading and self._end - stop < _PAUSE_AT // 2:
+                self._read_socket(True)
+            return self._buffer[start:stop].tobytes()  # all that arrived (up to max_bytes): one read for many pieces
         if self._error is not None:
             raise httpcore.ReadError(str(self._error) or type(self._error).__name__) from self._error
         return b""  # the peer closed: httpcore reads this as the server's disconnect
 
-    async def drain(self, timeout: float | None) -> None:
-        if self._paused_writing:
-            drained = self._drained = self.loop.create_future()
-            if await _within(self.loop, drained, timeout) is _TIMED_OUT:
-                self._drained = None
-                raise httpcore.WriteTimeout("the request could not be written within the write timeout")
-        if self._lost:
-            # What was written may never have left: httpcore reads the server's early answer
-            # (a 401 or 413 sent before it closed) on a WriteError, as it does over anyio.
-            raise httpcore.WriteError(self.why_ended())
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        transport = cast("asyncio.Transport", self.transport)
+        view = memoryview(buffer)
+        for start in range(0, len(view), _WRITE_SLICE):
+            # Checked before every slice: the server may answer and close (or reset) while a
+            # large body is still going out, and a closed transport drops writes silently (or,
+            # under TLS, raises asyncio's own errors).
+            if self.ended or transport.is_closing():
+                raise httpcore.WriteError(self.why_ended())
+            # In slices, each drained: a TLS transport passes one large write straight down, and
+            # flow control (so the write timeout) would never reach this protocol.
+            try:
+                transport.write(view[start : start + _WRITE_SLICE])
+            except Exception as exc:  # asyncio's, whatever they are, become httpcore's
+                raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
+            if self._paused_writing:
+                drained = self._drained = self.loop.create_future()
+                if await _within(self.loop, drained, timeout) is _TIMED_OUT:
+                    self._drained = None
+                    raise httpcore.WriteTimeout("the request could not be written within the write timeout")
+            if self.lost:
+                # What was written may never have left: httpcore reads the server's early answer
+                # (a 401 or 413 sent before it closed) on a WriteError, as it does over anyio.
+                raise httpcore.WriteError(self.why_ended())
 
     def has_unread(self) -> bool:
         """Whether anything arrived that no read took yet: bytes, or the peer's close."""
-        return bool(self._chunks) or self._eof
+        return self._start < self._end or self.ended
 
-    def ended(self) -> bool:
-        """Whether the peer closed its side, or the connection was lost."""
-        return self._eof
+    async def aclose(self) -> None:
+        if self.lost:  # asyncio closed the socket already, and aborting again can raise
+            return
+        # No TLS close_notify exchange (anyio's backend, as httpcore uses it, sends none either).
+        try:
+            cast("asyncio.Transport", self.transport).abort()
+        except RuntimeError:
+            if self.loop.is_closed():  # the socket is closed without the loop
+                self.abandon()
+        except Exception:  # noqa: BLE001  # a transport asyncio is closing already: closed enough
+            return
 
-    def lost(self) -> bool:
-        """Whether the connection is gone (a reset, or closed after the peer's close): nothing more can be written."""
-        return self._lost
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        plain = cast("asyncio.Transport", self.transport)
+        if self.has_unread():
+            # Bytes before the handshake are no server's answer: read after it, they would pass
+            # for the authenticated response (anyio's TLS layer refuses them too).
+            plain.abort()
+            raise httpcore.ConnectError("the server sent data (or closed) before the TLS handshake")
+        try:
+            transport = await self.loop.start_tls(
+                plain,
+                self,
+                ssl_context,
+                server_hostname=server_hostname,
+                ssl_handshake_timeout=timeout if timeout is not None and timeout > 0 else None,
+            )
+        except Exception as exc:  # ssl's, the OS's and asyncio's own all become httpcore's
+            plain.abort()
+            if isinstance(exc, (TimeoutError, ConnectionAbortedError)) and "handshake" in str(exc).lower():
+                raise httpcore.ConnectTimeout(str(exc)) from exc
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        if transport is None:  # the loop closed under it
+            raise httpcore.ConnectError("the connection closed during the TLS handshake")
+        self.transport = transport  # what is written to and closed from now on: the TLS layer
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # Asked of an idle connection as the pool takes it or hands it on: anything received
+            # since its answer ended (the server's close, or bytes it should not have sent), by the
+            # loop already or still in the kernel (a busy loop may not have read it yet).
+            return self.has_unread() or _readable_now(self.sock)
+        if info == "socket":
+            return self.sock
+        if info == "ssl_object":
+            return cast("asyncio.Transport", self.transport).get_extra_info("ssl_object")
+        return None  # nothing else is read (httpcore's addresses reach no caller of the SDK)
 
     def abandon(self) -> None:
-        """Close this connection without its event loop: the loop is closed, or this is a forked child.
-
-        The socket goes first, so that nothing done to the transport after it
-        reaches the loop's selector (in a forked child, that selector is the
-        parent's too: unregistering the socket there would unregister it for
-        the parent). The transport is then aborted, so the loop holds no open
-        transport for the socket's number, which a new socket may reuse.
-        """
+        """Close this connection without its event loop (closed, or a forked child's). The socket goes first, so
+        that nothing done to the transport reaches the loop's selector (a forked child's is the parent's too);
+        the transport is then aborted, so the loop holds none for the number a new socket may reuse."""
         if self.sock is not None:
             self.sock.close()
         transport = self.transport
@@ -229,142 +276,37 @@ async def _within(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], 
     """``future``'s result, or ``_TIMED_OUT`` after ``timeout`` seconds: one timer, no task or cancel scope."""
     if timeout is None:
         return await future
-    timer = loop.call_later(timeout, _time_out, future)
+    timer = loop.call_later(timeout, _settle, future, _TIMED_OUT)
     try:
         return await future
     finally:
         timer.cancel()
 
 
-def _time_out(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_result(_TIMED_OUT)
-
-
-class _AsyncioStream(httpcore.AsyncNetworkStream):
-    """One connection: a transport (plain or TLS) and the protocol buffering what it receives.
-
-    ``sock`` is the socket this backend made and connected itself, so that
-    `abandon` can close it when the event loop that owns the transport is
-    gone (asyncio's transport hands out only a wrapper that cannot be closed).
-    """
-
-    __slots__ = ("_protocol", "_socket", "_transport")
-
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol, sock: socket.socket) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self._socket = sock
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return await self._protocol.read(max_bytes, timeout)
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        protocol = self._protocol
-        transport = self._transport
-        view = memoryview(buffer)
-        for start in range(0, len(view), _WRITE_SLICE):
-            # Checked before every slice: the server may answer and close (or reset) while a
-            # large body is still going out, and a closed transport drops writes silently (or,
-            # under TLS, raises asyncio's own errors).
-            if protocol.ended() or transport.is_closing():
-                raise httpcore.WriteError(protocol.why_ended())
-            # In slices, each drained: a TLS transport passes one large write straight down, and
-            # flow control (so the write timeout) would never reach this protocol.
-            try:
-                transport.write(view[start : start + _WRITE_SLICE])
-            except Exception as exc:  # asyncio's, whatever they are, become httpcore's
-                raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
-            await protocol.drain(timeout)
-
-    async def aclose(self) -> None:
-        if self._protocol.lost():  # asyncio closed the socket already, and aborting again can raise
-            return
-        # No TLS close_notify exchange (anyio's backend, as httpcore uses it, sends none either).
-        try:
-            self._transport.abort()
-        except RuntimeError:
-            if self._protocol.loop.is_closed():  # the socket is closed without the loop
-                self.abandon()
-        except Exception:  # noqa: BLE001  # a transport asyncio is closing already: closed enough
-            return
-
-    def abandon(self) -> None:
-        """Close the connection now, without the event loop: only once that loop is closed (or gone) for good."""
-        self._protocol.abandon()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = self._protocol.loop
-        if self._protocol.has_unread():
-            # Bytes before the handshake are no server's answer: read after it, they would pass
-            # for the authenticated response (anyio's TLS layer refuses them too).
-            self._transport.abort()
-            raise httpcore.ConnectError("the server sent data (or closed) before the TLS handshake")
-        try:
-            transport = await loop.start_tls(
-                self._transport,
-                self._protocol,
-                ssl_context,
-                server_hostname=server_hostname,
-                ssl_handshake_timeout=timeout if timeout is not None and timeout > 0 else None,
-            )
-        except Exception as exc:  # ssl's, the OS's and asyncio's own all become httpcore's
-            self._transport.abort()
-            if isinstance(exc, (TimeoutError, ConnectionAbortedError)) and "handshake" in str(exc).lower():
-                raise httpcore.ConnectTimeout(str(exc)) from exc
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        if transport is None:  # the loop closed under it
-            raise httpcore.ConnectError("the connection closed during the TLS handshake")
-        self._protocol.transport = transport  # what is written to and closed from now on: the TLS layer
-        return _AsyncioStream(transport, self._protocol, self._socket)
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            # Asked of an idle connection as the pool takes it or hands it on: anything received
-            # since its answer ended (the server's close, or bytes it should not have sent), by the
-            # loop already or still in the kernel (a busy loop may not have read it yet).
-            return self._protocol.has_unread() or _readable_now(self._socket)
-        if info == "socket":
-            return self._socket
-        if info == "ssl_object":
-            return self._transport.get_extra_info("ssl_object")
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        return None
+def _settle(future: asyncio.Future[Any] | None, result: object) -> None:
+    if future is not None and not future.done():
+        future.set_result(result)
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend on the running asyncio loop's transports (`for_running_loop` says which loops).
 
-    It knows the connections it opened that are still open, so that they can
-    be closed without their loop (`abandon`): when the loop that owned them is
-    closed, and in a forked child, where the parent's connections must not be
-    read (the child's copy of the loop would read the parent's answers).
+    It knows its open connections, to close them without their loop (`abandon`): once that loop is closed,
+    and in a forked child, whose copy of the loop would read the parent's answers.
     """
 
     def __init__(self) -> None:
-        self._open: set[_Protocol] = set()
+        self._open: set[_Connection] = set()
         self._lock = threading.Lock()
         _BACKENDS.add(self)
 
-    def track(self, protocol: _Protocol) -> None:
-        """A connection being opened: this backend's to abandon until it closes."""
+    def track(self, connection: _Connection) -> None:
         with self._lock:
-            self._open.add(protocol)
+            self._open.add(connection)
 
-    def forget(self, protocol: _Protocol) -> None:
-        """A connection closed: it is no longer this backend's to abandon."""
+    def forget(self, connection: _Connection) -> None:
         with self._lock:
-            self._open.discard(protocol)
+            self._open.discard(connection)
 
     def after_fork(self) -> None:
         """In a forked child: a lock of its own (a parent thread may have held this one), then `abandon`."""
@@ -372,12 +314,12 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         self.abandon()
 
     def abandon(self) -> None:
-        """Close every connection this backend opened, without their event loop (see `_Protocol.abandon`)."""
+        """Close every connection this backend opened, without their event loop (see `_Connection.abandon`)."""
         with self._lock:
-            protocols = list(self._open)
+            connections = list(self._open)
             self._open.clear()
-        for protocol in protocols:
-            protocol.abandon()
+        for connection in connections:
+            connection.abandon()
 
     async def connect_tcp(
         self,
@@ -389,40 +331,31 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         loop = asyncio.get_running_loop()
         local = None if local_address is None else (local_address, 0)
-        # Its own task, so that the timeout cancels the connecting and nothing else; and not
-        # asyncio.wait_for, which on 3.11 can return a connection for a cancelled call.
+        # Its own task, waited for at most the timeout, so that a timeout and the caller's cancellation stay
+        # apart; not asyncio.wait_for, which on 3.11 can return a connection for a cancelled call.
         connecting = loop.create_task(_connect(self, loop, host, port, local))
-        timed_out: list[bool] = []
-
-        def time_out() -> None:
-            timed_out.append(True)
-            connecting.cancel()
-
-        timer = None if timeout is None else loop.call_later(timeout, time_out)
         try:
-            transport, protocol = await connecting
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            cancelling = getattr(current, "cancelling", None)  # 3.11+: whether the caller is being cancelled
-            if not timed_out or (cancelling is not None and cancelling()):
-                _abort_when_connected(connecting)  # the caller was cancelled: nothing may stay open
-                raise
-            raise httpcore.ConnectTimeout(f"no connection to {host}:{port} within the connect timeout") from None
+            done, _ = await asyncio.wait((connecting,), timeout=timeout)
+        except BaseException:  # the caller was cancelled: nothing may stay open, made by now or later
+            _abort_when_connected(connecting)
+            raise
+        if not done:
+            _abort_when_connected(connecting)
+            raise httpcore.ConnectTimeout(f"no connection to {host}:{port} within the connect timeout")
+        try:
+            connection = connecting.result()
         except Exception as exc:  # refused, unreachable, a name that is not one: httpcore's
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        finally:
-            if timer is not None:
-                timer.cancel()
-        sock = protocol.sock
+        transport = cast("asyncio.Transport", connection.transport)
         try:
-            if sock is None or transport.is_closing():
+            if connection.sock is None or transport.is_closing():
                 raise ConnectionResetError("the server closed the connection as it was opened")
             for option in socket_options or ():
-                sock.setsockopt(*option)
+                connection.sock.setsockopt(*option)
         except OSError as exc:
             transport.abort()
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return _AsyncioStream(transport, protocol, sock)
+        return connection
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -434,25 +367,22 @@ _HAPPY_EYEBALLS_DELAY = 0.25
 
 async def _connect(
     backend: AsyncioBackend, loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
-) -> tuple[asyncio.Transport, _Protocol]:
+) -> _Connection:
     """A connection to the first of ``host``'s addresses that answers, tried as RFC 8305 says (Happy Eyeballs).
 
-    The next address is tried alongside once the last one has had `_HAPPY_EYEBALLS_DELAY`
-    seconds, or at once when it fails. Written here rather than asyncio's
-    ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the
-    caller is cancelled (Python 3.11): every attempt that does not win, and every
-    one if the caller is cancelled, is closed here.
+    The next address starts alongside after `_HAPPY_EYEBALLS_DELAY` seconds, or at once when one fails. Not
+    asyncio's ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the caller is cancelled
+    (Python 3.11): here every attempt that does not win is closed.
     """
     infos = await resolve(host, port)
-    attempts: dict[asyncio.Task[Any], _Protocol] = {}
-    pending: set[asyncio.Task[Any]] = set()
+    attempts: list[asyncio.Task[_Connection]] = []
+    pending: set[asyncio.Task[_Connection]] = set()
     errors: list[BaseException] = []
-    won: asyncio.Task[Any] | None = None
+    won: asyncio.Task[_Connection] | None = None
     try:
         for family, _, _, _, address in interleaved(infos):
-            protocol = _Protocol(loop, backend)
-            attempt = loop.create_task(_open(backend, loop, protocol, family, address, local))
-            attempts[attempt] = protocol
+            attempt = loop.create_task(_open(backend, loop, family, address, local))
+            attempts.append(attempt)
             pending.add(attempt)
             won = await _first_to_connect(pending, errors, _HAPPY_EYEBALLS_DELAY)
             if won is not None:
@@ -461,44 +391,33 @@ async def _connect(
             won = await _first_to_connect(pending, errors, None)
         if won is None:
             raise errors[-1] if errors else OSError(f"{host} has no address to connect to")
-        transport, _ = won.result()
-        return transport, attempts[won]
+        return won.result()
     finally:
         for attempt in attempts:
             if attempt is not won:
-                attempt.cancel()
                 _abort_when_connected(attempt)
 
 
 async def _open(
-    backend: AsyncioBackend,
-    loop: asyncio.AbstractEventLoop,
-    protocol: _Protocol,
-    family: int,
-    address: Any,
-    local: tuple[str, int] | None,
-) -> tuple[asyncio.Transport, _Protocol]:
-    """A transport over a socket made and connected here, so that this backend holds the socket itself.
-
-    What ``loop.create_connection(host, port)`` does for one address, with the
-    socket kept (`_AsyncioStream.abandon`): closed here if anything fails or the
-    attempt is cancelled before the transport owns it.
-    """
+    backend: AsyncioBackend, loop: asyncio.AbstractEventLoop, family: int, address: Any, local: tuple[str, int] | None
+) -> _Connection:
+    """``loop.create_connection`` for one address, over a socket made here and kept (`_Connection.abandon`): closed
+    here if anything fails or the attempt is cancelled before the transport owns it."""
+    connection = _Connection(loop, backend)
     with opening_sync():  # made and tracked as one step: a fork never finds it in between
-        sock = protocol.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        backend.track(protocol)  # from now: a fork while it connects must find it too
+        sock = connection.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        backend.track(connection)  # from now: a fork while it connects must find it too
     try:
         sock.setblocking(False)
         if local is not None:
             sock.bind(local)
         await loop.sock_connect(sock, address)
-        transport, _ = await loop.create_connection(lambda: protocol, sock=sock)
+        connection.plain, _ = await loop.create_connection(lambda: connection, sock=sock)
     except BaseException:
-        backend.forget(protocol)
+        backend.forget(connection)
         sock.close()
         raise
-    protocol.plain = transport
-    return transport, protocol
+    return connection
 
 
 _BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()
@@ -506,13 +425,8 @@ _BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    """A child must not read the parent's connections: they are closed here, before its loop runs again.
-
-    The child's copy of an event loop shares its selector with the parent,
-    so a connection of the parent's still registered there would have its
-    answers read by the child first. Closing the child's copy of each socket
-    leaves the parent's untouched.
-    """
+    """The child closes its copies of the parent's connections before its loop runs again: that loop shares its
+    selector with the parent's, and would read the parent's answers first. The parent's sockets stay untouched."""
     for backend in list(_BACKENDS):
         backend.after_fork()
 
@@ -522,8 +436,8 @@ if hasattr(os, "register_at_fork"):  # POSIX
 
 
 async def _first_to_connect(
-    pending: set[asyncio.Task[Any]], errors: list[BaseException], delay: float | None
-) -> asyncio.Task[Any] | None:
+    pending: set[asyncio.Task[_Connection]], errors: list[BaseException], delay: float | None
+) -> asyncio.Task[_Connection] | None:
     """The first of ``pending`` to connect; ``None`` after ``delay`` seconds, after a failure, or once none is left."""
     while pending:
         done, _ = await asyncio.wait(pending, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
@@ -542,12 +456,13 @@ async def _first_to_connect(
     return None
 
 
-def _abort_when_connected(connecting: asyncio.Task[Any]) -> None:
-    """Close the connection ``connecting`` made, now or once it is made: its caller has gone."""
+def _abort_when_connected(connecting: asyncio.Task[_Connection]) -> None:
+    """Stop ``connecting``, and close the connection it made, now or once it is made: its caller has gone."""
+    connecting.cancel()
 
-    def abort(task: asyncio.Task[Any]) -> None:
+    def abort(task: asyncio.Task[_Connection]) -> None:
         if not task.cancelled() and task.exception() is None:
-            task.result()[0].abort()
+            cast("asyncio.Transport", task.result().transport).abort()
 
     connecting.add_done_callback(abort)
 
@@ -571,13 +486,8 @@ def _readable_now(sock: Any) -> bool:
 
 
 def for_running_loop() -> AsyncioBackend | None:
-    """This backend when the running loop is asyncio's own or uvloop's; ``None`` under trio or another loop.
-
-    uvloop runs asyncio's transport and protocol interface, which is all this
-    backend uses, and its TLS transport is held to the same rule as asyncio's
-    (`_Protocol._reading`): the same stray-answer check and early answers on
-    both (tests/test_network_backends.py runs its scenarios on each).
-    """
+    """This backend when the running loop is asyncio's own or uvloop's (its transports and protocols are all this
+    backend uses; tests/test_network_backends.py runs every scenario on both); ``None`` under trio or another loop."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # trio

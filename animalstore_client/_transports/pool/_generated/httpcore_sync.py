@@ -19,7 +19,7 @@ import httpx
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.defaults import DEFAULT_LIMITS
 from animalstore_client._core.exceptions import AnimalStoreError
-from animalstore_client._core.exchange import Exchange
+from animalstore_client._core.exchange import RUNNING, Exchange
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
 from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
@@ -49,11 +49,7 @@ _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ 
 
 
 class _HttpcoreStream(LibraryStream[httpcore.Response]):
-    __slots__ = ("_exchange",)
-
-    def __init__(self, response: httpcore.Response, exchange: Exchange, started: float) -> None:
-        super().__init__(response, response.status, exchange.request, started)
-        self._exchange = exchange
+    __slots__ = ()
 
     def _library_headers(self) -> httpx.Headers:
         return headers_from_library(self._response.headers)
@@ -73,13 +69,13 @@ class _HttpcoreStream(LibraryStream[httpcore.Response]):
         return self._chunks()
 
     def _chunks(self) -> Iterator[bytes]:
-        # The deadline network backend reads the deadline while each chunk is read, and only then.
+        # No context is set around each chunk: the deadline network stream holds every read of the body to the
+        # deadline of the call whose request it wrote (one context set a call, the send's).
         chunks = self._response.iter_stream().__iter__()
         try:
             while True:
                 try:
-                    with self._exchange:
-                        chunk = next(chunks, None)
+                    chunk = next(chunks, None)
                 except _FAILURES as exc:
                     raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
                 if chunk is None:
@@ -177,11 +173,14 @@ class HttpcoreTransport:
         # The pool and its network streams report to the attempt's exchange (a connection opened, none free, the
         # first byte written): what "was it stored?" is decided from. A mock patched in below here (respx) reports
         # nothing, so its failures are no evidence.
+        # `with exchange:` inline: two calls fewer on every call.
+        token = RUNNING.set(exchange)
         try:
-            with exchange:
-                response = pool.handle_request(core)
+            response = pool.handle_request(core)
         except _FAILURES as exc:
             raise translated(exc, request, _HTTPCORE_FAILURES) from exc
+        finally:
+            RUNNING.reset(token)
         extensions = cast("dict[str, object]", response.extensions)  # pyright: ignore[reportUnknownMemberType]
         if getattr(extensions.get("network_stream"), "unread_since_write", False):
             # The head was parsed from bytes already buffered before this request was
@@ -193,7 +192,7 @@ class HttpcoreTransport:
                 "response on this connection; the connection was closed",
                 request=request,
             )
-        return _HttpcoreStream(response, exchange, started)
+        return _HttpcoreStream(response, response.status, request, started)
 
     def close(self) -> None:
         """Close every pool and its connections."""

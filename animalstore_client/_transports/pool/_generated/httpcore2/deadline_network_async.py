@@ -36,7 +36,7 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
     once it has passed.
     """
 
-    __slots__ = ("_sockets", "_stream", "unread_since_write")
+    __slots__ = ("_deadline", "_sockets", "_stream", "unread_since_write")
 
     def __init__(self, stream: httpcore2.AsyncNetworkStream, sockets: Sockets) -> None:
         self._stream = stream
@@ -45,12 +45,14 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
         sockets.add(stream.get_extra_info("socket"))
         self.unread_since_write = False
         """Whether nothing was read since the last write: an answer now came before the request did."""
+        self._deadline: float | None = None
+        """The deadline of the call whose request was written last: what every read until the next write is for."""
 
     async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+        # An HTTP/1.1 connection reads only the answer to the request it wrote last: that call's deadline, kept
+        # at the write, holds the body's reads too, so a body is read with no context set around each chunk.
         self.unread_since_write = False
-        exchange = RUNNING.get()  # read inline, as every read of a body passes here
-        deadline = None if exchange is None else exchange.deadline
-        return await self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, deadline))
+        return await self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, self._deadline))
 
     async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
         self.unread_since_write = True
@@ -63,6 +65,7 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
             if exchange.phase < WRITING and buffer and buffer[:8] != b"CONNECT ":
                 exchange.first_byte()
             deadline = exchange.deadline
+        self._deadline = deadline
         await self._stream.write(buffer, within(timeout, httpcore2.WriteTimeout, deadline))
 
     async def aclose(self) -> None:
