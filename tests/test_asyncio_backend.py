@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -410,3 +411,36 @@ def test_a_body_larger_than_the_buffer_read_slowly_arrives_whole_the_socket_paus
             assert received == body
 
     _run_on(loop, run)
+
+
+def test_the_import_checks_of_the_asyncio_reaches_fail_loudly_when_asyncio_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`check_transport_table`, run when the asyncio network layer and the aiohttp transport are imported, passes
+    on this Python and names what is gone when asyncio's transports lose ``_call_connection_lost``."""
+    import asyncio.selector_events
+
+    from animalstore_client import AnimalStoreError
+    from animalstore_client._transports.sockets import check_transport_table
+
+    check_transport_table()
+    monkeypatch.delattr(asyncio.selector_events._SelectorTransport, "_call_connection_lost")  # type: ignore[attr-defined]
+    with pytest.raises(AnimalStoreError, match="_call_connection_lost"):
+        check_transport_table()
+
+
+def test_the_pool_refuses_an_httpcore_that_no_longer_asks_is_readable() -> None:
+    """The pool's import checks that httpcore's idle check still asks ``is_readable`` (which the SDK's stream
+    answers): an httpcore without the query fails the import by name, not silently at the first dead connection."""
+    code = (
+        "import httpcore\n"
+        "def has_expired(self): return False\n"
+        "httpcore.AsyncHTTP11Connection.has_expired = has_expired\n"
+        "try:\n"
+        "    import animalstore_client._transports.pool.httpcore_async\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert "no longer asks" in out.stdout
+    assert "is_readable" in out.stdout

@@ -79,20 +79,25 @@ def _after_fork_in_parent() -> None:
 
 
 def check_transport_table() -> None:
-    """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor.
+    """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor, or their
+    transports no longer let go of their socket through ``_call_connection_lost``.
 
-    `release_transports` reads that table (``_transports``, private; docs/architecture.md says why). Checked
-    at the aiohttp transport's import without making a loop: the loop's constructor must set the name.
+    `release_transports` and the pool's `_Connection.abandon` use both (private; docs/architecture.md says why).
+    Checked at the aiohttp transport's and the asyncio network layer's import, without making a loop.
     """
-    from asyncio.selector_events import BaseSelectorEventLoop
+    from asyncio import selector_events
 
-    if "_transports" not in BaseSelectorEventLoop.__init__.__code__.co_names:
+    transport_class = getattr(selector_events, "_SelectorTransport", None)
+    if "_transports" not in selector_events.BaseSelectorEventLoop.__init__.__code__.co_names or not callable(
+        getattr(transport_class, "_call_connection_lost", None)
+    ):
         from animalstore_client._core.exceptions import AnimalStoreError
 
         raise AnimalStoreError(
-            "asyncio's selector event loop no longer keeps its transports in _transports, which the SDK reads "
-            "to let go of a connection whose socket it closed without the loop (an ended loop, a forked child): "
-            "use a Python release this SDK was tested with, or a newer animalstore-client"
+            "asyncio's selector event loop no longer keeps its transports in _transports, or its transports no "
+            "longer have _call_connection_lost, which the SDK uses to let go of a connection whose socket it "
+            "closed without the loop (an ended loop, a forked child): use a Python release this SDK was tested "
+            "with, or a newer animalstore-client"
         )
 
 

@@ -27,6 +27,16 @@ from animalstore_client._transports.shared import AsyncLibraryStream, Translatio
 
 __all__ = ["AsyncHttpcoreTransport"]
 
+# httpcore asks an idle connection's network stream `get_extra_info("is_readable")` (in `has_expired`) to drop
+# one the server closed or that holds stray bytes; the SDK's asyncio stream answers it (a query httpcore's
+# interface does not document: docs/architecture.md's reaches). Unasked, a dead connection would be reused.
+if "is_readable" not in httpcore.AsyncHTTP11Connection.has_expired.__code__.co_consts:
+    raise ImportError(
+        f"animalstore_client answers httpcore's is_readable query of an idle connection, which httpcore "
+        f"{httpcore.__version__} no longer asks: install the httpcore release this SDK was tested with, or a newer "
+        "animalstore-client"
+    )
+
 
 # httpcore's failures and the httpx class the retry policy knows each by (the ones
 # httpx's own transport maps them to), most specific first.

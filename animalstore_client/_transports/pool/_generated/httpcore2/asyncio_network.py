@@ -29,7 +29,7 @@ from typing import Any, cast
 import httpcore2
 
 from animalstore_client._transports.pool.resolver import interleaved, resolve
-from animalstore_client._transports.sockets import opening_sync
+from animalstore_client._transports.sockets import check_transport_table, opening_sync
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
@@ -264,10 +264,8 @@ class _Connection(asyncio.BufferedProtocol, httpcore2.AsyncNetworkStream):
                 return
         # A closed loop (or an abort stopped half-way) cannot run the callback that lets the transport
         # go of its socket, and the transport would warn, when collected, of a socket left open.
-        release = getattr(self.plain, "_call_connection_lost", None)
-        if release is not None:
-            with contextlib.suppress(Exception):
-                release(None)
+        with contextlib.suppress(Exception):  # checked at import (check_transport_table)
+            self.plain._call_connection_lost(None)  # type: ignore[union-attr]  # noqa: SLF001  # pyright: ignore
 
     def why_ended(self) -> str:
         """What ended the connection, for a write refused on it."""
@@ -435,6 +433,7 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
+check_transport_table()
 
 
 async def _first_to_connect(

@@ -30,6 +30,16 @@ from animalstore_client._transports.shared import AsyncLibraryStream, Translatio
 
 __all__ = ["AsyncHttpcore2Transport"]
 
+# httpcore2 asks an idle connection's network stream `get_extra_info("is_readable")` (in `has_expired`) to drop
+# one the server closed or that holds stray bytes; the SDK's asyncio stream answers it (a query httpcore2's
+# interface does not document: docs/architecture.md's reaches). Unasked, a dead connection would be reused.
+if "is_readable" not in httpcore2.AsyncHTTP11Connection.has_expired.__code__.co_consts:
+    raise ImportError(
+        f"animalstore_client answers httpcore2's is_readable query of an idle connection, which httpcore2 "
+        f"{httpcore2.__version__} no longer asks: install the httpcore2 release this SDK was tested with, or a newer "
+        "animalstore-client"
+    )
+
 
 # httpcore2's failures and the httpx class the retry policy knows each by (the ones
 # httpx's own transport maps them to), most specific first.
