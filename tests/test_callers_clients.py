@@ -430,7 +430,7 @@ def test_the_callers_code_raising_in_its_client_is_a_middleware_error_not_retrie
         settings["transport"] = library.MockTransport(broken)
     http = _library_client(kind, **settings)
     client = _sdk_client(kind, http, loop, max_retries=2)
-    part = "the transport of http_client" if where == "transport" else "an event hook of http_client"
+    part = "an event hook or the transport of http_client"
     with pytest.raises(MiddlewareError, match=rf"^{part} \(tests\.test_callers_clients\.\S+\) raised") as info:
         client.list_pets()
     assert calls == [where]  # once: not retried
@@ -457,7 +457,7 @@ def test_a_hook_failing_inside_the_library_is_the_callers_and_sent_once(
     with LoopbackServer([respond(200, [PET])]) as server:
         http = callers.library_client(kind, event_hooks={"response": [_hook(kind, read)]})
         client = callers.sdk_client(kind, http, base_url=server.base_url, max_retries=2)
-        with pytest.raises(MiddlewareError, match=r"^an event hook of http_client \(tests\.") as info:
+        with pytest.raises(MiddlewareError, match=r"^an event hook or the transport of http_client \(tests\.") as info:
             client.list_pets()
         assert len(server.received) == 1
     assert sleeps == []
@@ -573,7 +573,9 @@ def test_a_file_system_oserror_from_a_hook_is_the_callers(
 
     http = _library_client(kind, transport=_answering(kind, seen), event_hooks={"request": [_hook(kind, read_config)]})
     client = _sdk_client(kind, http, loop, max_retries=2)
-    with pytest.raises(MiddlewareError, match=r"^an event hook of http_client .* raised FileNotFoundError"):
+    with pytest.raises(
+        MiddlewareError, match=r"^an event hook or the transport of http_client .* raised FileNotFoundError"
+    ):
         client.list_pets()
     assert seen == []
     assert sleeps == []

@@ -82,8 +82,9 @@ class AsyncTransport(Protocol):
         ...
 
     def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
-        """What of the caller's the library ran, as an error names it (``"an event hook of http_client"``), from
-        ``called_by``, the (top-level package, function) of the frame that called it; ``None`` for the SDK's own."""
+        """What of the caller's the library ran, as an error names it (``"an event hook or the transport of
+        http_client"``), from ``called_by``, the (top-level package, function) of the frame that called it; ``None``
+        for the SDK's own."""
         ...
 
     async def send(self, exchange: Exchange) -> AsyncResponseStream:

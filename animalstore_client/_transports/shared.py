@@ -136,20 +136,11 @@ def translated(
     return kind(text or type(exc).__name__, request=request)
 
 
-# The functions of httpx (and of httpx2, the same code) that call code of the caller's: the event hooks are
-# run around each request it sends, the transport sends it (httpx's MockTransport calls its handler).
-_HTTPX_HOOKS = frozenset({"_send_handling_redirects"})
-_HTTPX_TRANSPORTS = frozenset({"_send_single_request", "handle_request", "handle_async_request"})
-
-
 def callers_part_in_httpx(library: str, called_by: tuple[str, str] | None) -> str:
-    """What of a caller's httpx (or httpx2, as ``library``) client ran their code, from the frame that called it."""
-    package, function = called_by or ("", "")
-    if package == library and function in _HTTPX_HOOKS:
-        return "an event hook of http_client"
-    if package == library and function in _HTTPX_TRANSPORTS:
-        return "the transport of http_client"
-    return "code of yours inside http_client"
+    """What of a caller's httpx (or httpx2, as ``library``) client ran their code: inside one of its frames, one
+    of its event hooks or its transport (which of them, only httpx's private function names would tell)."""
+    package = (called_by or ("", ""))[0]
+    return "an event hook or the transport of http_client" if package == library else "code of yours inside http_client"
 
 
 def request_hooks_in_httpx(client: Any, refusal: ClientRuleBroken) -> str:
