@@ -73,7 +73,7 @@ def bases() -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a figure is past its limit")
     args = parser.parse_args(argv)
     sizes = hand_written()

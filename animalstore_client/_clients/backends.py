@@ -1,10 +1,7 @@
 """Which HTTP library a client sends through: choosing it, and importing it only when chosen.
 
-httpx is the default for both clients. httpx2 (both), aiohttp (async) and
-pyreqwest (both) are optional extras; their modules are imported only when a client asks for them, so
-``import animalstore_client`` never loads them. Under ``"httpx"`` and
-``"httpx2"`` a client given no ``http_client`` sends through the SDK's own
-pool (over httpcore or httpcore2: the same code, generated).
+An optional library's modules are imported only when a client asks for them, so ``import animalstore_client``
+never loads them.
 """
 
 from __future__ import annotations
@@ -55,13 +52,8 @@ def _classes(client: Literal["sync", "async"]) -> dict[str, tuple[str, str]]:
 _ASYNC_CLASSES = _classes("async")
 _SYNC_CLASSES = _classes("sync")
 REFUSED_CLIENTS = frozenset(library.name for library in LIBRARIES if library.callers_clients_refused)
-"""The libraries whose client is told apart as ``http_client`` only to be refused, whatever its settings.
-
-A built pyreqwest client may follow redirects, and can neither be asked nor
-told otherwise per request (`_transports.pyreqwest.refusal` says so to the
-caller); ``backend="pyreqwest"`` builds the SDK's own. ``http_client``'s type
-no longer names such a library's classes, but one may still be passed.
-"""
+"""The libraries whose client is told apart as ``http_client`` only to be refused, whatever its settings (a
+pyreqwest client may follow redirects, and cannot be told otherwise per request: `_transports.pyreqwest.refusal`)."""
 # The libraries whose client may carry credentials it adds to every request, in its public `auth` property.
 _CLIENT_AUTH = frozenset(library.name for library in LIBRARIES if library.client_auth)
 # Each client's transport for each backend: over a caller's http_client, or over a library client the SDK
@@ -83,29 +75,20 @@ REQUIREMENTS = {
 
 
 def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
-    """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "pyreqwest"``.
-
-    A suggestion of another backend names only the ones that client has (aiohttp is async only): the names come
-    from the client's own table.
-    """
+    """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "pyreqwest"``."""
     names = [f'"{name}"' for name in classes if name != library]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
-    """Import an optional library, or say exactly how to install it.
-
-    ``classes`` are the client's (`_ASYNC_CLASSES` or `_SYNC_CLASSES`), whose other backends are suggested.
-    """
-    declared = by_name(library)
+    """Import an optional library, or say exactly how to install it (``classes``, the client's, go unused)."""
     try:
-        module = importlib.import_module(library)
+        return importlib.import_module(library)
     except ImportError:
         raise AnimalStoreError(
             f'backend="{library}" needs the {library} library, which is not installed: '
-            f'pip install "{declared.requirement}" (what the [{library}] extra installs)'
+            f'pip install "{by_name(library).requirement}" (what the [{library}] extra installs)'
         ) from None
-    return module
 
 
 def _imported(place: tuple[str, str]) -> Any:
@@ -260,23 +243,6 @@ def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     return _choose(backend, http_client, _SYNC_CLASSES, _SYNC_TRANSPORTS)  # type: ignore[return-value]
 
 
-def _verify_without_context(
-    backend: str, verify: bool | str | ssl.SSLContext, classes: dict[str, tuple[str, str]]
-) -> bool | str:
-    """``verify`` as a library with a TLS stack of its own takes it (``takes_ssl_context=False``: pyreqwest's
-    rustls): CA files, no `ssl.SSLContext`."""
-    if isinstance(verify, ssl.SSLContext):
-        raise ClientValidationError(
-            f'backend="{backend}" cannot use verify=<ssl.SSLContext>: its TLS is not the ssl module\'s, and has no '
-            "ssl module context. Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use "
-            f"another backend (backend={_instead(backend, classes)})",
-            argument="verify",
-            rule=f"True, False or a CA bundle path with {backend}",
-            value=verify,
-        )
-    return verify
-
-
 def _new_transport(
     backend: str,
     http_client: object,
@@ -289,14 +255,23 @@ def _new_transport(
 
     ``classes``, ``transports`` and ``own_pools`` are the client's own tables (`_ASYNC_CLASSES`...).
     """
-    if by_name(backend).requirement is not None:
+    declared = by_name(backend)
+    if declared.requirement is not None:
         require(backend, classes)
     if backend in own_pools:
         if http_client is None:
             return _imported(own_pools[backend])(ssl_context(verify))
         return _imported(transports[backend])(http_client)
-    if not by_name(backend).takes_ssl_context:
-        verify = _verify_without_context(backend, verify, classes)
+    # A library with a TLS stack of its own (pyreqwest's rustls) takes CA files, no `ssl.SSLContext`.
+    if not declared.takes_ssl_context and isinstance(verify, ssl.SSLContext):
+        raise ClientValidationError(
+            f'backend="{backend}" cannot use verify=<ssl.SSLContext>: its TLS is not the ssl module\'s, and has no '
+            "ssl module context. Give verify the path of the CA bundle instead (verify='/path/to/ca.pem'), or use "
+            f"another backend (backend={_instead(backend, classes)})",
+            argument="verify",
+            rule=f"True, False or a CA bundle path with {backend}",
+            value=verify,
+        )
     return _imported(transports[backend])(http_client, verify=verify)
 
 

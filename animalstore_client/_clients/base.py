@@ -1,12 +1,4 @@
-"""What both clients share: configuration, `with_options`, pickling, the properties; no I/O.
-
-The clients themselves are `AsyncAnimalStoreClient` (``_clients.client_async``, written
-by hand) and `AnimalStoreClient` (``_clients._generated.client_sync``, generated from it by
-``scripts/unasync.py``), each built on `BaseClient` alone. Each holds a sender (``_clients.send_loop_async``
-and its twin): the send loop, with the client's `Settings`, its `Pool` and its I/O strategy
-(``_clients.shells``). The decisions of the send loop live in ``_core.attempts`` and ``_core.body``; the
-HTTP library sits behind ``_transports.seam_async``.
-"""
+"""What both clients share: configuration, `with_options`, pickling, the properties; no I/O."""
 
 from __future__ import annotations
 
@@ -36,12 +28,7 @@ from animalstore_client._core.middleware import AsyncMiddleware, Middleware
 from animalstore_client._core.operations import RequestConfig
 from animalstore_client._core.secrets import forget_locals, redact_url
 from animalstore_client._core.tls import ssl_context
-from animalstore_client._core.validation import (
-    NOT_GIVEN,
-    NotGiven,
-)
-from animalstore_client._transports._generated.seam_sync import Transport
-from animalstore_client._transports.seam_async import AsyncTransport
+from animalstore_client._core.validation import NOT_GIVEN, NotGiven
 from animalstore_client._version import __version__
 
 if TYPE_CHECKING:
@@ -58,26 +45,6 @@ def _user_agent(library: str) -> str:
     """``animalstore-client-python/<v> <library>/<v> Python/<v>``: the library that sends, as ``transport.library``."""
     python = "{}.{}.{}".format(*sys.version_info[:3])
     return f"animalstore-client-python/{__version__} {library} Python/{python}"
-
-
-def _build_config(
-    transport: Transport | AsyncTransport,
-    base_url: str,
-    api_key: str,
-    default_headers: Mapping[str, str],
-    timeout: httpx.Timeout,
-) -> RequestConfig:
-    # The httpx client's own headers (Accept-Encoding, a caller's tracing
-    # headers) come first, so that headers the SDK needs always win.
-    headers = httpx.Headers(transport.default_headers)
-    headers["Accept"] = "application/json"
-    # Only the codings the send loop can undo itself (see _body.BodyReader).
-    headers["Accept-Encoding"] = ACCEPT_ENCODING
-    headers["User-Agent"] = _user_agent(transport.library)
-    for name, value in default_headers.items():
-        headers[name] = value
-    headers["Authorization"] = f"Bearer {api_key}"
-    return RequestConfig(base_url=base_url, headers=dict(headers.items()), timeout=timeout)
 
 
 class _Sender(Protocol):
@@ -135,7 +102,8 @@ class BaseClient(Generic[S]):
 
     def _pool_for(self, settings: Settings[Any, Any], http_client: object) -> Pool:
         """The pool of a new client: over ``http_client``, or over a transport of the SDK's own."""
-        verify = self._transport_verify(settings)
+        # A library that takes no `ssl.SSLContext` (pyreqwest's rustls) gets ``verify`` itself.
+        verify = (self._ssl_context or True) if by_name(settings.backend).takes_ssl_context else settings.verify
         transport = self._new_transport(settings.backend, http_client, verify=verify)
         remake = functools.partial(self._new_transport, settings.backend, None, verify=verify)
         self._owns_pool = http_client is None
@@ -146,13 +114,8 @@ class BaseClient(Generic[S]):
         return self._sender.settings
 
     def _warn_once_made(self, http_client: object) -> None:
-        """Warn at the caller's line about how the client was made, once per construction the caller wrote.
-
-        A ``base_url`` of the caller's own client that the SDK does not use: it
-        sends every request to its own ``base_url``, so a client made for
-        another URL would otherwise be silently redirected there. A
-        `with_options` copy or a client loaded from a pickle does not warn again.
-        """
+        """Warn at the caller's line of a ``base_url`` of the caller's own client, which the SDK does not use (its
+        requests would otherwise be silently redirected); a client loaded from a pickle does not warn again."""
         if _REMAKING.get():
             return
         theirs = callers_base_url(http_client)
@@ -166,10 +129,18 @@ class BaseClient(Generic[S]):
             )
 
     def _request_config(self) -> RequestConfig:
-        settings = self._settings
-        return _build_config(
-            self._sender.pool.transport, settings.base_url, settings.api_key, settings.default_headers, settings.timeout
-        )
+        """What every request of this client is built with: its base URL, headers and timeout."""
+        settings, transport = self._settings, self._sender.pool.transport
+        # The httpx client's own headers (Accept-Encoding, a caller's tracing
+        # headers) come first, so that headers the SDK needs always win.
+        headers = httpx.Headers(transport.default_headers)
+        headers["Accept"] = "application/json"
+        headers["Accept-Encoding"] = ACCEPT_ENCODING  # only the codings the send loop can undo itself
+        headers["User-Agent"] = _user_agent(transport.library)
+        for name, value in settings.default_headers.items():
+            headers[name] = value
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+        return RequestConfig(base_url=settings.base_url, headers=dict(headers.items()), timeout=settings.timeout)
 
     def _derive(self, given: Arguments) -> Self:
         """A copy of this client with `with_options`'s arguments applied."""
@@ -187,8 +158,8 @@ class BaseClient(Generic[S]):
                 )
 
         def warn_plain_http(base_url: str) -> None:
-            # Frames: here, Settings.changed, _derive, with_options, the caller.
-            warn_if_insecure(base_url, stacklevel=5, env_proxies=self._env_proxies)
+            # Frames: here, base_url() in Settings.changed, Settings.changed, _derive, with_options, the caller.
+            warn_if_insecure(base_url, stacklevel=6, env_proxies=self._env_proxies)
 
         settings = sender.settings.changed(
             given, check_middleware=self._check_middleware, on_verify=refuse_unowned, on_base_url=warn_plain_http
@@ -364,13 +335,6 @@ class BaseClient(Generic[S]):
             return f"<{type(self).__name__}, not created>"
         settings = sender.settings
         return f"{type(self).__name__}(base_url={settings.base_url!r}, max_retries={settings.max_retries})"
-
-    def _transport_verify(self, settings: Settings[Any, Any]) -> bool | str | ssl.SSLContext:
-        """The trust a new transport of the SDK's gets: the context made when the client was, or for a library
-        that takes no `ssl.SSLContext` (pyreqwest's rustls) ``verify`` itself."""
-        if not by_name(settings.backend).takes_ssl_context:
-            return settings.verify
-        return self._ssl_context or True
 
     def _closed_by_owner(self) -> None:
         """After the pool's owner closed it: whatever the kit set up for this client goes too."""

@@ -1,8 +1,4 @@
-"""One attempt through the middleware chain, written once: this async runner by hand, the sync one generated.
-
-The rules (``_core.middleware``) are checked at each ``call_next``; only the
-walk down the chain and back differs between the clients, by ``await``.
-"""
+"""One attempt through the middleware chain; the rules (``_core.middleware``) are checked at each ``call_next``."""
 
 from __future__ import annotations
 

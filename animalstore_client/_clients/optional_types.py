@@ -3,37 +3,15 @@
 `AsyncHTTPClient` and `HTTPClient` (what ``http_client`` takes), and
 `TracerProvider` and `MeterProvider` (``tracer_provider``, ``meter_provider``).
 
-Why Protocols, not the libraries' classes: httpx is a dependency, so its
-clients are named as they are. aiohttp, httpx2 and
-opentelemetry-api are optional, and a class of a library that is not
-installed is unknown to a type checker: a union naming
-``aiohttp.ClientSession`` made every signature that takes or returns a
-client partly unknown without aiohttp (``pyright --verifytypes`` read 90 %;
-a user's pyright in strict mode reported ``FakeAnimalStore.client`` as
-partially unknown). Each of those classes is named here instead by a
-Protocol of its own, holding a few members, typed with builtins only, that
-together tell it apart from the others and from the other client's kind
-(``aclose`` or ``close``, a ``close`` that is awaited or not, what
-``request`` returns):
-
-- with the library installed, the user's type checker matches their object
-  against the Protocol, so the right class passes and the wrong one (a sync
-  client given to the async client, ``requests.Session``, a ``MeterProvider``
-  as ``tracer_provider``) is an error;
-- without it, the types are complete, and nothing is imported.
-
-A Protocol is a shape, not the class: the constructor checks the class of
-``http_client`` itself (``_clients.backends``) and says which classes it takes; a
-provider is checked by its method, as here. tests/typing checks the real
-classes against their Protocols, and the wrong ones refused, with mypy and
-pyright; CI checks that ``--verifytypes`` reads 100 % with and without the
-optional libraries, and that no public type is ``Unknown`` even where
-``--ignoreexternal`` would forgive it (.ci/verify_types.py).
-
-Adding a library: a Protocol here, named as its ``client_types`` in
-``_core/libraries.py``; ``scripts/codegen.py`` writes `AsyncHTTPClient` and
-`HTTPClient` from the declarations. Only members typed with builtins, ``typing`` and
-httpx: a type of the library's own would be unknown without it.
+Why Protocols: a class of an optional library that is not installed is
+unknown to a type checker, and would make every signature naming it partly
+unknown (``pyright --verifytypes``). Each Protocol holds a few members, typed
+with builtins, ``typing`` and httpx only, that together tell its class apart
+from the others and from the other client's kind: with the library
+installed, a type checker passes the right class and refuses the wrong one;
+without it, the types are complete and nothing is imported. The constructor
+still checks the class of ``http_client`` itself (``_clients.backends``).
+tests/typing and .ci/verify_types.py hold the Protocols to the real classes.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Every client option, declared once: its name, type, default, check and description.
+"""Every client option, declared once (`OPTIONS`), and `Settings`, the checked values a client keeps.
 
-`OPTIONS` is the one list. The client constructors, `with_options` and the
-testing kit's client factories have explicit, typed signatures, written into
-their modules from this list by ``scripts/codegen.py`` (``--check`` in CI), and
-their bodies pass the arguments on by name (`Arguments`); `Settings` holds the checked
-values a client keeps, and pickling sends those of the options marked
-``pickled``. A test compares every signature with this list.
-
-Adding an option: an `Option` here, a `Settings` field checked by name in
-`new_settings` and `Settings.changed`, and the code that uses it;
-then run ``python scripts/codegen.py``, which writes `Arguments`' field and
-the calls that fill it by name (no ``locals()``: a reader or a tool follows
-each option from a signature to its use). A name its annotation or default
-uses for the first time needs its import in the modules with the regions
-(mypy and pyright say which).
+How an option is added: docs/architecture.md. A name an annotation or default uses for the first time needs
+its import in the modules with the regions ``scripts/codegen.py`` writes (mypy and pyright say which).
 """
 
 from __future__ import annotations
@@ -62,13 +50,11 @@ class Option:
     """One client option, as every signature that takes it spells it.
 
     ``annotation`` and ``default`` are source text, in the async client's
-    spelling (``scripts/unasync.py`` spells the sync one); ``check``, for an
-    option whose value is kept as checked with no other option involved, is
-    its check; ``changes`` is `with_options`'s annotation, or ``None`` where
-    the option cannot change on a copy; ``kit`` says whether the testing
-    kit's client factories take it, ``pickled`` whether a pickle carries it.
-    A plain slotted class, as the other declarations: a dataclass would cost
-    ``import animalstore_client`` about a millisecond more.
+    spelling (``scripts/unasync.py`` spells the sync one); ``changes`` is
+    `with_options`'s annotation, or ``None`` where the option cannot change
+    on a copy; ``kit`` says whether the testing kit's client factories take
+    it, ``pickled`` whether a pickle carries it. A plain slotted class: a
+    dataclass would cost ``import animalstore_client`` about a millisecond more.
     """
 
     __slots__ = ("annotation", "changes", "default", "doc", "kit", "name", "pickled")
@@ -172,10 +158,8 @@ OPTIONS: tuple[Option, ...] = (
         "Headers sent with every request.",
         changes="Mapping[str, str] | NotGiven",
     ),
-    # Not a union of the libraries' classes: an optional library's class is unknown to a type checker where
-    # it is not installed. `AsyncHTTPClient` (written from _core.libraries) names httpx's class and a Protocol
-    # for each of the others. Neither this text nor backend's names a library: the declarations' own docs do
-    # (AsyncHTTPClient's and AsyncBackendName's are written from them), so a new library changes no text here.
+    # Neither this text nor backend's names a library: `AsyncHTTPClient`'s and `AsyncBackendName`'s docs, written
+    # from _core.libraries, do, so a new library changes no text here.
     Option(
         "http_client",
         "AsyncHTTPClient | None",
@@ -263,12 +247,8 @@ _check_meter_provider = _provider_check("meter_provider", "get_meter", "MeterPro
 class Arguments:
     """The options one constructor, `with_options` or kit factory call was given, by name and unchecked.
 
-    Its body builds one by name (``Arguments(max_retries=max_retries, ...)``,
-    written by ``scripts/codegen.py``), and `Settings` reads each field by
-    name where it checks it: a reader, or a tool that follows a parameter
-    through its calls, follows each option from the signature to its use. A
-    field a call does not take stays `NOT_GIVEN`. No ``repr``: it holds the
-    API key.
+    Built and read by name, so that an option can be followed from a signature to its use; a field a call
+    does not take stays `NOT_GIVEN`. No ``repr``: it holds the API key.
     """
 
     # <options: arguments> written by scripts/codegen.py from _clients.options.OPTIONS
@@ -302,11 +282,8 @@ def _kept_or(given: object, kept: T, check: Callable[[Any], T]) -> T:
 class Settings(Generic[B, M]):
     """The checked options a client keeps; `with_options` copies share what they do not change.
 
-    One field per option but ``environment`` (which sets ``base_url``) and
-    ``http_client`` (which becomes the client's pool), typed as the client
-    holds them: ``B`` is its ``backend=`` names, ``M`` its middleware.
-    Frozen: a change is a new object (`changed`). ``api_key`` is left out of
-    the ``repr``: reprs end up in logs and tracebacks.
+    One field per option but ``environment`` (which sets ``base_url``) and ``http_client`` (which becomes
+    the client's pool); ``B`` is the client's ``backend=`` names, ``M`` its middleware.
     """
 
     api_key: str
@@ -337,49 +314,42 @@ class Settings(Generic[B, M]):
     ) -> Settings[B, M]:
         """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`).
 
-        The order is `with_options`' own since 1.1.0 (what changes how calls
-        run, then the trust settings, then the rest), so that of several bad
-        arguments the same one is named: ``on_verify`` runs before ``verify`` is
-        checked (the client may refuse it), ``on_base_url`` once a new
-        ``base_url`` is (the client warns about plain http).
+        The checks keep one order, so that of several bad arguments the same one is named: ``on_verify`` runs
+        before ``verify`` is checked (the client may refuse it), ``on_base_url`` once a new ``base_url`` is
+        (the client warns about plain http).
         """
-        middleware = _kept_or(given.middleware, self.middleware, check_middleware)
-        retry_budget = _kept_or(given.retry_budget, self.retry_budget, _check_budget)
-        tracer_provider = _kept_or(given.tracer_provider, self.tracer_provider, _check_tracer_provider)
-        meter_provider = _kept_or(given.meter_provider, self.meter_provider, _check_meter_provider)
-        if given.verify is not NOT_GIVEN:
-            on_verify(given.verify)
-        verify = _kept_or(given.verify, self.verify, check_verify)
-        api_key = _kept_or(given.api_key, self.api_key, check_api_key)
-        base_url = self.base_url
-        if given.base_url is not NOT_GIVEN:  # base_url wins over environment
-            base_url = normalize_base_url(given.base_url, argument="base_url")
-            on_base_url(base_url)
-        elif given.environment is not NOT_GIVEN:
-            base_url = parse_environment(given.environment, argument="environment").base_url
-        timeout = _kept_or(given.timeout, self.timeout, check_timeout)
-        max_retries = _kept_or(given.max_retries, self.max_retries, check_max_retries)
-        default_headers = _kept_or(
-            given.default_headers,
-            self.default_headers,
-            lambda v: {**self.default_headers, **check_headers(v, "default_headers")},
-        )
-        total_timeout = _kept_or(given.total_timeout, self.total_timeout, check_total_timeout)
-        max_response_bytes = _kept_or(given.max_response_bytes, self.max_response_bytes, check_max_response_bytes)
-        return attrs.evolve(
+
+        def verify(value: object) -> bool | str | ssl.SSLContext:
+            on_verify(value)
+            return check_verify(value)
+
+        def base_url() -> str:
+            if given.base_url is not NOT_GIVEN:  # base_url wins over environment
+                url = normalize_base_url(given.base_url, argument="base_url")
+                on_base_url(url)
+                return url
+            if given.environment is not NOT_GIVEN:
+                return parse_environment(given.environment, argument="environment").base_url
+            return self.base_url
+
+        return attrs.evolve(  # the keywords are evaluated, so checked, in this order
             self,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            total_timeout=total_timeout,
-            max_response_bytes=max_response_bytes,
-            verify=verify,
-            middleware=middleware,
-            retry_budget=retry_budget,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
+            middleware=_kept_or(given.middleware, self.middleware, check_middleware),
+            retry_budget=_kept_or(given.retry_budget, self.retry_budget, _check_budget),
+            tracer_provider=_kept_or(given.tracer_provider, self.tracer_provider, _check_tracer_provider),
+            meter_provider=_kept_or(given.meter_provider, self.meter_provider, _check_meter_provider),
+            verify=_kept_or(given.verify, self.verify, verify),
+            api_key=_kept_or(given.api_key, self.api_key, check_api_key),
+            base_url=base_url(),
+            timeout=_kept_or(given.timeout, self.timeout, check_timeout),
+            max_retries=_kept_or(given.max_retries, self.max_retries, check_max_retries),
+            default_headers=_kept_or(
+                given.default_headers,
+                self.default_headers,
+                lambda v: {**self.default_headers, **check_headers(v, "default_headers")},
+            ),
+            total_timeout=_kept_or(given.total_timeout, self.total_timeout, check_total_timeout),
+            max_response_bytes=_kept_or(given.max_response_bytes, self.max_response_bytes, check_max_response_bytes),
         )
 
     def pickled(self) -> dict[str, object]:

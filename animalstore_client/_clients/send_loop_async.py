@@ -1,11 +1,6 @@
 """The send loop: one call's attempts, each through the middleware, the transport seam and the body reader.
 
-The loop performs only the I/O: every decision between its steps (timeouts,
-retries, backoff, logging, the attempt count, decoding the body) is made by
-``_core.attempts.Attempts`` and ``_core.body.BodyReader``, and the HTTP
-library sits behind the transport seam. A client holds one `AsyncSender`,
-made of its settings, its pool and its I/O strategy (``_clients.shells``); a
-`with_options` copy holds another, over the same pool.
+It performs only the I/O: every decision between its steps is ``_core.attempts.Attempts``'s.
 """
 
 from __future__ import annotations
@@ -18,12 +13,7 @@ import httpx
 
 from animalstore_client._clients.middleware_runner_async import run_middleware_async
 from animalstore_client._clients.shells import AsyncIOStrategy, Pool, observe
-from animalstore_client._core.attempts import (
-    Answer,
-    Attempts,
-    Finished,
-    full_response,
-)
+from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response
 from animalstore_client._core.body import HEAD_TOO_LARGE, head_too_large
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError
@@ -91,9 +81,7 @@ class AsyncSender:
     async def call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 
-        The retry loop is written here rather than in a coroutine of its own: each coroutine
-        between the caller and the library is resumed again every time the library waits.
-        """
+        The retry loop is here, not in a coroutine of its own, for the reason docs/architecture.md gives."""
         observer = observe(self.telemetry, operation, request)
         io = self.io
         attempts: Attempts | None = None

@@ -1,16 +1,7 @@
-"""What a client sends with, besides its settings: its pool of transports and its I/O strategy.
+"""What a client sends with, besides its settings: its `Pool` of transports and its I/O strategy.
 
-`Pool` is the transports one client and its `with_options` copies share: a sync
-client has one; an async client one per event loop (asyncio's, or a trio run),
-made on a loop's first call, those of loops that have ended closed without
-them; a forked child makes its own. It also keeps the service's deprecation
-notices the client warned of (`Pool.heed`). `IOStrategy` and `AsyncIOStrategy`
-say how a client waits between attempts, which clock its retry budget reads,
-how it draws jitter and whether code of the caller's around the transport is
-held to the deadline: the default sleeps for real; the testing kit hands its
-own (`Wiring`), which records the delays on the store's clock. These differ by
-nature between the clients, so they are written here by hand; the send loop
-(``_clients.send_loop_async`` and its generated twin) takes them as they are.
+Both differ by nature between the clients, so they are written here by hand, not generated; the send loop
+(``_clients.send_loop_async`` and its twin) takes them as they are, and the testing kit hands its own (`Wiring`).
 """
 
 from __future__ import annotations
@@ -22,7 +13,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
@@ -46,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASYNC_IO",
-    "PROCESS",
     "SYNC_IO",
     "AsyncIOStrategy",
     "IOStrategy",
@@ -58,10 +48,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 _DEADLINE_GRACE = 0.1
-"""Seconds past a call's deadline before code of the caller's awaiting in an async attempt is cancelled: a
-transport's own timeout, which says which phase ran out, ends the attempt first where it can."""
+"""Seconds past a call's deadline before `AsyncIOStrategy.within_deadline` cancels code of the caller's."""
 
 
 class _Process:
@@ -74,7 +64,6 @@ class _Process:
         cls.pid = os.getpid()
 
 
-PROCESS = _Process
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_Process.forked)
 
@@ -97,14 +86,15 @@ async def _anyio_sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-class IOStrategy:
-    """How the sync client waits between attempts and draws jitter, and the clock its retry budget reads."""
+class _Strategy(Generic[R]):
+    """How a client waits between attempts (``sleep`` returns ``R``) and draws jitter, and the clock its retry
+    budget reads."""
 
     __slots__ = ("clock", "guards", "jitter", "sleep")
 
     def __init__(
         self,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], R],
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = _random_jitter,
         *,
@@ -115,6 +105,12 @@ class IOStrategy:
         self.jitter = jitter
         self.guards = guards
         """Whether code of the caller's around the transport may run (the kit's in-process transport has none)."""
+
+
+class IOStrategy(_Strategy[None]):
+    """The sync client's: sleeps block the thread."""
+
+    __slots__ = ()
 
     @staticmethod
     def transport(pool: Pool, name: str) -> Transport:
@@ -129,25 +125,10 @@ class IOStrategy:
         return result
 
 
-class AsyncIOStrategy:
-    """How the async client waits between attempts (anyio: asyncio and trio alike) and draws jitter, and the clock
-    its retry budget reads."""
+class AsyncIOStrategy(_Strategy[Awaitable[None]]):
+    """The async client's: sleeps are awaited (anyio: asyncio and trio alike)."""
 
-    __slots__ = ("clock", "guards", "jitter", "sleep")
-
-    def __init__(
-        self,
-        sleep: Callable[[float], Awaitable[None]] = _anyio_sleep,
-        clock: Callable[[], float] = time.monotonic,
-        jitter: Callable[[], float] = _random_jitter,
-        *,
-        guards: bool = True,
-    ) -> None:
-        self.sleep = sleep
-        self.clock = clock
-        self.jitter = jitter
-        self.guards = guards
-        """Whether code of the caller's around the transport may run (the kit's in-process transport has none)."""
+    __slots__ = ()
 
     @staticmethod
     def transport(pool: Pool, name: str) -> AsyncTransport:
@@ -180,9 +161,9 @@ class AsyncIOStrategy:
         )
 
 
-SYNC_IO = IOStrategy()
+SYNC_IO = IOStrategy(time.sleep)
 """The sync clients' strategy: real sleeps, random jitter (tests/conftest.py records the sleeps instead)."""
-ASYNC_IO = AsyncIOStrategy()
+ASYNC_IO = AsyncIOStrategy(_anyio_sleep)
 """The async clients' strategy."""
 
 
@@ -195,9 +176,7 @@ class Wiring:
     pool over a real socket; ``sleep`` takes the backoff delays instead of
     sleeping (a coroutine function for the async client); ``clock`` is the
     time the retry budget counts in; ``on_close`` runs once the client that
-    owns the pool is closed (the kit stops a server it started for it);
-    jitter is zero, so the delays are the policy's exact values. The client
-    makes its I/O strategy of it: the send loop never asks.
+    owns the pool is closed (the kit stops a server it started for it).
     """
 
     new_transport: Callable[[], Any] | None
@@ -230,13 +209,13 @@ class Pool:
         """The operations whose deprecation the service announced and the client warned of (once each)."""
         self.current: tuple[weakref.ref[Any], Any] | None = None
         self.loops: dict[int, tuple[weakref.ref[Any], Any]] = {}
-        self.pid = PROCESS.pid
+        self.pid = _Process.pid
         """The process the transport's connections belong to."""
 
     def this_process(self, name: str) -> None:
         """After a fork, give this process a pool of its own: the parent's sockets would mix up both sides'
         answers. ``name`` is the client's class, for the error when the transport is the caller's."""
-        if self.pid == PROCESS.pid:
+        if self.pid == _Process.pid:
             return
         if not self.owned:
             raise AnimalStoreError(
@@ -248,7 +227,7 @@ class Pool:
         # The parent's pool is left alone, not closed: closing it here could
         # disturb connections the parent still uses.
         self.transport = self.remake()
-        self.pid = PROCESS.pid
+        self.pid = _Process.pid
         self.lock = threading.Lock()  # a parent thread may have held it at the fork
         self.current = None
         self.loops = {}
@@ -364,22 +343,16 @@ class Pool:
             logger.warning("%s (a warnings filter made it an error: logged, so the call's result is kept)", message)
 
 
-def _get_running_loop() -> Any:
-    # Imported on first use: sync-only users should not pay for asyncio.
-    global _get_running_loop  # noqa: PLW0603 (replaces itself with the real function)
-    import asyncio
-
-    _get_running_loop = asyncio.get_running_loop
-    return asyncio.get_running_loop()
-
-
 def _event_loop() -> Any:
     """What the calling task runs in: the running asyncio loop, or trio's token for the run; ``None`` if neither."""
-    try:
-        return _get_running_loop()
-    except RuntimeError:
-        pass
-    trio = sys.modules.get("trio")  # never imported here: a trio run has imported it already
+    # Neither is imported here: a running loop, or a trio run, has imported its library already.
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None:
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+    trio = sys.modules.get("trio")
     if trio is not None:
         try:
             return trio.lowlevel.current_trio_token()
@@ -394,14 +367,10 @@ def _loop_gone(loop: Any) -> bool:
     if is_closed is not None:
         return bool(is_closed())
     try:
-        loop.run_sync_soon(_nothing)  # trio: refused once the run has finished
+        loop.run_sync_soon(lambda: None)  # trio: refused once the run has finished
     except Exception:  # noqa: BLE001  # trio.RunFinishedError, without importing trio
         return True
     return False
-
-
-def _nothing() -> None:
-    """Scheduled on a trio run to ask whether it still runs."""
 
 
 def _close_in(loop: Any, transport: Any) -> None:
@@ -425,36 +394,20 @@ def _abandon(transport: Any) -> None:
         logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)
 
 
-OTEL_TRACE = "opentelemetry.trace"
-OTEL_METRICS = "opentelemetry.metrics"
-"""Until the application imports one of these, no OpenTelemetry provider can be set: nothing to record."""
-
-
 def observe(telemetry: Telemetry | None, operation: str, request: httpx.Request) -> CallObserver | None:
-    """The telemetry of one call, or ``None`` (at the cost of two dict lookups) when nothing would be recorded.
-
-    ``telemetry`` is the client's own (given providers), or ``None`` for the global providers, looked up here.
-    """
+    """The telemetry of one call (``telemetry``, else the global providers'), or ``None`` when nothing is recorded."""
     if telemetry is None:
         modules = sys.modules
-        if OTEL_TRACE not in modules and OTEL_METRICS not in modules:
+        if "opentelemetry.trace" not in modules and "opentelemetry.metrics" not in modules:
             return None  # the application never imported OpenTelemetry: no provider can be set
         try:
-            telemetry = _global_telemetry()
+            from animalstore_client._clients.telemetry import GLOBAL
         except Exception as exc:  # noqa: BLE001  # telemetry never changes a call's outcome
             # Importing OpenTelemetry's propagators raises when OTEL_PROPAGATORS names a missing one.
             telemetry_unavailable(exc)
             return None
+        telemetry = GLOBAL
     return telemetry.call(operation, request)
-
-
-def _global_telemetry() -> Telemetry:
-    """The telemetry of clients given no provider (the global ones); its module imported on first use only."""
-    global _global_telemetry  # noqa: PLW0603 (replaces itself with the imported function)
-    from animalstore_client._clients.telemetry import global_telemetry
-
-    _global_telemetry = global_telemetry
-    return global_telemetry()
 
 
 _UNAVAILABLE: list[str] = []

@@ -3,25 +3,7 @@
 The clients import this module only when a ``tracer_provider`` or
 ``meter_provider`` was given, or the application has imported
 ``opentelemetry.trace`` or ``opentelemetry.metrics`` itself: nobody can have
-configured a provider otherwise, so ``import animalstore_client`` and every
-call of an application without OpenTelemetry stay free of it.
-
-What is emitted follows OpenTelemetry's stable HTTP client conventions:
-
-- a span per call, named after the operation (``list_pets``...), kind
-  CLIENT, with ``animalstore.attempts`` and ``animalstore.retry_budget.refused``;
-- a child span per attempt, kind CLIENT, named after the method and route
-  (``GET /pets``), with ``http.request.method``, ``url.full`` (no
-  credentials; secret-looking query values redacted), ``server.address``,
-  ``server.port``, ``network.protocol.version``, ``http.response.status_code``,
-  ``http.request.resend_count`` on a retry, and ``error.type`` on failure.
-  Its ``traceparent`` (and ``tracestate``, through the global propagator) is
-  sent with the attempt, and HTTP instrumentation of the library below
-  (opentelemetry-instrumentation-httpx, -aiohttp-client) is
-  suppressed for it, so the attempt is not traced twice;
-- ``http.client.request.duration`` (histogram, seconds, per attempt),
-  ``animalstore.client.retries`` and ``animalstore.client.retry_budget.refusals``
-  (counters, by ``animalstore.retry.reason``).
+configured a provider otherwise. What is emitted: docs/production.md's tables.
 """
 
 # ruff: noqa: BLE001  (telemetry never changes a call's outcome: every Exception of it is caught, logged once)
@@ -66,18 +48,13 @@ def _http_suppressor() -> Callable[[], contextlib.AbstractContextManager[None]] 
 
 suppress_http_instrumentation = _http_suppressor()
 
-__all__ = ["CallObserver", "Telemetry", "global_telemetry"]
+__all__ = ["GLOBAL", "CallObserver", "Telemetry"]
 
 _SCOPE = "animalstore_client"
 _SCHEMA_URL = "https://opentelemetry.io/schemas/1.26.0"
 _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 """The conventions' advice for ``http.client.request.duration``."""
 _KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
-
-
-def full_url(url: httpx.URL) -> str:
-    """``url`` for ``url.full``: no user or password, and secret-looking query values replaced (``_core.secrets``)."""
-    return redact_url(url, userinfo="")
 
 
 def _server(url: httpx.URL) -> dict[str, Any]:
@@ -92,19 +69,10 @@ def _method(method: str) -> dict[str, Any]:
 
 
 # What failed, as `Telemetry.failed` names it in its warning: what the SDK called, and what usually raised in it.
-_GET_TRACER = "tracer_provider.get_tracer"
 _START_SPAN = "tracer.start_span (sampler or span processor on_start)"
 _SPAN_ATTRIBUTES = "span.set_attribute, set_status or record_exception"
 _END_SPAN = "span.end (span processor on_end)"
-_INJECT = "propagator.inject"
 _SUPPRESS = "suppress_http_instrumentation"
-_GET_METER = "meter_provider.get_meter"
-_CREATE_HISTOGRAM = "meter.create_histogram (http.client.request.duration)"
-_CREATE_RETRIES = "meter.create_counter (animalstore.client.retries)"
-_CREATE_REFUSALS = "meter.create_counter (animalstore.client.retry_budget.refusals)"
-_RECORD = "histogram.record (http.client.request.duration)"
-_ADD_RETRIES = "counter.add (animalstore.client.retries)"
-_ADD_REFUSALS = "counter.add (animalstore.client.retry_budget.refusals)"
 _OWN = "animalstore_client's telemetry code"
 """A bug of the SDK's own, caught as the others are."""
 
@@ -126,13 +94,13 @@ class _Instruments:
                 explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
             )
         except Exception as exc:
-            telemetry.failed(_CREATE_HISTOGRAM, exc)
+            telemetry.failed("meter.create_histogram (http.client.request.duration)", exc)
         try:
             self.retries = meter.create_counter(
                 "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
             )
         except Exception as exc:
-            telemetry.failed(_CREATE_RETRIES, exc)
+            telemetry.failed("meter.create_counter (animalstore.client.retries)", exc)
         try:
             self.refusals = meter.create_counter(
                 "animalstore.client.retry_budget.refusals",
@@ -140,23 +108,17 @@ class _Instruments:
                 description="Retries the retry budget refused, by reason: the call ended with its error instead.",
             )
         except Exception as exc:
-            telemetry.failed(_CREATE_REFUSALS, exc)
+            telemetry.failed("meter.create_counter (animalstore.client.retry_budget.refusals)", exc)
         self.complete = self.duration is not None and self.retries is not None and self.refusals is not None
 
 
 class Telemetry:
-    """Where one client's spans and metrics go: the providers it was given, else the global ones, looked up per call.
+    """Where one client's spans and metrics go: the providers it was given, else the global ones, looked up per call
+    (so an application may configure OpenTelemetry after making its clients).
 
-    Looking the global providers up at each call lets an application
-    configure OpenTelemetry after making its clients.
-
-    Telemetry never changes a call's outcome: whatever a provider, span
-    processor, sampler, propagator or instrument raises (an `Exception`) is
-    logged at WARNING on the ``animalstore_client`` logger the first time
-    that component fails for this `Telemetry` (`failed`), and otherwise
-    ignored. A span that failed to start is left out for that call, and the
-    metrics go on; an instrument that failed is left out, and the spans go
-    on. No entry point the clients call raises an `Exception`.
+    No entry point the clients call raises an `Exception`: what OpenTelemetry raises goes to `failed`. A span
+    that failed to start is left out for that call, and the metrics go on; an instrument that failed is left
+    out, and the spans go on.
     """
 
     __slots__ = ("_failed", "_instruments", "_lock", "_meter_provider", "_tracer", "_tracer_provider")
@@ -171,16 +133,6 @@ class Telemetry:
         self._instruments: tuple[object, _Instruments] | None = None
         self._failed: set[str] = set()
         """The components whose failure was logged already."""
-
-    @property
-    def tracer_provider(self) -> TracerProvider | None:
-        """The tracer provider given, or ``None`` for the global one."""
-        return self._tracer_provider
-
-    @property
-    def meter_provider(self) -> MeterProvider | None:
-        """The meter provider given, or ``None`` for the global one."""
-        return self._meter_provider
 
     def failed(self, component: str, error: Exception) -> None:
         """Log that ``component`` raised ``error``, at WARNING, the first time only; the caller ignores it.
@@ -218,7 +170,7 @@ class Telemetry:
                 self._tracer = (provider, tracer)
         except Exception as exc:
             # Not remembered: the next call asks again, and traces once the provider works.
-            self.failed(_GET_TRACER, exc)
+            self.failed("tracer_provider.get_tracer", exc)
             return None
         return tracer
 
@@ -237,7 +189,7 @@ class Telemetry:
             with self._lock:
                 meter = provider.get_meter(_SCOPE, __version__, schema_url=_SCHEMA_URL)
         except Exception as exc:
-            self.failed(_GET_METER, exc)
+            self.failed("meter_provider.get_meter", exc)
             return None
         instruments = _Instruments(self, meter)
         if instruments.complete:
@@ -259,12 +211,8 @@ class Telemetry:
             return None
 
 
-_global = Telemetry()
-
-
-def global_telemetry() -> Telemetry:
-    """The telemetry of clients given no provider: the global ones; failures are logged once for all of them."""
-    return _global
+GLOBAL = Telemetry()
+"""The telemetry of clients given no provider: the global ones; failures are logged once for all of them."""
 
 
 class CallObserver:
@@ -306,12 +254,12 @@ class CallObserver:
     def retried(self, reason: str) -> None:
         """Count a retry."""
         if self.instruments is not None:
-            self._count(self.instruments.retries, _ADD_RETRIES, reason)
+            self._count(self.instruments.retries, "counter.add (animalstore.client.retries)", reason)
 
     def refused(self, reason: str) -> None:
         """Count a retry the budget refused."""
         if self.instruments is not None:
-            self._count(self.instruments.refusals, _ADD_REFUSALS, reason)
+            self._count(self.instruments.refusals, "counter.add (animalstore.client.retry_budget.refusals)", reason)
 
     def _count(self, counter: Counter | None, component: str, reason: str) -> None:
         """Add one to ``counter`` (``None`` when it failed to be made) for ``reason``; failures go to `failed`."""
@@ -377,7 +325,7 @@ class AttemptObserver:
             route = ROUTES.get(call.operation)
             method = attributes["http.request.method"]
             name = method if route is None or method == "_OTHER" else f"{method} {route}"
-            span_attributes = {**attributes, "url.full": full_url(request.url)}
+            span_attributes = {**attributes, "url.full": redact_url(request.url, userinfo="")}
             if route is not None:
                 span_attributes["url.template"] = route
             try:
@@ -401,7 +349,7 @@ class AttemptObserver:
                         if name.lower() not in CLIENT_HEADERS:
                             request.headers[name] = value
                 except Exception as exc:
-                    call.telemetry.failed(_INJECT, exc)
+                    call.telemetry.failed("propagator.inject", exc)
                 self._token = otel_context.attach(context)
                 self._span = span
                 if suppress_http_instrumentation is not None:
@@ -448,7 +396,7 @@ class AttemptObserver:
             try:
                 instruments.duration.record(duration, _metric_attributes(attributes))
             except Exception as exc:
-                self._call.telemetry.failed(_RECORD, exc)
+                self._call.telemetry.failed("histogram.record (http.client.request.duration)", exc)
 
 
 def _outcome(attributes: dict[str, Any], response: httpx.Response | None, error: BaseException | None) -> None:

@@ -1,8 +1,5 @@
 # Generated from _clients/client_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
-"""The client and its raw-response view: each operation, a build (``_core.operations``), a send and a parse.
-
-The send is its sender's (``send_loop_sync``): the client holds one, made of its settings, pool and I/O strategy.
-"""
+"""The client and its raw-response view: each operation, a build (``_core.operations``), a send and a parse."""
 
 from __future__ import annotations
 
@@ -166,12 +163,8 @@ class AnimalStoreClient(BaseClient[Sender]):
         return self._sender.settings.middleware
 
     def _wire(self, wiring: Wiring) -> None:
-        """Hand this client (and the `with_options` copies made from it) to the testing kit.
-
-        The kit's I/O strategy replaces the client's (its sleeps and clock, no jitter); its in-process
-        transport becomes a pool the client owns, as its own would be: closing the client closes it, and a
-        forked child or a new event loop gets a fresh one from ``wiring.new_transport``.
-        """
+        """Hand this client (and the `with_options` copies made from it) to the testing kit: its I/O strategy, and
+        its in-process transport as a pool the client owns (remade from ``wiring.new_transport``)."""
         self._wiring = wiring
         sender = self._sender
         sender.io = IOStrategy(wiring.sleep, wiring.clock, no_jitter, guards=not wiring.in_memory)

@@ -1,12 +1,7 @@
 # Generated from _clients/send_loop_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The send loop: one call's attempts, each through the middleware, the transport seam and the body reader.
 
-The loop performs only the I/O: every decision between its steps (timeouts,
-retries, backoff, logging, the attempt count, decoding the body) is made by
-``_core.attempts.Attempts`` and ``_core.body.BodyReader``, and the HTTP
-library sits behind the transport seam. A client holds one `Sender`,
-made of its settings, its pool and its I/O strategy (``_clients.shells``); a
-`with_options` copy holds another, over the same pool.
+It performs only the I/O: every decision between its steps is ``_core.attempts.Attempts``'s.
 """
 
 from __future__ import annotations
@@ -19,12 +14,7 @@ import httpx
 
 from animalstore_client._clients._generated.middleware_runner_sync import run_middleware_sync
 from animalstore_client._clients.shells import IOStrategy, Pool, observe
-from animalstore_client._core.attempts import (
-    Answer,
-    Attempts,
-    Finished,
-    full_response,
-)
+from animalstore_client._core.attempts import Answer, Attempts, Finished, full_response
 from animalstore_client._core.body import HEAD_TOO_LARGE, head_too_large
 from animalstore_client._core.deadline import Timeouts
 from animalstore_client._core.exceptions import AnimalStoreError
@@ -92,9 +82,7 @@ class Sender:
     def call(self, operation: str, request: httpx.Request, parse: Callable[[Finished, int], T]) -> T:
         """Send ``request`` with retries and parse the final response: one call, one span when tracing.
 
-        The retry loop is written here rather than in a coroutine of its own: each coroutine
-        between the caller and the library is resumed again every time the library waits.
-        """
+        The retry loop is here, not in a coroutine of its own, for the reason docs/architecture.md gives."""
         observer = observe(self.telemetry, operation, request)
         io = self.io
         attempts: Attempts | None = None

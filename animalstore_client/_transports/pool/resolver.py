@@ -1,12 +1,7 @@
 """Name lookups for the SDK's asyncio network backend: on threads of its own, never the loop's default pool.
 
-`resolve` reads an IP literal as it is and ``localhost`` as the loopback
-addresses (RFC 6761) with no thread; any other name is looked up on the
-SDK's lookup threads (`_transports.lookups`: one lookup per host and port in
-flight, a few threads for the process, shared with the sync side). `interleaved` orders the
-answers for Happy Eyeballs (RFC 8305). No HTTP library here: the default and
-httpx2 backends' network layers (``asyncio_network`` and its httpcore2 twin)
-share it.
+No HTTP library here: the default and httpx2 backends' network layers (``asyncio_network`` and its httpcore2
+twin) share it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """How the SDK's own pool waits, shields and looks up names: what differs by nature between its async and sync sides.
 
-The pool itself (`_transports.pool.pool_async`, and `_transports.pool._generated.pool_sync` generated from it) is the
-same text on both sides; only a queued request's wait and the shield around
-closing a connection need an event loop on one side and a thread on the
-other, so they are written here by hand, twice, with the names unasync maps
-one onto the other (``AsyncWaiter`` -> ``Waiter``, ``AsyncShield`` -> ``Shield``,
-``connect_tcp_async`` -> ``connect_tcp_sync``). A name lookup is the third: an
-event loop's runs in a worker thread that the call's deadline cancels, a
-thread's blocks in ``getaddrinfo``, bounded by nothing, so the sync side looks
-the name up in a thread of its own and waits for it at most the connect timeout.
-
-anyio is imported inside the async side's methods, so a sync client never
-imports it (it costs import time) and the async side works under trio too.
+Written here by hand, twice, under the names ``scripts/unasync.py`` maps one onto the other (``AsyncWaiter`` ->
+``Waiter``...). A name lookup differs too: an event loop's runs in a worker thread that the call's deadline
+cancels, a thread's blocks in ``getaddrinfo``, bounded by nothing. anyio is imported inside the async side's
+methods, so a sync client never imports it (it costs import time) and the async side works under trio too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -147,13 +140,5 @@ class AsyncShield:
         self._scope.__exit__(*exc_info)
 
 
-class Shield:
-    """Nothing to hold off in a thread: the sync side of `AsyncShield`."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc_info: Any) -> None:
-        return None
+Shield = contextlib.nullcontext
+"""Nothing to hold off in a thread: the sync side of `AsyncShield`."""
