@@ -1,7 +1,7 @@
 """What both clients' transports over pyreqwest (``backend="pyreqwest"``) share, through pyreqwest's public API.
 
 The library clients' settings, the translation of pyreqwest's failures and the releases at exit; imported only
-when that backend is chosen (Python 3.11+, pyreqwest's floor). The library client is always the SDK's own
+when that backend is chosen. The library client is always the SDK's own
 (`refusal`), with every decoder off, no redirect followed, no cookie store and no proxy but the SDK's reading of
 the environment. The call's deadline is the request's own total timeout; the per-phase timeouts are the library
 client's, so the SDK keeps one per proxy and set of timeouts. It is built on the first call, for pyreqwest's
@@ -9,10 +9,8 @@ runtime cannot be used in a process forked after it started (`_built`), and let 
 finalizes (`_Releases`).
 """
 
-# pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
-# unknown; mypy reads them, and checks every pyreqwest call here strictly.
+# pyreqwest's stubs leave some types unknown to pyright; mypy reads them and checks every call here strictly.
 # pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
-
 from __future__ import annotations
 
 import atexit
@@ -61,15 +59,15 @@ __all__ = [
 # Headers the library writes itself from the URL and the body.
 _LEFT_TO_LIBRARY_BYTES = frozenset({b"host", b"content-length", b"transfer-encoding"})
 _ONE_DAY = 86_400.0
+_CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # what verify=True reads first, as on the other backends
 _MOST_CLIENTS = 16  # library clients kept per transport (one per proxy and set of timeouts), past which the oldest goes
 _REMEMBERED = 64  # distinct request header sets (and URLs) whose library form a transport keeps: the SDK's repeat
 
 LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
 """The library that sends, as the User-Agent names it."""
 MAX_CONNECTIONS = 100
-"""The connections one of the SDK's pyreqwest clients holds at most: httpx's default pool. Its failures unwind in
-more CPU than the other backends' (measured: 1,050 calls failing at one instant against a pool of 1,000 took 2.3 s
-to end, at total_timeout=1); a hundred keep a thousand calls at once within the deadline's margin."""
+"""The connections one of the SDK's pyreqwest clients holds at most: its failures unwind in more CPU than other
+backends' (1,050 calls failing at once against 1,000 connections took 2.3 s to end, at total_timeout=1)."""
 FAILURES = (errors.PyreqwestError,)
 # pyreqwest's classes do not say whether the request left (its ConnectError covers a reset after writing too);
 # reqwest's chain does: only the connector's failures carry this cause. Worded otherwise, every failure counts as
@@ -119,10 +117,9 @@ def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange |
     text = str(getattr(exc, "message", "") or type(exc).__name__)
     shown = "; ".join(cause for cause in causes if "://" not in cause and cause != CONNECT_CAUSE)
     message = f"{text}: {shown}" if shown else text
-    if CONNECT_CAUSE in causes:
-        failure = translated(exc, request, _CONNECTING, httpx.ConnectError, message)
-    else:
-        failure = translated(exc, request, _SENT, httpx.RemoteProtocolError, message)
+    connecting = CONNECT_CAUSE in causes
+    table, otherwise = (_CONNECTING, httpx.ConnectError) if connecting else (_SENT, httpx.RemoteProtocolError)
+    failure = translated(exc, request, table, otherwise, message)
     connect_error = type(failure) is httpx.ConnectError
     refused = next((cause for cause in causes if cause.startswith("invalid peer certificate")), None)
     if connect_error and refused is not None:
@@ -144,11 +141,11 @@ def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange |
 def library_failure(exc: BaseException, request: httpx.Request, exchange: Exchange | None = None) -> Exception:
     """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`
     (which reports to the sending's ``exchange`` what the library's own failure proves)."""
-    if isinstance(exc, errors.ClientClosedError):
-        closed = AnimalStoreError(CLOSED_MID_CALL)
-        closed.__cause__ = exc
-        return closed
-    return _translated(exc, request, exchange)
+    if not isinstance(exc, errors.ClientClosedError):
+        return _translated(exc, request, exchange)
+    closed = AnimalStoreError(CLOSED_MID_CALL)
+    closed.__cause__ = exc
+    return closed
 
 
 _started_in: int | None = None  # the process in which the SDK first built a pyreqwest client (a fork inherits it)
@@ -244,10 +241,9 @@ class _Releases:
             self.released()
         with self._lock:
             last = self._last
-        if last is not None:
-            wait = _EXIT_GRACE - (self._clock() - last)
-            if wait > 0:
-                sleep(min(wait, _EXIT_GRACE))
+        wait = 0.0 if last is None else _EXIT_GRACE - (self._clock() - last)
+        if wait > 0:
+            sleep(min(wait, _EXIT_GRACE))
 
 
 def _close_all(clients: list[Any]) -> int:
@@ -283,14 +279,11 @@ def _trust(builder: BaseClientBuilder, verify: bool | str) -> None:
     if verify is False:
         builder.danger_accept_invalid_certs(True)
         return
-    if verify is True:
-        paths = [os.environ[variable] for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(variable)]
-        if not paths:
-            import certifi  # the bundle the other backends trust by default
+    paths = [verify] if verify is not True else [os.environ[v] for v in _CA_VARIABLES if os.environ.get(v)]
+    if not paths:
+        import certifi  # the bundle the other backends trust by default
 
-            paths = [certifi.where()]
-    else:
-        paths = [verify]
+        paths = [certifi.where()]
     for path in paths:
         files = [os.path.join(path, name) for name in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
         for name in files:
@@ -330,10 +323,9 @@ class Settings:
         # `pool` is the wait for one of its connections.
         builder.max_connections(MAX_CONNECTIONS)
         builder.pool_idle_timeout(timedelta(seconds=15))
-        if connect is not None:
-            builder.connect_timeout(_seconds(connect))
-        if read is not None:
-            builder.read_timeout(_seconds(read))
+        for seconds, set_timeout in ((connect, builder.connect_timeout), (read, builder.read_timeout)):
+            if seconds is not None:
+                set_timeout(_seconds(seconds))
         if pool is not None:
             builder.pool_timeout(_seconds(pool))
         _trust(builder, self._verify)

@@ -1,10 +1,6 @@
 # Generated from _transports/pyreqwest_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The transport seam over a `pyreqwest.client.SyncClient` (``backend="pyreqwest"``); `_transports.pyreqwest` says how."""
 
-# pyright checks the package as Python 3.10 code, where pyreqwest's stubs (typing.Self) are
-# unknown; mypy reads them, and checks every pyreqwest call here strictly.
-# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
-
 from __future__ import annotations
 
 import time
