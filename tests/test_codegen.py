@@ -210,7 +210,7 @@ def test_the_generated_library_docs_fit_the_line_length_however_many_libraries_r
     assert " ".join(texts[1].split()).count("client is refused") == sum(len(library.clients) for library in widened)
 
 
-@pytest.mark.parametrize(("name", "inside"), [("README.md", "`[aiohttp]`, "), ("pyproject.toml", '"aiohttp>=3.12.4"')])
+@pytest.mark.parametrize(("name", "inside"), [("README.md", "`[aiohttp]`, "), ("pyproject.toml", '"aiohttp>=3.12.7"')])
 def test_a_region_outside_the_package_is_written_over_and_cannot_be_dropped(name: str, inside: str) -> None:
     """README.md's extras sentence and pyproject.toml's extras are generated: a hand edit inside the region goes
     back to what the declarations say, and the file without the region's markers stops the script (a copy

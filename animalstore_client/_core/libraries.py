@@ -46,7 +46,7 @@ class Library:
     clients: tuple[Client, ...]
     """Which clients have it: ``("sync", "async")``, or one of them."""
     requirement: str | None = None
-    """Its requirement as its extra installs it (``"aiohttp>=3.12.4"``); ``None`` for httpx, a dependency."""
+    """Its requirement as its extra installs it (``"aiohttp>=3.12.7"``); ``None`` for httpx, a dependency."""
     also_installs: tuple[str, ...] = ()
     """Further requirements of its extra (httpx2's needs httpcore2)."""
     floor_reason: str = ""
@@ -95,7 +95,7 @@ class Library:
 
 
 def distribution_of(requirement: str) -> str:
-    """The distribution a requirement names: ``"aiohttp"`` of ``"aiohttp>=3.12.4"``."""
+    """The distribution a requirement names: ``"aiohttp"`` of ``"aiohttp>=3.12.7"``."""
     return re.split(r"[\s;\[<>=!~]", requirement, maxsplit=1)[0]
 
 
@@ -157,10 +157,11 @@ LIBRARIES: tuple[Library, ...] = (
     Library(
         name="aiohttp",
         clients=("async",),
-        requirement="aiohttp>=3.12.4",
+        requirement="aiohttp>=3.12.7",
         floor_reason=(
-            "3.10 brought the per-request auto_decompress the SDK needs, and 3.12.4 stopped leaving closed TLS "
-            "connections' transports open (the minimum-versions session found it)"
+            "3.10 brought the per-request auto_decompress the SDK needs, 3.12.4 stopped leaving closed TLS "
+            "connections' transports open, and before 3.12.7 a child forked with a session over TLS could not call "
+            "on its inherited loop (the minimum-versions session found each)"
         ),
         transports={"async": ("animalstore_client._transports.aiohttp", "AiohttpTransport")},
         client_classes={"async": ("aiohttp", "ClientSession")},

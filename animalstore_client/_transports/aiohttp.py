@@ -391,7 +391,7 @@ class AiohttpTransport:
             # No cookie jar: a cookie set for one API key must never go out with another's (with_options shares it).
             cookie_jar=aiohttp.DummyCookieJar(),
             # The SDK's header limits, not aiohttp's 8 KB a field: past them aiohttp's refusal is the SDK's one error
-            # (`translated`); the send loop checks the total and the count. Not max_headers: aiohttp 3.12.4, the
+            # (`translated`); the send loop checks the total and the count. Not max_headers: aiohttp 3.12.7, the
             # oldest the extra allows, has none (aiohttp's own count, 128 where it has one, is above the SDK's).
             max_line_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
             max_field_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
