@@ -32,7 +32,7 @@ from animalstore_client import (
     APITimeoutError,
     AsyncAnimalStoreClient,
 )
-from animalstore_client._clients.backends import _SYNC_CLASSES, require
+from animalstore_client._clients.backends import require
 
 from .conftest import API_KEY, ClientFactory, needs_pyreqwest, scaled
 from .servers import LoopbackServer, refused_url, respond
@@ -54,7 +54,7 @@ def test_a_missing_pyreqwest_names_the_pip_command(monkeypatch: pytest.MonkeyPat
     """Without pyreqwest, the error gives the exact requirement to install."""
     monkeypatch.setitem(sys.modules, "pyreqwest", None)  # as if not installed: importing it fails
     with pytest.raises(AnimalStoreError) as caught:
-        require("pyreqwest", _SYNC_CLASSES)
+        require("pyreqwest")
     assert str(caught.value) == (
         'backend="pyreqwest" needs the pyreqwest library, which is not installed: '
         'pip install "pyreqwest>=0.15" (what the [pyreqwest] extra installs)'

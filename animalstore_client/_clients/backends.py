@@ -44,24 +44,28 @@ __all__ = [
 ]
 
 
-def _classes(client: Literal["sync", "async"]) -> dict[str, tuple[str, str]]:
-    """The library client class each backend of ``client`` tells apart as ``http_client``, by backend."""
-    return {library.name: library.client_classes[client] for library in for_client(client)}
+_Table = dict[str, tuple[str, str]]
 
 
-_ASYNC_CLASSES = _classes("async")
-_SYNC_CLASSES = _classes("sync")
+def _tables(client: Literal["sync", "async"]) -> tuple[_Table, _Table, _Table]:
+    """``client``'s tables, by backend: the library client class it tells apart as ``http_client``; its transport
+    over a caller's http_client, or over a library client the SDK makes and owns; and its transport over the SDK's
+    own pool, where the backend has one (used when no http_client is given)."""
+    return (
+        {library.name: library.client_classes[client] for library in for_client(client)},
+        {library.name: library.transports[client] for library in for_client(client)},
+        {library.name: library.own_pools[client] for library in LIBRARIES if client in library.own_pools},
+    )
+
+
+_ASYNC = _tables("async")
+_SYNC = _tables("sync")
+_ASYNC_CLASSES, _SYNC_CLASSES = _ASYNC[0], _SYNC[0]
 REFUSED_CLIENTS = frozenset(library.name for library in LIBRARIES if library.callers_clients_refused)
 """The libraries whose client is told apart as ``http_client`` only to be refused, whatever its settings (a
 pyreqwest client may follow redirects, and cannot be told otherwise per request: `_transports.pyreqwest.refusal`)."""
 # The libraries whose client may carry credentials it adds to every request, in its public `auth` property.
 _CLIENT_AUTH = frozenset(library.name for library in LIBRARIES if library.client_auth)
-# Each client's transport for each backend: over a caller's http_client, or over a library client the SDK
-# makes and owns; and over the SDK's own pool, where the backend has one (used when no http_client is given).
-_ASYNC_TRANSPORTS = {library.name: library.transports["async"] for library in for_client("async")}
-_SYNC_TRANSPORTS = {library.name: library.transports["sync"] for library in for_client("sync")}
-_ASYNC_OWN_POOLS = {library.name: library.own_pools["async"] for library in LIBRARIES if "async" in library.own_pools}
-_SYNC_OWN_POOLS = {library.name: library.own_pools["sync"] for library in LIBRARIES if "sync" in library.own_pools}
 # The error names the library's own requirement: "animalstore-client[x]" works only from an index that
 # has this package, and reinstalls it.
 REQUIREMENTS = {
@@ -74,14 +78,14 @@ REQUIREMENTS = {
 """What each extra installs, by distribution: the install advice of a missing library quotes it."""
 
 
-def _instead(library: str, classes: dict[str, tuple[str, str]]) -> str:
+def _instead(library: str, classes: _Table) -> str:
     """The other backends of the client whose libraries' classes are ``classes``: ``"httpx" or "pyreqwest"``."""
     names = [f'"{name}"' for name in classes if name != library]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
-def require(library: str, classes: dict[str, tuple[str, str]]) -> ModuleType:
-    """Import an optional library, or say exactly how to install it (``classes``, the client's, go unused)."""
+def require(library: str) -> ModuleType:
+    """Import an optional library, or say exactly how to install it."""
     try:
         return importlib.import_module(library)
     except ImportError:
@@ -150,12 +154,7 @@ def _article(library: str) -> str:
     return "an" if library[0] in "aehio" else "a"
 
 
-def _choose(
-    backend: object,
-    http_client: object,
-    classes: dict[str, tuple[str, str]],
-    transports: dict[str, tuple[str, str]],
-) -> str:
+def _choose(backend: object, http_client: object, classes: _Table, transports: _Table) -> str:
     """The library of ``http_client`` (or ``backend``), once the client is one the SDK can hold to its rules.
 
     A caller's client is used as it is, but on every send it may not make the SDK
@@ -235,29 +234,26 @@ def _choose(
 
 def choose_backend_async(backend: object, http_client: object) -> AsyncBackendName:
     """The async client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _ASYNC_CLASSES, _ASYNC_TRANSPORTS)  # type: ignore[return-value]
+    return _choose(backend, http_client, *_ASYNC[:2])  # type: ignore[return-value]
 
 
 def choose_backend_sync(backend: object, http_client: object) -> BackendName:
     """The sync client's library: ``backend``, else what ``http_client`` is, else httpx."""
-    return _choose(backend, http_client, _SYNC_CLASSES, _SYNC_TRANSPORTS)  # type: ignore[return-value]
+    return _choose(backend, http_client, *_SYNC[:2])  # type: ignore[return-value]
 
 
 def _new_transport(
     backend: str,
     http_client: object,
     verify: bool | str | ssl.SSLContext,
-    classes: dict[str, tuple[str, str]],
-    transports: dict[str, tuple[str, str]],
-    own_pools: dict[str, tuple[str, str]],
+    classes: _Table,
+    transports: _Table,
+    own_pools: _Table,
 ) -> object:
-    """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns.
-
-    ``classes``, ``transports`` and ``own_pools`` are the client's own tables (`_ASYNC_CLASSES`...).
-    """
+    """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns: the client's tables'."""
     declared = by_name(backend)
     if declared.requirement is not None:
-        require(backend, classes)
+        require(backend)
     if backend in own_pools:
         if http_client is None:
             return _imported(own_pools[backend])(ssl_context(verify))
@@ -279,16 +275,11 @@ def new_transport_async(
     backend: AsyncBackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> AsyncTransport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    return cast(
-        "AsyncTransport",
-        _new_transport(backend, http_client, verify, _ASYNC_CLASSES, _ASYNC_TRANSPORTS, _ASYNC_OWN_POOLS),
-    )
+    return cast("AsyncTransport", _new_transport(backend, http_client, verify, *_ASYNC))
 
 
 def new_transport_sync(
     backend: BackendName, http_client: object, *, verify: bool | str | ssl.SSLContext = True
 ) -> Transport:
     """The seam over ``http_client``, or over a new client of ``backend`` that the SDK owns."""
-    return cast(
-        "Transport", _new_transport(backend, http_client, verify, _SYNC_CLASSES, _SYNC_TRANSPORTS, _SYNC_OWN_POOLS)
-    )
+    return cast("Transport", _new_transport(backend, http_client, verify, *_SYNC))

@@ -36,22 +36,19 @@ def warn_if_insecure(base_url: str, stacklevel: int, *, env_proxies: bool = True
     if url.scheme != "http":
         return
     if not _is_loopback(url.host):
-        warnings.warn(
+        message = (
             f"base_url {base_url!r} is plain http:// to a non-loopback host: the API key would be "
-            "sent in clear text. Use https://.",
-            InsecureTransportWarning,
-            stacklevel=stacklevel + 1,
+            "sent in clear text. Use https://."
         )
-        return
-    proxy = environment_proxy(url) if env_proxies else None
-    if proxy is not None and not _is_loopback(proxy.host):
-        warnings.warn(
+    elif (proxy := environment_proxy(url) if env_proxies else None) is not None and not _is_loopback(proxy.host):
+        message = (
             f"base_url {base_url!r} is plain http:// and the environment's proxy settings send it "
             f"through the proxy {proxy.host!r}: the API key would reach that proxy in clear text. "
-            "Use https://, or add the host to NO_PROXY.",
-            InsecureTransportWarning,
-            stacklevel=stacklevel + 1,
+            "Use https://, or add the host to NO_PROXY."
         )
+    else:
+        return
+    warnings.warn(message, InsecureTransportWarning, stacklevel=stacklevel + 1)
 
 
 def warn_if_unverified(base_url: str, verify: object, stacklevel: int) -> None:

@@ -3,15 +3,11 @@
 `AsyncHTTPClient` and `HTTPClient` (what ``http_client`` takes), and
 `TracerProvider` and `MeterProvider` (``tracer_provider``, ``meter_provider``).
 
-Why Protocols: a class of an optional library that is not installed is
-unknown to a type checker, and would make every signature naming it partly
-unknown (``pyright --verifytypes``). Each Protocol holds a few members, typed
-with builtins, ``typing`` and httpx only, that together tell its class apart
-from the others and from the other client's kind: with the library
-installed, a type checker passes the right class and refuses the wrong one;
-without it, the types are complete and nothing is imported. The constructor
-still checks the class of ``http_client`` itself (``_clients.backends``).
-tests/typing and .ci/verify_types.py hold the Protocols to the real classes.
+Why Protocols: a class of an optional library that is not installed is unknown to a type checker, and would
+make every signature naming it partly unknown (``pyright --verifytypes``). Each Protocol holds a few members,
+typed with builtins, ``typing`` and httpx only, that together tell its class apart from the others and from the
+other client's kind (what that buys: `AsyncHTTPClient`'s docs). tests/typing and .ci/verify_types.py hold the
+Protocols to the real classes.
 """
 
 from __future__ import annotations
@@ -32,8 +28,8 @@ __all__ = [
 ]
 
 
-class Httpx2AsyncClient(Protocol):
-    """An ``httpx2.AsyncClient`` (the ``httpx2`` library, Python 3.11+), by the members that tell it apart."""
+class _Httpx2(Protocol):
+    """What both clients of the ``httpx2`` library (Python 3.11+) have, of the members that tell them apart."""
 
     @property
     def is_closed(self) -> bool:
@@ -44,24 +40,18 @@ class Httpx2AsyncClient(Protocol):
     def trust_env(self) -> bool:
         """Whether the client reads proxies and certificates from the environment."""
         ...
+
+
+class Httpx2AsyncClient(_Httpx2, Protocol):
+    """An ``httpx2.AsyncClient`` (the ``httpx2`` library, Python 3.11+), by the members that tell it apart."""
 
     def aclose(self) -> Awaitable[None]:
         """Close the client (awaited)."""
         ...
 
 
-class Httpx2Client(Protocol):
+class Httpx2Client(_Httpx2, Protocol):
     """An ``httpx2.Client`` (the ``httpx2`` library, Python 3.11+), by the members that tell it apart."""
-
-    @property
-    def is_closed(self) -> bool:
-        """Whether the client was closed."""
-        ...
-
-    @property
-    def trust_env(self) -> bool:
-        """Whether the client reads proxies and certificates from the environment."""
-        ...
 
     def close(self) -> None:
         """Close the client."""

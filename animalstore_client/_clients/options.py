@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 import attrs
 import httpx
@@ -46,37 +46,24 @@ M = TypeVar("M")
 __all__ = ["OPTIONS", "Arguments", "Option", "Settings", "new_settings"]
 
 
-class Option:
+class Option(NamedTuple):
     """One client option, as every signature that takes it spells it.
 
     ``annotation`` and ``default`` are source text, in the async client's
     spelling (``scripts/unasync.py`` spells the sync one); ``changes`` is
     `with_options`'s annotation, or ``None`` where the option cannot change
     on a copy; ``kit`` says whether the testing kit's client factories take
-    it, ``pickled`` whether a pickle carries it. A plain slotted class: a
-    dataclass would cost ``import animalstore_client`` about a millisecond more.
+    it, ``pickled`` whether a pickle carries it. Not a dataclass: one would
+    cost ``import animalstore_client`` about a millisecond more.
     """
 
-    __slots__ = ("annotation", "changes", "default", "doc", "kit", "name", "pickled")
-
-    def __init__(
-        self,
-        name: str,
-        annotation: str,
-        default: str,
-        doc: str,
-        *,
-        changes: str | None = None,
-        kit: bool = True,
-        pickled: bool = True,
-    ) -> None:
-        self.name = name
-        self.annotation = annotation
-        self.default = default
-        self.doc = doc
-        self.changes = changes
-        self.kit = kit
-        self.pickled = pickled
+    name: str
+    annotation: str
+    default: str
+    doc: str
+    changes: str | None = None
+    kit: bool = True
+    pickled: bool = True
 
     def __repr__(self) -> str:
         return f"Option({self.name!r})"

@@ -111,14 +111,12 @@ class AsyncSender:
                 timeouts = attempts.start()
                 response: Finished
                 try:
-                    if guarded:
-                        response = await io.within_deadline(
-                            attempts, self._observed(transport, attempts, timeouts, operation, middleware, observer)
-                        )
-                    elif plain:
-                        response = await self._attempt(transport, attempts, timeouts, request)
-                    else:
-                        response = await self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                    attempt = (
+                        self._attempt(transport, attempts, timeouts, request)
+                        if plain
+                        else self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                    )
+                    response = await io.within_deadline(attempts, attempt) if guarded else await attempt
                 except httpx.RequestError as exc:
                     delay = attempts.after_error(exc)
                 else:
@@ -156,8 +154,6 @@ class AsyncSender:
         traced = observer is not None and observer.tracer is not None
         # A copy only when something writes to it: the middleware, or the trace context.
         sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
-        if not middleware and observer is None:
-            return await self._attempt(transport, attempts, timeouts, sent)
         span = None if observer is None else observer.attempt(sent, attempts.count)
         response: Finished
         try:

@@ -59,13 +59,9 @@ class _Process:
 
     pid = os.getpid()
 
-    @classmethod
-    def forked(cls) -> None:
-        cls.pid = os.getpid()
-
 
 if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_Process.forked)
+    os.register_at_fork(after_in_child=lambda: setattr(_Process, "pid", os.getpid()))
 
 
 def _random_jitter() -> float:

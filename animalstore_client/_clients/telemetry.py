@@ -37,16 +37,13 @@ if TYPE_CHECKING:
     from animalstore_client._core.attempts import Attempts
 
 
-def _http_suppressor() -> Callable[[], contextlib.AbstractContextManager[None]] | None:
-    """The public switch the HTTP instrumentations honour, where one is installed (opentelemetry-instrumentation)."""
-    try:
-        utils = importlib.import_module("opentelemetry.instrumentation.utils")
-    except ImportError:
-        return None
-    return getattr(utils, "suppress_http_instrumentation", None)
-
-
-suppress_http_instrumentation = _http_suppressor()
+try:  # the public switch the HTTP instrumentations honour, where one is installed (opentelemetry-instrumentation)
+    _utils: object = importlib.import_module("opentelemetry.instrumentation.utils")
+except ImportError:
+    _utils = None
+suppress_http_instrumentation: Callable[[], contextlib.AbstractContextManager[None]] | None = getattr(
+    _utils, "suppress_http_instrumentation", None
+)
 
 __all__ = ["GLOBAL", "CallObserver", "Telemetry"]
 
@@ -57,15 +54,14 @@ _DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
 _KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
 
 
-def _server(url: httpx.URL) -> dict[str, Any]:
+def _base(request: httpx.Request) -> dict[str, Any]:
+    """The attributes of a call and of each of its attempts: the method, and the server."""
+    method, url = request.method, request.url
+    base: dict[str, Any] = {"http.request.method": method}
+    if method not in _KNOWN_METHODS:
+        base = {"http.request.method": "_OTHER", "http.request.method_original": method}
     port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
-    return {"server.address": url.host, "server.port": port}
-
-
-def _method(method: str) -> dict[str, Any]:
-    if method in _KNOWN_METHODS:
-        return {"http.request.method": method}
-    return {"http.request.method": "_OTHER", "http.request.method_original": method}
+    return {**base, "server.address": url.host, "server.port": port}
 
 
 # What failed, as `Telemetry.failed` names it in its warning: what the SDK called, and what usually raised in it.
@@ -83,32 +79,29 @@ class _Instruments:
     __slots__ = ("complete", "duration", "refusals", "retries")
 
     def __init__(self, telemetry: Telemetry, meter: Meter) -> None:
-        self.duration: Histogram | None = None
-        self.retries: Counter | None = None
-        self.refusals: Counter | None = None
-        try:
-            self.duration = meter.create_histogram(
-                "http.client.request.duration",
-                unit="s",
-                description="Duration of HTTP client requests: one per attempt.",
-                explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
-            )
-        except Exception as exc:
-            telemetry.failed("meter.create_histogram (http.client.request.duration)", exc)
-        try:
-            self.retries = meter.create_counter(
-                "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
-            )
-        except Exception as exc:
-            telemetry.failed("meter.create_counter (animalstore.client.retries)", exc)
-        try:
-            self.refusals = meter.create_counter(
-                "animalstore.client.retry_budget.refusals",
-                unit="{retry}",
-                description="Retries the retry budget refused, by reason: the call ended with its error instead.",
-            )
-        except Exception as exc:
-            telemetry.failed("meter.create_counter (animalstore.client.retry_budget.refusals)", exc)
+        def made(kind: str, name: str, **options: Any) -> Any:
+            try:
+                return getattr(meter, kind)(name, **options)
+            except Exception as exc:
+                telemetry.failed(f"meter.{kind} ({name})", exc)
+                return None
+
+        self.duration: Histogram | None = made(
+            "create_histogram",
+            "http.client.request.duration",
+            unit="s",
+            description="Duration of HTTP client requests: one per attempt.",
+            explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
+        )
+        self.retries: Counter | None = made(
+            "create_counter", "animalstore.client.retries", unit="{retry}", description="Retries made, by reason."
+        )
+        self.refusals: Counter | None = made(
+            "create_counter",
+            "animalstore.client.retry_budget.refusals",
+            unit="{retry}",
+            description="Retries the retry budget refused, by reason: the call ended with its error instead.",
+        )
         self.complete = self.duration is not None and self.retries is not None and self.refusals is not None
 
 
@@ -236,7 +229,7 @@ class CallObserver:
         """The tracer of this call's spans; ``None`` when nothing is traced, or the call's span failed to start."""
         self.instruments = instruments
         self.operation = operation
-        self.base = {**_method(request.method), **_server(request.url)}
+        self.base = _base(request)
         self.attempts: Attempts | None = None
         """The call's attempts, once the send loop has them."""
         self._span: Span | None = None
@@ -253,21 +246,20 @@ class CallObserver:
 
     def retried(self, reason: str) -> None:
         """Count a retry."""
-        if self.instruments is not None:
-            self._count(self.instruments.retries, "counter.add (animalstore.client.retries)", reason)
+        self._count("retries", "animalstore.client.retries", reason)
 
     def refused(self, reason: str) -> None:
         """Count a retry the budget refused."""
-        if self.instruments is not None:
-            self._count(self.instruments.refusals, "counter.add (animalstore.client.retry_budget.refusals)", reason)
+        self._count("refusals", "animalstore.client.retry_budget.refusals", reason)
 
-    def _count(self, counter: Counter | None, component: str, reason: str) -> None:
-        """Add one to ``counter`` (``None`` when it failed to be made) for ``reason``; failures go to `failed`."""
+    def _count(self, instrument: str, name: str, reason: str) -> None:
+        """Add one to the counter ``name`` for ``reason``, unless it failed to be made; failures go to `failed`."""
+        counter: Counter | None = getattr(self.instruments, instrument, None)
         if counter is not None:
             try:
                 counter.add(1, {**self.base, "animalstore.retry.reason": reason})
             except Exception as exc:
-                self.telemetry.failed(component, exc)
+                self.telemetry.failed(f"counter.add ({name})", exc)
 
     def attempt(self, request: httpx.Request, number: int) -> AttemptObserver | None:
         """Start observing attempt ``number``, whose request is about to go through middleware and out.
@@ -285,21 +277,12 @@ class CallObserver:
         span = self._span
         if span is None:
             return
-        try:
-            attempts = self.attempts
-            if attempts is not None:
-                span.set_attribute("animalstore.attempts", attempts.count)
-                span.set_attribute("animalstore.retry_budget.refused", attempts.budget_refused)
-            if error is not None:
-                span.set_attribute("error.type", error_type(error))
-                span.record_exception(error)
-                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}"))
-        except Exception as exc:
-            self.telemetry.failed(_SPAN_ATTRIBUTES, exc)
-        try:
-            span.end()
-        except Exception as exc:
-            self.telemetry.failed(_END_SPAN, exc)
+        attributes: dict[str, Any] = {}
+        attempts = self.attempts
+        if attempts is not None:
+            attributes["animalstore.attempts"] = attempts.count
+            attributes["animalstore.retry_budget.refused"] = attempts.budget_refused
+        _end_span(self.telemetry, span, attributes, error)
 
 
 class AttemptObserver:
@@ -329,12 +312,7 @@ class AttemptObserver:
             if route is not None:
                 span_attributes["url.template"] = route
             try:
-                span = tracer.start_span(
-                    name,
-                    context=call.context,
-                    kind=SpanKind.CLIENT,
-                    attributes=span_attributes,
-                )
+                span = tracer.start_span(name, context=call.context, kind=SpanKind.CLIENT, attributes=span_attributes)
             except Exception as exc:
                 # No span: nothing attached, nothing suppressed, no traceparent; the duration is still recorded.
                 call.telemetry.failed(_START_SPAN, exc)
@@ -381,22 +359,32 @@ class AttemptObserver:
         except Exception as exc:
             self._call.telemetry.failed(_OWN, exc)
         if span is not None:
-            try:
-                span.set_attributes(attributes)
-                if "error.type" in attributes:
-                    span.set_status(Status(StatusCode.ERROR, attributes["error.type"]))
-            except Exception as exc:
-                self._call.telemetry.failed(_SPAN_ATTRIBUTES, exc)
-            try:
-                span.end()
-            except Exception as exc:
-                self._call.telemetry.failed(_END_SPAN, exc)
+            _end_span(self._call.telemetry, span, attributes, None)
         instruments = self._call.instruments
         if instruments is not None and instruments.duration is not None:
             try:
                 instruments.duration.record(duration, _metric_attributes(attributes))
             except Exception as exc:
                 self._call.telemetry.failed("histogram.record (http.client.request.duration)", exc)
+
+
+def _end_span(telemetry: Telemetry, span: Span, attributes: dict[str, Any], error: BaseException | None) -> None:
+    """Set ``attributes`` on ``span``, with an error status (and ``error`` recorded) if it failed, and end it."""
+    try:
+        if error is not None:
+            attributes["error.type"] = error_type(error)
+        span.set_attributes(attributes)
+        if error is not None:
+            span.record_exception(error)
+            span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+        elif "error.type" in attributes:
+            span.set_status(Status(StatusCode.ERROR, attributes["error.type"]))
+    except Exception as exc:
+        telemetry.failed(_SPAN_ATTRIBUTES, exc)
+    try:
+        span.end()
+    except Exception as exc:
+        telemetry.failed(_END_SPAN, exc)
 
 
 def _outcome(attributes: dict[str, Any], response: httpx.Response | None, error: BaseException | None) -> None:
@@ -413,16 +401,9 @@ def _outcome(attributes: dict[str, Any], response: httpx.Response | None, error:
         attributes["error.type"] = error_type(error)
 
 
-_METRIC_KEYS = (
-    "http.request.method",
-    "server.address",
-    "server.port",
-    "http.response.status_code",
-    "network.protocol.version",
-    "error.type",
-)
+# The resend count is a span's business: as a metric attribute it would split every series.
+_SPAN_ONLY = frozenset({"http.request.method_original", "http.request.resend_count"})
 
 
 def _metric_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    # The resend count is a span's business: as a metric attribute it would split every series.
-    return {key: attributes[key] for key in _METRIC_KEYS if key in attributes}
+    return {key: value for key, value in attributes.items() if key not in _SPAN_ONLY}

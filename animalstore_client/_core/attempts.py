@@ -7,6 +7,7 @@ an `Answer`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -45,9 +46,6 @@ __all__ = [
     "connection_error",
     "full_response",
 ]
-
-_DEBUG = 10
-
 
 CUT_AT = "animalstore_client.cut_at"
 """Response extension set when a body was cut at ``max_response_bytes``: the cap."""
@@ -207,22 +205,16 @@ class Attempts:
         return self.request.extensions["timeout"]  # type: ignore[no-any-return]
 
     def exchange_for(self, request: httpx.Request, timeouts: Timeouts) -> Exchange:
-        """The attempt's exchange, as ``request`` is handed to the library after any middleware.
-
-        Its timeouts are cut to the time left. Past the deadline (within the
-        margin `start` keeps too) nothing is handed over: the attempt fails as
-        a connect timeout that its exchange proves wrote nothing, which ends
-        the call with `APITimeoutError`.
-        """
+        """The attempt's exchange, as ``request`` is handed to the library after any middleware, its timeouts cut to
+        the time left. Past the deadline (within `start`'s margin) nothing is handed over: the attempt fails as a
+        connect timeout that its exchange proves wrote nothing, which ends the call with `APITimeoutError`."""
         deadline = self._deadline
         if deadline is not None:
             left = deadline - self._clock()
-            for value in timeouts.values():
-                if value is None or value > left:
-                    timeouts = {
-                        phase: left if value is None or value > left else value for phase, value in timeouts.items()
-                    }
-                    break
+            if any(value is None or value > left for value in timeouts.values()):
+                timeouts = {
+                    phase: left if value is None or value > left else value for phase, value in timeouts.items()
+                }
         self.exchange = exchange = Exchange(request, timeouts, deadline, origin=self.request.url, clock=self._clock)
         if deadline is not None and deadline - self._clock() <= _DEADLINE_MARGIN:
             exchange.not_written()  # a library may round a timer this short up: nothing is handed over
@@ -235,10 +227,8 @@ class Attempts:
         return BodyReader(self.request, codings, limit=limit, deadline=self._deadline, clock=self._clock)
 
     def body_in_time(self, body: bytes) -> bytes:
-        """``body``, taken whole, unless the call's deadline passed while it arrived (as `BodyReader.feed` checks).
-
-        An empty body arrived with the headers: like the chunk loop, which feeds no chunk then, it is not checked.
-        """
+        """``body``, taken whole, unless the call's deadline passed while it arrived (as `BodyReader.feed` checks); an
+        empty body arrived with the headers and, as in the chunk loop, is not checked."""
         if body and self._deadline is not None and self._clock() >= self._deadline:
             raise late_body(self.request)
         return body
@@ -252,10 +242,9 @@ class Attempts:
             return Answer(stream, content, self.request, {})
         return Answer(stream, content[:cap], self.request, {CUT_AT: cap})
 
-    def _debug(self, template: str, *args: object) -> None:
-        """A DEBUG line about this call's request: its method and URL (secrets masked), then ``template``."""
-        request = self.request
-        logger.debug("%s %s " + template, request.method, redact_url(request.url), *args)
+    def _log(self, level: int, template: str, *args: object) -> None:
+        """A log line about this call's request: ``template``'s first two ``%s`` are its method and URL (masked)."""
+        logger.log(level, template, self.request.method, redact_url(self.request.url), *args)
 
     def failed(self) -> None:
         """Note that the current attempt failed with no answer: `may_have_acted` reads its exchange, never the
@@ -267,8 +256,9 @@ class Attempts:
         """Log a failed attempt; return the delay before retrying, or raise the final error."""
         self.failed()
         request = self.request
-        if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
-            self._debug("failed after %.1f ms (attempt %d): %s", self._elapsed_ms(), self.count, redact_text(repr(exc)))
+        if logger.isEnabledFor(logging.DEBUG):  # skip the formatting work otherwise
+            elapsed, failure = self._elapsed_ms(), redact_text(repr(exc))
+            self._log(logging.DEBUG, "%s %s failed after %.1f ms (attempt %d): %s", elapsed, self.count, failure)
         if self._deadline is not None and self._clock() >= self._deadline - _DEADLINE_MARGIN:
             raise self._expired(exc) from exc
         reason = certificate_failure(exc)
@@ -308,14 +298,9 @@ class Attempts:
         if not self.processed:
             self.processed = may_have_acted(self.exchange, response.status_code)
         request = self.request
-        if logger.isEnabledFor(_DEBUG):  # skip the formatting work otherwise
-            self._debug(
-                "-> %d %s in %.1f ms (attempt %d)",
-                response.status_code,
-                response.reason_phrase,
-                self._elapsed_ms(),
-                self.count,
-            )
+        if logger.isEnabledFor(logging.DEBUG):  # skip the formatting work otherwise
+            status, reason, elapsed = response.status_code, response.reason_phrase, self._elapsed_ms()
+            self._log(logging.DEBUG, "%s %s -> %d %s in %.1f ms (attempt %d)", status, reason, elapsed, self.count)
         if 200 <= response.status_code < 300:  # is_success, without two calls
             response.extensions[PROCESSED] = True
             return None
@@ -343,13 +328,7 @@ class Attempts:
         if budget is None or budget.try_withdraw(self._budget_clock()):
             return True
         self.budget_refused = True
-        logger.info(
-            "Not retrying %s %s after %s: the retry budget is exhausted (%r)",
-            self.request.method,
-            redact_url(self.request.url),
-            reason,
-            budget,
-        )
+        self._log(logging.INFO, "Not retrying %s %s after %s: the retry budget is exhausted (%r)", reason, budget)
         if self._observer is not None:
             self._observer.refused(reason)
         return False
@@ -373,15 +352,8 @@ class Attempts:
     def _retry(self, delay: float, reason: str, cause: str | None = None) -> float:
         self.retries += 1
         self.count += 1
-        logger.info(
-            "Retrying %s %s in %.2f s (retry %d of %d) after %s",
-            self.request.method,
-            redact_url(self.request.url),
-            delay,
-            self.retries,
-            self._max_retries,
-            cause or reason,
-        )
+        retries = (self.retries, self._max_retries)
+        self._log(logging.INFO, "Retrying %s %s in %.2f s (retry %d of %d) after %s", delay, *retries, cause or reason)
         if self._observer is not None:
             self._observer.retried(reason)
         return delay
@@ -440,8 +412,7 @@ class Answer:
         return self._stream.headers
 
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
-        """The response's header fields as they came: what the client reads of every answer (its deprecation
-        notices) without making `headers`."""
+        """The response's header fields as they came, without making `headers` (read on every answer)."""
         return self._stream.raw_headers()
 
     @property

@@ -1,8 +1,6 @@
 """One response's body: `BodyReader` turns the raw chunks a transport reads into the decoded body.
 
-``Content-Encoding`` is undone as the chunks arrive, held to the size cap and
-the call's deadline (a size cap belongs in `BodyReader.feed`); and the text
-of a body is only ever decoded with a text encoding (`text_encoding`).
+A size cap belongs in `BodyReader.feed`; the text of a body is only ever decoded with a text encoding.
 """
 
 from __future__ import annotations
@@ -35,12 +33,9 @@ def late_body(request: httpx.Request) -> httpx.ReadTimeout:
 def _text_encodings() -> frozenset[str]:
     """The codecs a body may be decoded with: the standard library's text encodings.
 
-    Left out: codecs that are not text encodings at all (``bz2``, ``zlib``,
-    ``base64``, ``hex``, ``quopri``, ``uu``, ``rot-13``: a server naming one
-    would have httpx inflate or transform the body past any cap), and
-    ``utf-16``/``utf-32`` with byte-order sniffing, whose decoders raise even
-    when told to replace what does not fit. ``tests/test_sending.py`` feeds
-    every codec name Python knows through this choice.
+    Left out: codecs that are not text encodings (``bz2``, ``zlib``, ``base64``, ``hex``, ``quopri``, ``uu``,
+    ``rot-13``: a server naming one would have httpx inflate or transform the body past any cap), and
+    ``utf-16``/``utf-32`` with byte-order sniffing, whose decoders raise even when told to replace.
     """
     import encodings.aliases
 
@@ -63,10 +58,7 @@ def text_encoding(headers: httpx.Headers) -> str:
     JSON is UTF-8 (RFC 8259), whatever ``charset`` says; another body takes
     its ``charset`` when that names a text encoding, and UTF-8 otherwise.
     """
-    content_type = headers.get("content-type")
-    if not content_type:
-        return "utf-8"
-    media, _, parameters = content_type.partition(";")
+    media, _, parameters = headers.get("content-type", "").partition(";")
     media = media.strip().lower()
     if media == "application/json" or media.endswith("+json"):
         return "utf-8"
@@ -162,14 +154,10 @@ class _Deflate:
 class BodyReader:
     """Collects one response body from the raw chunks a transport reads.
 
-    ``Content-Encoding`` is undone chunk by chunk (``gzip`` and ``deflate``,
-    up to `MAX_CODINGS` in a row); an encoding it does not know is left as it
-    is, as httpx does. With a ``limit`` it keeps at most that many decoded
-    bytes and then asks for no more (`feed` returns ``False``), and each
-    decoding step produces at most `_STEP` bytes, so a decompression bomb
-    costs memory in proportion to the limit, not to what it would inflate to.
-    With a ``deadline`` (on ``clock``'s scale, ``time.monotonic`` by default)
-    a chunk that arrives after it raises `httpx.ReadTimeout`.
+    ``Content-Encoding`` is undone chunk by chunk (``gzip`` and ``deflate``, up to `MAX_CODINGS` in a row; another
+    is left as it is, as httpx does). With a ``limit`` it keeps at most that many decoded bytes, then `feed` returns
+    ``False``; each decoding step produces at most `_STEP` bytes, so a decompression bomb costs memory in proportion
+    to the limit. A chunk that arrives after ``deadline`` (on ``clock``'s scale) raises `httpx.ReadTimeout`.
     """
 
     __slots__ = ("_chunks", "_clock", "_deadline", "_limit", "_request", "_stages", "_total", "full")
@@ -192,8 +180,7 @@ class BodyReader:
         self.full = False
         """Whether ``limit`` bytes are in: the rest of the body is not wanted."""
         self._stages: list[_Stage] = []
-        # ``encodings`` are the Content-Encoding values; their codings are listed in the order
-        # they were applied: undo them backwards.
+        # ``encodings`` are the Content-Encoding values, listing codings in the order applied: undone backwards.
         codings = [part for value in encodings for part in value.split(b",")] if encodings else ()
         for value in reversed(codings):
             coding = value.strip().lower()

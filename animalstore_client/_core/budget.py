@@ -1,15 +1,8 @@
 """The retry budget: retries may add at most a share of the calls a client makes, so an outage is not multiplied.
 
-Finagle's ``RetryBudget`` shape: every call deposits ``percent`` of a retry,
-every retry withdraws one, deposits and withdrawals are forgotten after
-``window`` seconds, and a reserve of ``min_per_second * window`` retries is
-always there so a quiet client still retries. With the default numbers, 100
-calls failing at once against a dead service make about 120 attempts in all
-instead of 300.
-
-Decision code takes the time as an argument: the client passes its clock
-(``time.monotonic``, or the testing kit's store clock), so the budget is
-tested without waiting.
+Finagle's ``RetryBudget`` shape. With the default numbers, 100 calls failing at once against a dead service make
+about 120 attempts in all instead of 300. Decision code takes the time as an argument (the client's clock, or the
+testing kit's store clock), so the budget is tested without waiting.
 """
 
 from __future__ import annotations
@@ -32,11 +25,8 @@ _all_budgets: weakref.WeakSet[RetryBudget] = weakref.WeakSet()
 
 
 def _check_number(value: object, argument: str, low: float, high: float, note: str = "") -> float:
-    """``value`` as a float if it is a finite int or float (not bool) from ``low`` to ``high``.
-
-    An int is compared as it is, never turned into a float first: ``10**400``
-    is refused for its size, not with the OverflowError its conversion raises.
-    """
+    """``value`` as a float if it is a finite int or float (not bool) from ``low`` to ``high``: an int is compared
+    as it is, never turned into a float first (``10**400`` is refused for its size, not with an OverflowError)."""
     if (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -104,9 +94,6 @@ class RetryBudget:
         self._percent = _check_number(percent, "percent", 0, 10, " (a share of the calls: 0.2 is 20 %)")
         self._min_per_second = _check_number(min_per_second, "min_per_second", 0, 10_000)
         self._window = _check_number(window, "window", 1, 600)
-        self._reset()
-
-    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._scale = _SLICES / self._window
         self._reserve = self._min_per_second * self._window

@@ -7,6 +7,7 @@ Type checkers read the message only from a string literal in the
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import inspect
@@ -45,12 +46,9 @@ _PACKAGE = "animalstore_client."  # the frames of its modules are the SDK's, not
 def warns_deprecated(message: str) -> Callable[[F], F]:
     """A decorator: warn ``message`` at the caller's line on every call of the function, sync or async.
 
-    ``typing_extensions.deprecated`` does this too, but for a coroutine
-    function on Python < 3.12 it imports asyncio, which would double the cost
-    of importing this package; it is kept (with ``category=None``) for the
-    static marker type checkers read, and the message is the same. Typed as
-    returning ``function``'s own type (not a bare ``Callable``), so checkers
-    keep its name: pyright then says ``The method "get_pet" ... is deprecated``.
+    Not ``typing_extensions.deprecated`` (kept with ``category=None`` for the static marker): for a coroutine
+    function on Python < 3.12 it imports asyncio, doubling this package's import cost. Typed as returning
+    ``function``'s own type so checkers keep its name (``The method "get_pet" ... is deprecated``).
     """
 
     def decorate(function: F) -> F:
@@ -71,10 +69,8 @@ def warns_deprecated(message: str) -> Callable[[F], F]:
 def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarning) -> None:
     """Warn ``message`` (a `DeprecationWarning` unless told) at the first line outside this package: the caller's.
 
-    A fixed ``stacklevel`` would be right for one path only: the same
-    construction is reached from ``AnimalStoreClient(...)`` (through the
-    shared base) and from the testing kit's ``store.client(...)``, which adds
-    frames of its own.
+    A fixed ``stacklevel`` would be right for one path only: ``AnimalStoreClient(...)`` and the testing kit's
+    ``store.client(...)``, which adds frames of its own, reach the same construction.
     """
     here = inspect.currentframe()
     frame = here.f_back if here is not None else None  # stacklevel 2: where this was called from
@@ -86,8 +82,7 @@ def warn_at_callers_line(message: str, category: type[Warning] = DeprecationWarn
     warnings.warn(message, category, stacklevel=level)
 
 
-# --- what the service announces at run time (RFC 9745 Deprecation, RFC 8594 Sunset) --------------------------------
-
+# What the service announces at run time (RFC 9745 Deprecation, RFC 8594 Sunset).
 _REL = re.compile(r"""\brel\s*=\s*"?([^";,]+)"?""", re.IGNORECASE)
 
 MAX_NOTICE_FIELD = 8 * 1024
@@ -101,8 +96,9 @@ MAX_LINK_SHOWN = 200
 
 
 def _text(value: bytes) -> str:
-    """A header value as text: UTF-8, as servers write a non-ASCII link (RFC 8288 asks for percent-encoding, which
-    many do not do), else Latin-1, as HTTP reads a byte it does not know. Never an error."""
+    """A header value's first `MAX_NOTICE_FIELD` bytes as text: UTF-8, as servers write a non-ASCII link (RFC 8288
+    asks for percent-encoding, which many do not do), else Latin-1, as HTTP reads a byte it does not know."""
+    value = value[:MAX_NOTICE_FIELD]
     try:
         return value.decode()
     except UnicodeDecodeError:
@@ -122,9 +118,8 @@ def _clean(text: str) -> str:
 def _link_targets(field: str) -> list[str]:
     """The targets of a ``Link`` field whose ``rel`` is ``deprecation`` or ``sunset``: one pass, linear in its length.
 
-    Each link-value is ``<target>`` and its parameters, up to the next ``,`` or ``<``; a ``<`` with no ``>``
-    after it ends the field. Every search starts where the last one ended, or is bounded by the next ``<``.
-    """
+    A link-value is ``<target>`` and its parameters, up to the next ``,`` or ``<``; a ``<`` with no ``>`` ends the
+    field. Each search starts where the last ended, or is bounded by the next ``<``."""
     found: list[str] = []
     start = field.find("<")
     while start >= 0:
@@ -159,25 +154,20 @@ def _deprecation(value: str) -> tuple[bool, date | None] | None:
     text = value.strip()
     if text.lower() == "true":  # the draft's form, before RFC 9745
         return True, None
-    if text.startswith("@") and text[1:].isascii() and text[1:].lstrip("-").isdigit():
-        try:
+    with contextlib.suppress(OverflowError, OSError, ValueError):
+        if text.startswith("@") and text[1:].isascii() and text[1:].lstrip("-").isdigit():
             return True, datetime.fromtimestamp(int(text[1:]), tz=UTC).date()
-        except (OverflowError, OSError, ValueError):
-            return None
     return None
 
 
 def _http_date(value: str) -> date | None:
-    try:
-        parsed = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return parsed.date()
+    with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+        return email.utils.parsedate_to_datetime(value.strip()).date()
+    return None
 
 
 def announces(raw: list[tuple[bytes, bytes]]) -> bool:
-    """Whether an answer's raw headers carry a ``Deprecation`` or ``Sunset`` field: the names alone, read on every
-    answer; nothing is parsed unless one is there."""
+    """Whether an answer's raw headers carry a ``Deprecation`` or ``Sunset`` field (read on every answer)."""
     for name, _ in raw:  # noqa: SIM110  # a loop: any() over a generator costs a call per field, on every answer
         if len(name) in (6, 11) and name.lower() in (b"sunset", b"deprecation"):
             return True
@@ -187,9 +177,8 @@ def announces(raw: list[tuple[bytes, bytes]]) -> bool:
 def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
     """What an answer's raw headers announce of a deprecation; ``None`` when nothing valid is announced.
 
-    Malformed ``Deprecation`` and ``Sunset`` values are ignored, never an error: the answer stays what it is.
-    Each field is read up to `MAX_NOTICE_FIELD` bytes, and at most `MAX_LINK_FIELDS` ``Link`` fields, each in
-    one pass: what a server sends costs time linear in those caps, whatever it sends.
+    Malformed values are ignored, never an error. Each field is read up to `MAX_NOTICE_FIELD` bytes, and at most
+    `MAX_LINK_FIELDS` ``Link`` fields, each in one pass: whatever a server sends costs time linear in those caps.
     """
     deprecation: tuple[bool, date | None] | None = None
     sunset: date | None = None
@@ -197,11 +186,11 @@ def service_notice(raw: list[tuple[bytes, bytes]]) -> ServiceNotice | None:
     for name, value in raw:
         lowered = name.lower()
         if lowered == b"deprecation":
-            deprecation = _deprecation(_text(value[:MAX_NOTICE_FIELD]))
+            deprecation = _deprecation(_text(value))
         elif lowered == b"sunset":
-            sunset = _http_date(_text(value[:MAX_NOTICE_FIELD]))
+            sunset = _http_date(_text(value))
         elif lowered == b"link" and len(links) < MAX_LINK_FIELDS:
-            links.append(_text(value[:MAX_NOTICE_FIELD]))
+            links.append(_text(value))
     if deprecation is None and sunset is None:
         return None
     targets = tuple(target for field in links for target in _link_targets(field))

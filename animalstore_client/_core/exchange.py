@@ -1,37 +1,10 @@
 """One attempt's exchange: what crosses the seam, and the evidence of "was it stored?".
 
-`Exchange` is made by `_core.attempts.Attempts` for each attempt and is the
-one argument a transport's ``send`` takes: the request, its timeouts already
-cut to the call's deadline, the deadline, and a narrow report API that the
-code touching the connection calls, below every hook, middleware and
-transport of the caller's:
-
-- `Exchange.opening` (the library's own code takes the attempt from here),
-  `Exchange.connected`, `Exchange.not_written` (the library's own
-  connection code failed before writing), `Exchange.about_to_write` (the
-  origin and the ``Host`` about to be written are checked, and a passed
-  deadline refuses to write), `Exchange.first_byte` (the SDK's own
-  connection code: the deadline only), `Exchange.maybe_written`,
-  `Exchange.written`, `Exchange.answered`;
-- httpcore's public ``trace`` request extension is one adapter of them
-  (`Exchange.trace_sync`, `Exchange.trace_async`, composed with a trace
-  callback of the caller's by `composed_trace_sync`/`composed_trace_async`):
-  a caller's httpx or httpx2 client over the library's own transport, and
-  the testing kit's in-process transports, report through it;
-- network-level code that cannot see the request (the SDK's pool, its
-  network backends and streams) finds the running exchange in
-  `RUNNING` (or `running`), which the transport sets around its send (``with
-  exchange:``, or the same set and reset inline): one context set a call,
-  which carries the deadline too. The body's reads need none: the SDK's
-  network stream keeps the deadline of the request it wrote last.
-
-Nothing outside ``_core`` writes an exchange's fields. One pure function,
-`may_have_acted`, reads an exchange (and the answer's status, when one came)
-and says whether the service may have acted; ``_core.attempts`` applies it
-to every attempt and sets each exception's ``may_have_been_processed`` once,
-when it is made. Where nothing reported (a caller's transport that is not its
-library's own, httpx-aiohttp, a ``MockTransport``), the answer is "may have
-been processed": the exception's class is never evidence.
+`Exchange` is the one argument of a transport's ``send``: the request, its timeouts cut to the deadline, and the
+reports the code touching the connection makes (docs/architecture.md, "Guarantees above the seam"; httpcore's
+``trace`` extension is one adapter of them). Code that cannot see the request finds it in `RUNNING`. Nothing outside
+``_core`` writes an exchange's fields; `may_have_acted` reads them, and where nothing reported the answer is "may
+have been processed": the exception's class is never evidence.
 """
 
 from __future__ import annotations
@@ -57,7 +30,6 @@ __all__ = [
     "composed_trace_async",
     "composed_trace_sync",
     "may_have_acted",
-    "running",
     "running_deadline",
 ]
 
@@ -80,16 +52,9 @@ Origin = tuple[bytes, bytes, int]
 
 
 class ClientRuleBroken(Exception):
-    """A rule of the SDK's that a caller's own client broke on a send, seen where the library lets the SDK see it.
-
-    An aiohttp session's middleware sending one attempt's request a second time
-    (a retrying or authenticating middleware) or replacing its ``Authorization``
-    header, the session adding credentials of its own, or an event hook or a
-    middleware of a caller's client sending the request to another origin or
-    with another ``Host``, is stopped before it goes out;
-    ``_core.failures.unknown_failure`` ends the call with a `MiddlewareError`
-    carrying this text, unretried, as for any other code of the caller's.
-    """
+    """A rule of the SDK's that a caller's own client broke on a send, stopped before it went out: another origin
+    or ``Host``, a second send, a replaced ``Authorization``, credentials of its own. Ends the call, unretried, in a
+    `MiddlewareError`."""
 
     def __init__(self, message: str, by: str | None = None, *, host: bool = False) -> None:
         super().__init__(message)
@@ -114,8 +79,7 @@ def _origin(scheme: bytes, host: bytes, port: int | None) -> Origin:
 def _shown(origin: Origin) -> str:
     scheme, host, port = origin
     host_text = host.decode("ascii", "replace")
-    if ":" in host_text:
-        host_text = f"[{host_text}]"
+    host_text = f"[{host_text}]" if ":" in host_text else host_text
     return f"{scheme.decode('ascii', 'replace')}://{host_text}:{port}"
 
 
@@ -128,16 +92,12 @@ def _host_field(value: bytes, scheme: bytes) -> tuple[bytes, int] | None:
             return None
         port_text = rest[1:] if rest.startswith(b":") else (None if rest else b"")
     else:
-        host, colon, port_text_or_empty = value.rpartition(b":")
+        host, colon, port_text = value.rpartition(b":")
         if not colon:
             host, port_text = value, b""
-        else:
-            port_text = port_text_or_empty
-    if port_text is None:
-        return None
-    if not port_text:
+    if port_text == b"":
         return host, _DEFAULT_PORTS.get(scheme.lower(), 0)
-    if not port_text.isdigit() or len(port_text) > 5:
+    if port_text is None or not port_text.isdigit() or len(port_text) > 5:
         return None
     return host, int(port_text)
 
@@ -153,11 +113,6 @@ def _written_to(request: Any) -> Origin | None:
         parsed = httpx.URL(target.decode("ascii", "replace"))
         return _origin(parsed.raw_scheme, parsed.raw_host, parsed.port)
     return _origin(url.scheme, url.host, url.port)
-
-
-def _host_fields(headers: Any) -> list[bytes]:
-    """The values of the ``Host`` fields among an httpcore request's ``(name, value)`` pairs."""
-    return [value for name, value in headers if name.lower() == b"host"]
 
 
 # httpcore's trace events (its logger's last name, the step, the outcome) and the report each one is.
@@ -177,16 +132,8 @@ _REACHED = {
 _HEADERS = frozenset({"http11.send_request_headers.started", "http2.send_request_headers.started"})
 
 RUNNING: ContextVar[Exchange | None] = ContextVar("animalstore_client_exchange", default=None)
-"""The exchange whose send is running in this context (``with exchange:``), else ``None``.
-
-For code below the library that cannot see the request (the pool's network streams); one context set per
-call, around its send, which carries the deadline too (``RUNNING.get().deadline``).
-"""
-
-
-def running() -> Exchange | None:
-    """The exchange whose send is running in this context, else ``None``."""
-    return RUNNING.get()
+"""The exchange whose send is running in this context (``with exchange:``), else ``None``: for code below the
+library that cannot see the request (the pool's network streams); it carries the deadline too."""
 
 
 def running_deadline() -> float | None:
@@ -206,21 +153,9 @@ class Exchange:
     exchange.answered()
     assert may_have_acted(exchange, 201)
     ```
-
-    Only the report methods change it; `may_have_acted` reads it.
     """
 
-    __slots__ = (
-        "_clock",
-        "_origin_url",
-        "_token",
-        "_tunnel",
-        "deadline",
-        "phase",
-        "reported",
-        "request",
-        "timeouts",
-    )
+    __slots__ = ("_clock", "_origin_url", "_token", "_tunnel", "deadline", "phase", "reported", "request", "timeouts")
 
     def __init__(
         self,
@@ -245,8 +180,6 @@ class Exchange:
         """Whether code below the caller's (a library's own connection code, the SDK's) reported on this attempt."""
         self._tunnel = False  # a proxy's CONNECT is under way: its steps are not this request's
 
-    # -- what is known ---------------------------------------------------------------------------------------
-
     @property
     def may_have_written(self) -> bool:
         """Whether a byte of the request may have reached a connection: the service may have acted."""
@@ -261,8 +194,6 @@ class Exchange:
     def phase_name(self) -> str:
         """The phase reached, by name (``"answered"``), or ``"unknown"`` when nothing below the caller's reported."""
         return PHASES[self.phase] if self.reported or self.phase else "unknown"
-
-    # -- the reports -----------------------------------------------------------------------------------------
 
     def _reach(self, phase: int) -> None:
         self.reported = True
@@ -281,21 +212,23 @@ class Exchange:
         self.reported = True
 
     def about_to_write(self, scheme: bytes, host: bytes, port: int | None, host_fields: list[bytes], by: str) -> None:
-        """The request is about to go to ``scheme://host:port`` with the ``Host`` fields ``host_fields``.
-
-        Refused (nothing is written, and the exchange proves it) when the
-        destination or its ``Host`` is not the client's ``base_url`` origin
-        (`ClientRuleBroken`, naming ``by``), or when the call's deadline has
-        passed (``httpx.ConnectTimeout``): code of the caller's that ran before
-        this point (a sync hook that waited) cannot make the SDK write after
-        ``total_timeout``. ``host_fields`` empty: the library writes the
-        ``Host`` from the URL itself.
-        """
+        """The request is about to go to ``scheme://host:port`` with the ``Host`` fields ``host_fields`` (none: the
+        library writes it from the URL). Refused, nothing written, when either is not ``base_url``'s origin
+        (`ClientRuleBroken`, naming ``by``) or the deadline passed (``httpx.ConnectTimeout``): code of the caller's
+        that ran before this point (a sync hook that waited) cannot make the SDK write after ``total_timeout``."""
         self.reported = True
-        actual = _origin(scheme, host, port)
-        if actual != self._expected:
+        actual, expected = _origin(scheme, host, port), self._expected
+        if actual != expected:
             self._refuse(actual, by)
-        self._check_host(host_fields, by)
+        if host_fields and (len(host_fields) != 1 or _host_field(host_fields[0], expected[0]) != expected[1:]):
+            shown = b", ".join(host_fields).decode("ascii", "replace")[:200]
+            raise ClientRuleBroken(
+                f"{by} set the request's Host header to {shown!r}, not to the client's base_url origin "
+                f"{_shown(expected)}: nothing was sent. The Host says which server gets the API key: change "
+                "base_url, or give it a client without that default header, hook or middleware",
+                by,
+                host=True,
+            )
         self._check_deadline()
 
     def first_byte(self) -> None:
@@ -320,8 +253,7 @@ class Exchange:
         self.phase = ANSWERED  # the last phase: nothing is further
 
     def __enter__(self) -> None:
-        """``with exchange:``: `RUNNING` is this exchange inside, for code below the library that cannot see the
-        request. The exchange is its own context manager, entered once a call, around the send."""
+        """``with exchange:``: `RUNNING` is this exchange inside, entered once a call, around the send."""
         self._token = RUNNING.set(self)
 
     def __exit__(self, *exc_info: object) -> None:
@@ -332,25 +264,6 @@ class Exchange:
         """The client's ``base_url`` origin, made only when a check needs it (the SDK's own pool never does)."""
         url = self._origin_url
         return _origin(url.raw_scheme, url.raw_host, url.port)
-
-    # -- the checks ------------------------------------------------------------------------------------------
-
-    def _check_host(self, fields: list[bytes], by: str) -> None:
-        scheme, host, port = self._expected
-        if not fields:
-            return  # the library writes the Host from the URL itself, checked above
-        if len(fields) == 1:
-            parsed = _host_field(fields[0], scheme)
-            if parsed == (host, port):
-                return
-        shown = b", ".join(fields).decode("ascii", "replace")[:200]
-        raise ClientRuleBroken(
-            f"{by} set the request's Host header to {shown!r}, not to the client's base_url origin "
-            f"{_shown(self._expected)}: nothing was sent. The Host says which server gets the API key: change "
-            "base_url, or give it a client without that default header, hook or middleware",
-            by,
-            host=True,
-        )
 
     def _check_deadline(self) -> None:
         deadline = self.deadline
@@ -368,8 +281,6 @@ class Exchange:
             by,
         )
 
-    # -- httpcore's trace extension, as one adapter of the reports -------------------------------------------
-
     def trace_sync(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's ``trace`` extension: each step of the exchange, as the connection took it."""
         phase = _REACHED.get(event)
@@ -383,14 +294,14 @@ class Exchange:
             self.reported = True
             request = info["request"]
             actual = _written_to(request)
-            if request.method == b"CONNECT":  # to the proxy, for this origin: the tunnel's host and port
-                if actual is None or actual[1:] != self._expected[1:]:
-                    self._refuse(actual or (b"?", request.url.target, 0), "http_client")
+            tunnel = request.method == b"CONNECT"  # to the proxy, for this origin: the tunnel's host and port
+            if actual is None or (tunnel and actual[1:] != self._expected[1:]):
+                self._refuse(actual or (b"?", request.url.target, 0), "http_client")
+            if tunnel:
                 self._tunnel = True
                 return
-            if actual is None:
-                self._refuse((b"?", request.url.target, 0), "http_client")
-            self.about_to_write(*actual, _host_fields(request.headers), "http_client")
+            host_fields = [value for name, value in request.headers if name.lower() == b"host"]
+            self.about_to_write(*actual, host_fields, "http_client")
             self._reach(WRITING)
 
     async def trace_async(self, event: str, info: dict[str, Any]) -> None:
@@ -401,11 +312,9 @@ class Exchange:
 def may_have_acted(exchange: Exchange, status: int | None = None) -> bool:
     """Whether the service may have acted on the attempt ``exchange`` records: the one rule "was it stored?" reads.
 
-    With an answer (``status``): no only for a 4xx but 408, the service turning
-    the request away (429 included); every 2xx, 3xx, 408 and 5xx may follow an
-    action (a gateway answers 5xx in the service's format after it passed the
-    request on). Without one: no only when the exchange proves that no byte of
-    the request was written; with no report at all, yes.
+    With an answer (``status``): no only for a 4xx but 408, the service turning the request away (a gateway answers
+    5xx in the service's format after it passed the request on). Without one: no only when the exchange proves that
+    no byte of the request was written.
     """
     if status is not None:
         return not (400 <= status <= 499 and status != 408)

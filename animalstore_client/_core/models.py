@@ -1,10 +1,7 @@
 """The service's resources as frozen attrs classes, and what the converter must know of them.
 
-Attributes are snake_case; the converter in ``_core.serde`` gives every model its
-camelCase JSON names and strict types. What is particular to these models
-lives here and is registered with it at the bottom: `MODELS`, the status
-enum's hooks (an unknown value is kept, not refused) and the fast paths that
-build a page of pets and write a `NewPet`.
+Attributes are snake_case; ``_core.serde``'s converter gives them camelCase JSON names and strict types. What is
+particular to these models is registered with it at the bottom: `MODELS`, the status hooks and the fast paths.
 """
 
 from __future__ import annotations
@@ -195,7 +192,8 @@ _STATUS_OR_NONE.update(KNOWN_STATUSES)
 _new_object = object.__new__
 if [field.name for field in attrs.fields(Pet)] != ["id", "name", "category_id", "status"]:
     raise ImportError("Pet's fields changed: models._fast_pets sets exactly id, name, category_id and status")
-_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = (getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
+_SETTERS = tuple(getattr(Pet, field.name).__set__ for field in attrs.fields(Pet))
+_SET_ID, _SET_NAME, _SET_CATEGORY_ID, _SET_STATUS = _SETTERS
 
 
 def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
@@ -206,13 +204,7 @@ def _fast_pets(items: list[dict[str, object]]) -> list[Pet] | None:
     checked path.
     """
     status_of = _STATUS_OR_NONE.get
-    new, set_id, set_name, set_category_id, set_status = (
-        _new_object,
-        _SET_ID,
-        _SET_NAME,
-        _SET_CATEGORY_ID,
-        _SET_STATUS,
-    )
+    new, (set_id, set_name, set_category_id, set_status) = _new_object, _SETTERS
     pets: list[Pet] = []
     append = pets.append
     unknown = False

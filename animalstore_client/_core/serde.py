@@ -1,9 +1,8 @@
 """The one cattrs converter: camelCase names, strict types, and JSON in and out.
 
-cattrs on its own turns ``"42"`` and ``42.9`` into ``42`` and ``1`` into
-``"1"``; a client that silently "fixes" what the service sent hides a broken
-deployment, so the hooks here refuse them. ``_core.models`` registers its models with `register`; the
-converter is built on first use: generating its hooks is the costly part.
+cattrs on its own turns ``"42"`` and ``42.9`` into ``42`` and ``1`` into ``"1"``; a client that silently "fixes"
+what the service sent hides a broken deployment, so the hooks here refuse them. ``_core.models`` registers its
+models with `register`; the converter is built on first use: generating its hooks is the costly part.
 """
 
 from __future__ import annotations
@@ -76,12 +75,10 @@ def register(
 ) -> None:
     """Teach the converter the models; ``_core.models`` calls it once, when it is imported.
 
-    ``models`` are attrs classes, read and written as JSON objects with
-    camelCase names. ``scalars`` maps a type to its `ScalarHooks`.
-    ``fast_structure`` maps a type to a function that `structure` tries first:
-    it returns the object, or None to let the converter's checked hooks name
-    every fault. ``fast_unstructure`` maps a class to the function that writes
-    it, so `unstructure` need not build the converter.
+    ``models`` are attrs classes, read and written as JSON objects. ``scalars`` maps a type to its `ScalarHooks`.
+    ``fast_structure`` maps a type to a function `structure` tries first: it returns the object, or None to let the
+    checked hooks name every fault. ``fast_unstructure`` maps a class to the function that writes it, so
+    `unstructure` need not build the converter.
     """
     if _converter.cache_info().currsize:
         raise RuntimeError("register() after the converter was built: its hooks would not include these")
@@ -126,10 +123,8 @@ def _register_model(converter: cattrs.Converter, cls: type[Any]) -> None:
         )
         for a in attrs.fields(cls)
     }
-    converter.register_unstructure_hook(
-        cls,
-        make_dict_unstructure_fn(cls, converter, **unstructure_overrides),  # type: ignore[arg-type]
-    )
+    unstructure = make_dict_unstructure_fn(cls, converter, **unstructure_overrides)  # type: ignore[arg-type]
+    converter.register_unstructure_hook(cls, unstructure)
 
 
 _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -188,8 +183,7 @@ def unstructure(obj: object) -> dict[str, Any]:
     fast = _FAST_UNSTRUCTURE.get(type(obj))
     if fast is not None:  # every create_pet: no converter to build
         return fast(obj)
-    result: dict[str, Any] = _converter().unstructure(obj)
-    return result
+    return cast("dict[str, Any]", _converter().unstructure(obj))
 
 
 def _reject_constant(name: str) -> object:

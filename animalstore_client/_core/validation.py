@@ -92,13 +92,9 @@ def check_str(value: object, argument: str) -> str:
     """A ``str`` that can be sent as UTF-8 (no lone surrogates)."""
     if not isinstance(value, str):
         raise _fail(argument, "a str", value)
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _fail(
-                argument, "a str that can be encoded as UTF-8", value, shown=f"{show(value)} ({exc.reason})"
-            ) from None
+    if not encodable(value):
+        shown = f"{show(value)} (surrogates not allowed)"  # the UTF-8 codec's one reason to refuse a str
+        raise _fail(argument, "a str that can be encoded as UTF-8", value, shown=shown)
     return value
 
 
@@ -122,12 +118,8 @@ def check_api_key(api_key: object) -> str:
         raise _fail("api_key", rule, None, shown="an empty str")
     for index, char in enumerate(api_key):
         if not "!" <= char <= "~":
-            raise _fail(
-                "api_key",
-                rule,
-                None,
-                shown=f"a key with {_char_name(char)} at index {index} (the key is not shown)",
-            )
+            shown = f"a key with {_char_name(char)} at index {index} (the key is not shown)"
+            raise _fail("api_key", rule, None, shown=shown)
     return api_key
 
 
@@ -155,11 +147,8 @@ def _is_seconds(value: object) -> bool:
 
 
 def check_timeout(value: object, argument: str = "timeout") -> httpx.Timeout:
-    """A timeout: seconds as a number, an `httpx.Timeout`, or ``None`` for none at all.
-
-    Every number, including each phase of an `httpx.Timeout`, must be finite
-    and positive (at most a year); ``None`` turns a phase off.
-    """
+    """A timeout: finite seconds > 0 (at most a year), an `httpx.Timeout` of such (a phase ``None`` is off), or
+    ``None`` for none at all."""
     rule = "a finite number of seconds > 0, an httpx.Timeout of such numbers (or None), or None for no timeout"
     if isinstance(value, httpx.Timeout):
         phases = (value.connect, value.read, value.write, value.pool)
@@ -247,11 +236,7 @@ def check_headers(headers: object, argument: str) -> dict[str, str]:
                 value=None,
             )
         if not isinstance(value, str) or not all(" " <= c <= "~" or c == "\t" for c in value):
-            raise _fail(
-                argument,
-                f"a mapping whose values are str of printable ASCII (header {name!r})",
-                value,
-            )
+            raise _fail(argument, f"a mapping whose values are str of printable ASCII (header {name!r})", value)
         result[name] = value
     return result
 
@@ -272,7 +257,6 @@ def encodable(text: str) -> bool:
     return True
 
 
-_PARAMS_RULE = "None, a mapping, or a list or tuple of (name, value) pairs"
 _PARAM_NAME_RULE = "a mapping or pairs whose names are str encodable as UTF-8"
 _PARAM_VALUE_RULE = (
     "a mapping or pairs whose values are str (encodable as UTF-8), int, finite float or Decimal, UUID, bool or "
@@ -288,8 +272,7 @@ def _is_instance(value: object, module: str, name: str) -> bool:
 
 def _query_text(value: object) -> str | None:
     """``value`` as httpx writes it in a query, or None when the rule refuses it."""
-    # The same spelling as httpx's primitive_value_to_str, so switching to or
-    # from plain httpx sends the same query.
+    # httpx's primitive_value_to_str spelling, so switching to or from plain httpx sends the same query.
     if value is True or value is False or value is None:
         return "true" if value else "" if value is None else "false"
     if _is_instance(value, "uuid", "UUID") or _is_instance(value, "decimal", "Decimal"):
@@ -313,15 +296,8 @@ def _pair(item: object) -> tuple[object, object] | None:
 
 
 def check_params(params: object) -> list[tuple[str, str]]:
-    """``params`` of `request`: the query as (name, text) pairs, spelt as httpx spells them.
-
-    ``params`` is ``None``, a mapping, or a list or tuple of (name, value)
-    pairs. Names are str. A value is a str, an int, a finite float or
-    `decimal.Decimal`, a `uuid.UUID`, a bool (sent as ``true``/``false``), ``None`` (sent as an empty value,
-    ``name=``), or a list or tuple of those (the name repeated for each).
-    Every str must be encodable as UTF-8. A query string (``"a=1"``) is not
-    accepted: pass ``{"a": 1}``.
-    """
+    """``params`` of `request` (`QueryParams`, every str encodable as UTF-8): the query as (name, text) pairs,
+    spelt as httpx spells them. A query string (``"a=1"``) is not accepted: pass ``{"a": 1}``."""
     if params is None:
         return []
     items: list[tuple[object, object]] = []
@@ -334,7 +310,7 @@ def check_params(params: object) -> list[tuple[str, str]]:
                 raise _fail("params", "a list or tuple of (name, value) pairs", item, shown=f"an item {show(item)}")
             items.append(pair)
     else:
-        raise _fail("params", _PARAMS_RULE, params)
+        raise _fail("params", "None, a mapping, or a list or tuple of (name, value) pairs", params)
     pairs: list[tuple[str, str]] = []
     for name, value in items:
         key = _query_text(name) if isinstance(name, str) else None
@@ -350,11 +326,8 @@ def check_params(params: object) -> list[tuple[str, str]]:
 
 
 JSON_MAX_DEPTH = 500
-"""How many containers deep ``json=`` may nest.
-
-Real documents stay under a few dozen levels; 500 leaves json.dumps, which
-recurses once per level, room below Python's default recursion limit of 1000.
-"""
+"""How many containers deep ``json=`` may nest: real documents stay under a few dozen levels; 500 leaves json.dumps,
+which recurses once per level, room below Python's default recursion limit of 1000."""
 
 _JSON_TYPES_RULE = "JSON data: dicts with str keys, lists, tuples, str, int, float, bool or None"
 _JSON_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -10,6 +10,7 @@ cannot start is a `ConnectionError`, before anything is sent. A forked child sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import threading
@@ -17,12 +18,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOOKUPS", "LOOKUP_THREADS", "Flight", "Lookups"]
+__all__ = ["LOOKUPS", "LOOKUP_THREADS", "Flight", "Lookups", "settle"]
 
-LOOKUP_THREADS = 4
-"""The most threads the SDK's name lookups hold, in one process: distinct names looked up at once."""
-THREAD_NAME = "animalstore-client lookup"
-"""The name of the lookup threads, as ``threading.enumerate()`` and a debugger show them."""
+LOOKUP_THREADS = 4  # the most threads the SDK's name lookups hold in a process: distinct names looked up at once
+THREAD_NAME = "animalstore-client lookup"  # as ``threading.enumerate()`` and a debugger show them
 
 
 class Flight:
@@ -67,17 +66,14 @@ class Flight:
         return self.answer()
 
     async def wait_async(self) -> list[Any]:
-        """The answers, awaited on the running asyncio loop; a cancellation (the call's timeout) leaves the flight
-        to its other waiters."""
+        """The answers, awaited on the running loop; a cancellation (the call's timeout) leaves the flight to others."""
         if not self.done.is_set():
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[None] = loop.create_future()
 
             def wake() -> None:
-                try:
-                    loop.call_soon_threadsafe(_resolve, waiter)
-                except RuntimeError:  # the loop has closed since: nobody is waiting there any more
-                    return
+                with contextlib.suppress(RuntimeError):  # the loop has closed since: nobody is waiting there any more
+                    loop.call_soon_threadsafe(settle, waiter, None)
 
             with self._lock:
                 listening = not self.done.is_set()
@@ -93,9 +89,10 @@ class Flight:
         return self.answer()
 
 
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+def settle(future: asyncio.Future[Any] | None, result: object) -> None:
+    """Give ``future`` its result, unless it has none to wait for or has one already (a timeout came first)."""
+    if future is not None and not future.done():
+        future.set_result(result)
 
 
 class Lookups:
@@ -159,12 +156,10 @@ class Lookups:
                     self._threads -= 1
                     return
                 flight = self._queue.popleft()
-            result: list[Any] | None = None
-            error: BaseException | None = None
             try:
-                result = self._lookup(flight.host, flight.port)
+                result, error = self._lookup(flight.host, flight.port), None
             except Exception as exc:  # noqa: BLE001  # handed to the waiters, each of which raises its own copy
-                error = exc
+                result, error = None, exc
             with self._lock:
                 if self._flights.get((flight.host, flight.port)) is flight:
                     del self._flights[(flight.host, flight.port)]

@@ -17,15 +17,12 @@ from animalstore_client._transports.shared import CLOSED_MID_CALL
 __all__ = ["PoolsByProxy", "environment_proxy", "proxy_for"]
 
 P = TypeVar("P")
-Origins = dict[tuple[bytes, bytes, int | None], str | None]
-"""The proxy of each origin (scheme, host, port) seen, as text; ``None``: direct."""
+Origins = dict[tuple[bytes, bytes, int | None], str | None]  # each origin's proxy, as text; ``None``: direct
 
 
 class PoolsByProxy(Generic[P]):
-    """The pools of one SDK transport, keyed by proxy URL (``None``: direct), made by ``new_pool`` on first use.
-
-    Its tables are shared by every thread or task using the client: read and written under one lock.
-    """
+    """The pools of one SDK transport by proxy URL (``None``: direct), made by ``new_pool`` on first use; its tables
+    are shared by every thread or task using the client, under one lock."""
 
     __slots__ = ("_closed", "_lock", "_new_pool", "_pools", "_proxies")
 

@@ -29,8 +29,7 @@ __all__ = [
     "translated",
 ]
 
-R = TypeVar("R")
-"""The library's own response object."""
+R = TypeVar("R")  # the library's own response object
 
 CLOSED_MID_CALL = "This client was closed while the call was under way; create a new client."
 
@@ -104,13 +103,8 @@ Translations = tuple[tuple[type[BaseException], type[httpx.TransportError]], ...
 
 
 # How each library says it refused an answer's head over its own limits (tests/test_header_limits.py pins each):
-# h11 (httpcore, httpcore2), hyper (pyreqwest), aiohttp's parser.
-_HEAD_REFUSALS = (
-    "Receive buffer too long",
-    "message head is too large",
-    "Too many headers received",
-    "Got more than",  # aiohttp's LineTooLong, worded "... bytes when reading" or "... bytes (N) when reading"
-)
+# h11 (httpcore, httpcore2), hyper (pyreqwest), aiohttp's parser (its LineTooLong: "Got more than ... bytes").
+_HEAD_REFUSALS = ("Receive buffer too long", "message head is too large", "Too many headers received", "Got more than")
 
 
 def translated(
@@ -128,11 +122,7 @@ def translated(
     text = str(exc) if message is None else message
     if any(phrase in text for phrase in _HEAD_REFUSALS):
         return httpx.RemoteProtocolError(HEAD_TOO_LARGE, request=request)
-    kind = otherwise
-    for library_class, httpx_class in table:
-        if isinstance(exc, library_class):
-            kind = httpx_class
-            break
+    kind = next((httpx_class for library_class, httpx_class in table if isinstance(exc, library_class)), otherwise)
     return kind(text or type(exc).__name__, request=request)
 
 

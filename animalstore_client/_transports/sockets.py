@@ -1,10 +1,6 @@
-"""The sockets of the SDK's own pools, known so that they can be closed where their owner cannot close them.
-
-A forked child (its copies of the parent's pooled sockets would stay open for its whole life) and an event loop
-that has ended (it can run no callback): each pool over Python's sockets (the default and httpx2 pools, sync and
-async; aiohttp) adds each socket it opens to a `Sockets`, closed here as descriptors only (`close_copy`). A fork
-waits, at most `FORK_WAIT` seconds, for the sockets being opened (`opening_sync`). docs/architecture.md, "Sockets
-closed where their owner cannot close them", says why each step is so.
+"""The sockets of the SDK's own pools, known so that they can be closed where their owner cannot close them:
+in a forked child, and once their event loop has ended. docs/architecture.md, "Sockets closed where their owner
+cannot close them", says how and why each step is so.
 """
 
 from __future__ import annotations
@@ -17,22 +13,12 @@ import weakref
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
-__all__ = [
-    "FORK_WAIT",
-    "Sockets",
-    "check_transport_table",
-    "close_copy",
-    "opening_async",
-    "opening_sync",
-    "release_transports",
-]
+__all__ = ["Sockets", "check_transport_table", "close_copy", "opening_async", "opening_sync", "release_transports"]
 
-FORK_WAIT = 5.0
-"""Seconds a fork waits at most for other threads' connections being opened to be known (`opening_sync`)."""
+FORK_WAIT = 5.0  # seconds a fork waits at most for other threads' connections being opened (`opening_sync`)
 
 _opening = threading.Condition()
-_openers: dict[int, int] = {}
-"""Per thread (its ident), the connections it is opening now, not yet added to their pool's `Sockets`."""
+_openers: dict[int, int] = {}  # per thread ident, the connections it is opening, not yet in their `Sockets`
 
 
 @contextlib.contextmanager
@@ -49,19 +35,14 @@ def opening_sync() -> Generator[None]:
         yield
     finally:
         with _opening:
-            left = _openers[me] - 1
-            if left:
-                _openers[me] = left
-            else:
+            _openers[me] -= 1
+            if not _openers[me]:
                 del _openers[me]
                 _opening.notify_all()
 
 
-@contextlib.contextmanager
-def opening_async() -> Generator[None]:
-    """Nothing: the async twin of `opening_sync` (a fork cannot wait for a loop), which the sync pools generated
-    from the async sources call; the asyncio network backend knows each socket before it connects."""
-    yield
+opening_async = contextlib.nullcontext
+"""Nothing: the async twin of `opening_sync` (a fork cannot wait for a loop; the asyncio backend knows its sockets)."""
 
 
 def _wait_for_openings() -> None:
@@ -80,11 +61,8 @@ def _after_fork_in_parent() -> None:
 
 def check_transport_table() -> None:
     """Fail loudly, naming it, if asyncio's selector loops no longer keep their transports by descriptor, or their
-    transports no longer let go of their socket through ``_call_connection_lost``.
-
-    `release_transports` and the pool's `_Connection.abandon` use both (private; docs/architecture.md says why).
-    Checked at the aiohttp transport's and the asyncio network layer's import, without making a loop.
-    """
+    transports no longer let go of their socket through ``_call_connection_lost`` (`release_transports` and the
+    pool's `_Connection.abandon` use both). Checked at import, without making a loop."""
     from asyncio import selector_events
 
     transport_class = getattr(selector_events, "_SelectorTransport", None)
@@ -104,9 +82,8 @@ def check_transport_table() -> None:
 def close_copy(sock: socket.socket) -> int | None:
     """Close this process's descriptor of ``sock``, and nothing more; the number closed, or ``None`` if none was open.
 
-    Detached first, so that nothing closes the number again once it is another socket's; then ``os.close``:
-    no ``shutdown()`` (which would end the connection for a forked parent too), no TLS close_notify, no loop.
-    """
+    Detached first, so that nothing closes the number once it is another socket's; no ``shutdown()``, which
+    would end the connection for a forked parent too."""
     try:
         descriptor = sock.detach()
     except OSError:
@@ -121,10 +98,9 @@ def close_copy(sock: socket.socket) -> int | None:
 def release_transports(loop: Any, descriptors: Iterable[int]) -> None:
     """asyncio's transports over ``descriptors``, closed already (`close_copy`), let go of them on ``loop``.
 
-    An open loop aborts each (the selector's system call fails on the closed descriptor, leaving the kernel's
-    registration, which a forked parent may share, untouched). A closed loop cannot run the callback that
-    follows, so asyncio's private `_call_connection_lost` is called here (as `_Connection.abandon` does), or the
-    transport would warn of an unclosed socket when collected. A loop without `_transports` (uvloop) is skipped.
+    An open loop aborts each; a closed one cannot run the callback that follows, so asyncio's private
+    `_call_connection_lost` is called here, or the transport would warn of an unclosed socket when collected.
+    A loop without `_transports` (uvloop) is skipped. docs/architecture.md says why each step is so.
     """
     transports = getattr(loop, "_transports", None)
     if transports is None:
@@ -185,16 +161,12 @@ class Sockets:
             after_fork(closed)
 
 
-_ALL: weakref.WeakSet[Sockets] = weakref.WeakSet()
-"""Every pool's sockets in this process, for a forked child to close its copies."""
+_ALL: weakref.WeakSet[Sockets] = weakref.WeakSet()  # every pool's, for a forked child to close its copies
 
 
 def _after_fork_in_child() -> None:
-    """Close the child's copy of every socket of the SDK's pools, before any code of the child's runs.
-
-    The child never sends on them (its client makes a pool of its own), and a copy left open would keep the
-    connection open after the parent closes it; the parent's socket and its selector registration stay as they were.
-    """
+    """Close the child's copy of every socket of the SDK's pools, before any code of the child's runs: left open,
+    one would keep the connection open after the parent closes it."""
     global _opening, _openers  # noqa: PLW0603  # the child's own: the parent's is held by the forking thread
     me = threading.get_ident()
     _opening = threading.Condition()

@@ -112,14 +112,12 @@ class Sender:
                 timeouts = attempts.start()
                 response: Finished
                 try:
-                    if guarded:
-                        response = io.within_deadline(
-                            attempts, self._observed(transport, attempts, timeouts, operation, middleware, observer)
-                        )
-                    elif plain:
-                        response = self._attempt(transport, attempts, timeouts, request)
-                    else:
-                        response = self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                    attempt = (
+                        self._attempt(transport, attempts, timeouts, request)
+                        if plain
+                        else self._observed(transport, attempts, timeouts, operation, middleware, observer)
+                    )
+                    response = io.within_deadline(attempts, attempt) if guarded else attempt
                 except httpx.RequestError as exc:
                     delay = attempts.after_error(exc)
                 else:
@@ -157,8 +155,6 @@ class Sender:
         traced = observer is not None and observer.tracer is not None
         # A copy only when something writes to it: the middleware, or the trace context.
         sent = attempts.attempt_request(operation) if middleware or traced else attempts.request
-        if not middleware and observer is None:
-            return self._attempt(transport, attempts, timeouts, sent)
         span = None if observer is None else observer.attempt(sent, attempts.count)
         response: Finished
         try:

@@ -1,15 +1,10 @@
 """httpcore's network backend on asyncio's own transports and protocols (and uvloop's): the default backend's.
 
-httpcore's own async backend goes through anyio, which costs a cancel scope per read and write and a dict
-of socket attributes per ``get_extra_info``; this one receives into a buffer each connection keeps and waits
-with one timer (docs/performance.md). Under trio the default backend keeps anyio's. Only httpcore's public
-network interface is implemented, every failure raised as httpcore's exception, as anyio's backend raises it.
-
-anyio's backend is the reference: tests/test_network_backends.py runs every hostile-server, TLS, early-answer
-and upload scenario over both. Two things asyncio does not do by itself are done here: writing ends with the
-connection (the next write raises httpcore's ``WriteError``, its cue to read the server's early answer), and
-names are resolved by the SDK's own resolver threads (`_transports.pool.resolver`), not the loop's default
-pool, which a forked child inherits with the parent's threads counted as idle.
+Faster than httpcore's anyio backend (a cancel scope per read and write; docs/performance.md), which stays the
+reference: tests/test_network_backends.py runs every scenario over both, and every failure is httpcore's, as
+anyio's. What it guarantees beyond speed: docs/architecture.md, "The network backend". Names are resolved on the
+SDK's lookup threads (`pool.resolver`), not the loop's default pool, which a forked child inherits with the
+parent's threads counted as idle.
 """
 
 from __future__ import annotations
@@ -26,27 +21,24 @@ from typing import Any, cast
 
 import httpcore
 
+from animalstore_client._transports.lookups import settle
 from animalstore_client._transports.pool.resolver import interleaved, resolve
 from animalstore_client._transports.sockets import check_transport_table, opening_sync
 
 __all__ = ["AsyncioBackend", "for_running_loop"]
 
-_ROOM = 64 * 1024
-"""Bytes one read from the socket may fill: the room kept in a connection's buffer (httpcore reads 64 KiB)."""
-_PAUSE_AT = 256 * 1024
-"""Bytes buffered unread at which the socket stops being read, until the reader catches up."""
-_WRITE_SLICE = 64 * 1024
-"""The most written before waiting for the transport to drain."""
+_ROOM = 64 * 1024  # what one read from the socket may fill (httpcore reads 64 KiB)
+_PAUSE_AT = 256 * 1024  # bytes buffered unread at which the socket stops being read
+_WRITE_SLICE = 64 * 1024  # the most written before waiting for the transport to drain
 _TIMED_OUT = object()
 _HAS_POLL = hasattr(select, "poll")
 
 
 class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
-    """One connection: asyncio's protocol for its transport (plain, then TLS), and httpcore's stream over it.
+    """One connection: asyncio's buffered protocol for its transport (plain, then TLS), and httpcore's stream.
 
-    The transport (asyncio's, plain or TLS, and uvloop's) receives into `get_buffer`'s room in a buffer the
-    connection keeps, where a plain protocol is handed a new ``bytes`` of each read, a 256 KiB allocation that
-    glibc maps and unmaps every time. What arrived and is unread is ``_buffer[_start:_end]``.
+    The transport receives into a buffer the connection keeps (a plain protocol gets a new 256 KiB ``bytes`` per
+    read); what arrived and is unread is ``_buffer[_start:_end]``.
     """
 
     __slots__ = (
@@ -79,10 +71,8 @@ class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
         self.ended = False  # the peer closed its side, or the connection was lost
         self.lost = False  # the connection is gone (a reset, or closed after the peer's close): nothing more is written
         self.transport: asyncio.Transport | None = None
-        self.sock: socket.socket | None = None
-        """The socket connected under the transport, made by this backend (`abandon` closes it)."""
-        self.plain: asyncio.BaseTransport | None = None
-        """The transport over `sock` (under the TLS layer, for https): what releases the socket."""
+        self.sock: socket.socket | None = None  # made by this backend, under the transport (`abandon` closes it)
+        self.plain: asyncio.BaseTransport | None = None  # the transport over `sock`, under any TLS layer
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport: create_connection's
@@ -126,12 +116,11 @@ class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
     def resume_writing(self) -> None:
         self._paused_writing = False
         drained, self._drained = self._drained, None
-        _settle(drained, None)
+        settle(drained, None)
 
     def _read_socket(self, resume: bool) -> None:
-        """Pause (at `_PAUSE_AT` unread) or resume reading the socket's transport, under the TLS layer too: paused
-        there, records would pile up in the TLS layer, which uvloop drops when the peer closes without a TLS
-        close_notify. With the socket paused, the TLS layer hands on all it has, then sees the peer's close."""
+        """Pause (at `_PAUSE_AT` unread) or resume the socket's transport, under any TLS layer: paused at the TLS
+        layer, records pile up there, and uvloop drops them when the peer closes without a TLS close_notify."""
         # A stream transport either way (create_connection's); uvloop's are not asyncio's subclasses.
         reading = cast("asyncio.ReadTransport | None", self.plain if self.plain is not None else self.transport)
         if reading is not None:
@@ -140,7 +129,7 @@ class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
-        _settle(waiter, None)
+        settle(waiter, None)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         if self._start == self._end and not self.ended:
@@ -245,9 +234,8 @@ class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
         return None  # nothing else is read (httpcore's addresses reach no caller of the SDK)
 
     def abandon(self) -> None:
-        """Close this connection without its event loop (closed, or a forked child's). The socket goes first, so
-        that nothing done to the transport reaches the loop's selector (a forked child's is the parent's too);
-        the transport is then aborted, so the loop holds none for the number a new socket may reuse."""
+        """Close this connection without its event loop (closed, or a forked child's): the socket first, so that
+        nothing done to the transport reaches the selector (a child's is the parent's too), then the transport."""
         if self.sock is not None:
             self.sock.close()
         transport = self.transport
@@ -274,24 +262,16 @@ async def _within(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], 
     """``future``'s result, or ``_TIMED_OUT`` after ``timeout`` seconds: one timer, no task or cancel scope."""
     if timeout is None:
         return await future
-    timer = loop.call_later(timeout, _settle, future, _TIMED_OUT)
+    timer = loop.call_later(timeout, settle, future, _TIMED_OUT)
     try:
         return await future
     finally:
         timer.cancel()
 
 
-def _settle(future: asyncio.Future[Any] | None, result: object) -> None:
-    if future is not None and not future.done():
-        future.set_result(result)
-
-
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend on the running asyncio loop's transports (`for_running_loop` says which loops).
-
-    It knows its open connections, to close them without their loop (`abandon`): once that loop is closed,
-    and in a forked child, whose copy of the loop would read the parent's answers.
-    """
+    """httpcore's network backend on asyncio's transports; it knows its open connections, to close them without
+    their loop (`abandon`): once that loop is closed, and in a forked child, whose loop would read the parent's."""
 
     def __init__(self) -> None:
         self._open: set[_Connection] = set()
@@ -359,8 +339,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
-_HAPPY_EYEBALLS_DELAY = 0.25
-"""Seconds before the next address of a host is tried alongside (RFC 8305's figure, as anyio's backend uses)."""
+_HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried alongside (RFC 8305's, as anyio's)
 
 
 async def _connect(
@@ -368,9 +347,8 @@ async def _connect(
 ) -> _Connection:
     """A connection to the first of ``host``'s addresses that answers, tried as RFC 8305 says (Happy Eyeballs).
 
-    The next address starts alongside after `_HAPPY_EYEBALLS_DELAY` seconds, or at once when one fails. Not
-    asyncio's ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the caller is cancelled
-    (Python 3.11): here every attempt that does not win is closed.
+    Not asyncio's ``happy_eyeballs_delay=``, whose race leaves a connected socket open when the caller is
+    cancelled (Python 3.11): here every attempt that does not win is closed.
     """
     infos = await resolve(host, port)
     attempts: list[asyncio.Task[_Connection]] = []
@@ -399,8 +377,7 @@ async def _connect(
 async def _open(
     backend: AsyncioBackend, loop: asyncio.AbstractEventLoop, family: int, address: Any, local: tuple[str, int] | None
 ) -> _Connection:
-    """``loop.create_connection`` for one address, over a socket made here and kept (`_Connection.abandon`): closed
-    here if anything fails or the attempt is cancelled before the transport owns it."""
+    """``loop.create_connection`` for one address, over a socket made and kept here, closed if the attempt fails."""
     connection = _Connection(loop, backend)
     with opening_sync():  # made and tracked as one step: a fork never finds it in between
         sock = connection.sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -418,8 +395,7 @@ async def _open(
     return connection
 
 
-_BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()
-"""Every backend of this process, for a forked child to abandon their connections."""
+_BACKENDS: weakref.WeakSet[AsyncioBackend] = weakref.WeakSet()  # for a forked child to abandon their connections
 
 
 def _after_fork_in_child() -> None:
@@ -466,17 +442,12 @@ def _abort_when_connected(connecting: asyncio.Task[_Connection]) -> None:
     connecting.add_done_callback(abort)
 
 
-def _readable_now(sock: Any) -> bool:
+def _readable_now(sock: socket.socket | None) -> bool:
     """Whether the kernel holds data or the peer's close for ``sock`` (gone: ``True``, its next read ends)."""
-    if sock is None:
-        return True
-    try:
-        fd = sock.fileno()
-    except (OSError, ValueError):
-        return True
+    fd = -1 if sock is None else sock.fileno()  # a closed socket's is -1
     if fd < 0:
         return True
-    if _HAS_POLL:
+    if _HAS_POLL:  # select() fails past descriptor 1023
         poll = select.poll()
         poll.register(fd, select.POLLIN)
         return bool(poll.poll(0))
@@ -485,15 +456,11 @@ def _readable_now(sock: Any) -> bool:
 
 
 def for_running_loop() -> AsyncioBackend | None:
-    """This backend when the running loop is asyncio's own or uvloop's (its transports and protocols are all this
-    backend uses; tests/test_network_backends.py runs every scenario on both); ``None`` under trio or another loop."""
+    """This backend when the running loop is asyncio's own or uvloop's; ``None`` under trio or another loop."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # trio
         return None
-    return AsyncioBackend() if isinstance(loop, asyncio.BaseEventLoop) or _is_uvloop(loop) else None
-
-
-def _is_uvloop(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether ``loop`` is uvloop's (or made from it), told without importing uvloop."""
-    return any(cls.__name__ == "Loop" and cls.__module__ == "uvloop.loop" for cls in type(loop).__mro__)
+    # uvloop's (or a subclass) is told without importing uvloop.
+    uvloop = any(cls.__name__ == "Loop" and cls.__module__ == "uvloop.loop" for cls in type(loop).__mro__)
+    return AsyncioBackend() if uvloop or isinstance(loop, asyncio.BaseEventLoop) else None

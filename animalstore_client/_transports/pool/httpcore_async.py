@@ -1,8 +1,7 @@
 """The SDK's own connection pool for the default backend: httpcore, built through its public API.
 
-Imported when a client without an ``http_client`` is made, not by
-``import animalstore_client``: httpcore (and anyio under it) cost import time
-that an application which only imports the package should not pay.
+Imported when a client without an ``http_client`` is made, not by ``import animalstore_client``: httpcore (and
+anyio under it) cost import time that an application which only imports the package should not pay.
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ if "is_readable" not in httpcore.AsyncHTTP11Connection.has_expired.__code__.co_c
     )
 
 
-# httpcore's failures and the httpx class the retry policy knows each by (the ones
-# httpx's own transport maps them to), most specific first.
+# httpcore's failures and the httpx class the retry policy knows each by (as httpx maps them), most specific first.
 _HTTPCORE_FAILURES: Translations = (
     (httpcore.PoolTimeout, httpx.PoolTimeout),
     (httpcore.ConnectTimeout, httpx.ConnectTimeout),
@@ -58,6 +56,8 @@ _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ 
 
 
 class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore.Response]):
+    """An httpcore response, its body's failures translated; closed, its connection goes back to the pool."""
+
     __slots__ = ()
 
     def _library_headers(self) -> httpx.Headers:
@@ -80,16 +80,12 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore.Response]):
     async def _chunks(self) -> AsyncIterator[bytes]:
         # No context is set around each chunk: the deadline network stream holds every read of the body to the
         # deadline of the call whose request it wrote (one context set a call, the send's).
-        chunks = self._response.aiter_stream().__aiter__()
+        chunks = self._response.aiter_stream()
         try:
-            while True:
-                try:
-                    chunk = await anext(chunks, None)
-                except _FAILURES as exc:
-                    raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
-                if chunk is None:
-                    return
+            async for chunk in chunks:
                 yield chunk
+        except _FAILURES as exc:
+            raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
         finally:
             close = getattr(chunks, "aclose", None)  # typed as an iterator; httpcore gives a generator
             if close is not None:
@@ -101,18 +97,10 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore.Response]):
 
 
 class AsyncHttpcoreTransport:
-    """The SDK's own connection pool: httpcore, built through its public API, for the default backend.
-
-    One `httpcore.AsyncConnectionPool` sends direct, and one
-    `httpcore.AsyncHTTPProxy` per proxy the environment names; the proxy is
-    chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
-    `_transports.proxies.environment_proxy` reads them). Every pool's network
-    backend is `AsyncDeadlineBackend`, given through httpcore's
-    ``network_backend=`` argument, so each socket operation is held to the
-    call's deadline. No cookie is kept and no redirect followed. The tables
-    of pools and proxies are shared by the threads or tasks using the
-    client, behind a lock.
-    """
+    """The SDK's own connection pool for the default backend: one `AsyncConnectionPool` sends direct, and one
+    `httpcore.AsyncHTTPProxy` per proxy the environment names for a URL (`_transports.proxies`). Each pool's
+    network backend is `AsyncDeadlineBackend`, holding each socket operation to the call's deadline. No cookie
+    is kept and no redirect followed."""
 
     __slots__ = ("_pools", "_ssl_context")
     library = f"httpx/{httpx.__version__}"
@@ -169,8 +157,8 @@ class AsyncHttpcoreTransport:
     async def send(self, exchange: Exchange) -> _AsyncHttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         request = exchange.request
-        pool = self._pool_for(request.url)
         url = request.url
+        pool = self._pool_for(url)
         core = httpcore.Request(
             method=request.method.encode("ascii"),
             url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
@@ -179,10 +167,8 @@ class AsyncHttpcoreTransport:
             extensions={"timeout": exchange.timeouts},
         )
         started = time.monotonic()
-        # The pool and its network streams report to the attempt's exchange (a connection opened, none free, the
-        # first byte written): what "was it stored?" is decided from. A mock patched in below here (respx) reports
-        # nothing, so its failures are no evidence.
-        # `with exchange:` inline: two calls fewer on every call.
+        # The pool and its network streams report to the attempt's exchange what "was it stored?" is decided from;
+        # a mock patched in below here (respx) reports nothing. `with exchange:` inline: two calls fewer a call.
         token = RUNNING.set(exchange)
         try:
             response = await pool.handle_async_request(core)
@@ -209,10 +195,8 @@ class AsyncHttpcoreTransport:
             await pool.aclose()
 
     def abandon(self) -> None:
-        """Close every pool's connections without their event loop, which has ended (`AsyncConnectionPool.abandon`).
-
-        httpcore's proxy pools cannot do that: their sockets are left to the garbage collector.
-        """
+        """Close every pool's connections without their event loop, which has ended; httpcore's proxy pools cannot:
+        their sockets are left to the garbage collector."""
         for pool in self._pools.close():
             if isinstance(pool, AsyncConnectionPool):
                 pool.abandon()

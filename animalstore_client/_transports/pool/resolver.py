@@ -6,6 +6,7 @@ twin) share it.
 
 from __future__ import annotations
 
+import itertools
 import socket
 from typing import Any
 
@@ -41,10 +42,4 @@ def interleaved(infos: list[Any]) -> list[Any]:
     families: dict[int, list[Any]] = {}
     for info in infos:
         families.setdefault(info[0], []).append(info)
-    queues = list(families.values())
-    ordered: list[Any] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                ordered.append(queue.pop(0))
-    return ordered
+    return [info for row in itertools.zip_longest(*families.values()) for info in row if info is not None]

@@ -1,9 +1,8 @@
 """How the SDK's own pool waits, shields and looks up names: what differs by nature between its async and sync sides.
 
 Written here by hand, twice, under the names ``scripts/unasync.py`` maps one onto the other (``AsyncWaiter`` ->
-``Waiter``...). A name lookup differs too: an event loop's runs in a worker thread that the call's deadline
-cancels, a thread's blocks in ``getaddrinfo``, bounded by nothing. anyio is imported inside the async side's
-methods, so a sync client never imports it (it costs import time) and the async side works under trio too.
+``Waiter``...). anyio is imported inside the async side's methods, so a sync client never imports it (it costs
+import time) and the async side works under trio too.
 """
 
 from __future__ import annotations
@@ -41,12 +40,8 @@ def connect_tcp_sync(
     socket_options: Any,
     errors: tuple[type[Exception], type[Exception]],
 ) -> Any:
-    """``backend.connect_tcp`` with the name looked up within ``timeout`` (``errors``: connect timeout, error).
-
-    A literal address needs no lookup. Else each address found is tried in
-    turn, with what is left of ``timeout``, as ``socket.create_connection``
-    does; a lookup that does not answer in time is a connect timeout.
-    """
+    """``backend.connect_tcp`` with the name looked up within ``timeout`` (``errors``: connect timeout, error),
+    then each address tried in turn with what is left of it, as ``socket.create_connection`` does."""
     if timeout is None or is_literal(host):
         return backend.connect_tcp(host, port, timeout, local_address, socket_options)
     timed_out, failed = errors
@@ -72,32 +67,30 @@ def connect_tcp_sync(
 class _Grant:
     """What a queued request was given: a connection, or (``connection`` None) the right to open one."""
 
-    __slots__ = ("connection", "granted", "key", "withdrawn")
+    __slots__ = ("_event", "connection", "granted", "key", "withdrawn")
 
-    def __init__(self, key: Any) -> None:
-        self.key = key
-        """The origin the request is for, as the pool keys it (scheme, host, port)."""
+    def __init__(self, key: Any, event: Any) -> None:
+        self._event = event  # anyio's or threading's
+        self.key = key  # the origin the request is for, as the pool keys it
         self.connection: Any = None
-        self.granted = False
-        """Set, under the pool's lock, by the call that hands this waiter a connection or a slot."""
-        self.withdrawn = False
-        """Set, under the pool's lock, by the waiter itself when it gives up (timeout, cancellation)."""
+        # Each set under the pool's lock: by the call that hands this waiter a connection or a slot; by the
+        # waiter itself when it gives up (timeout, cancellation).
+        self.granted = self.withdrawn = False
+
+    def wake(self) -> None:
+        """Called by the releasing task (in the same event loop) or thread once ``granted`` is set."""
+        self._event.set()
 
 
 class AsyncWaiter(_Grant):
     """A request queued for a connection, in a task of the pool's event loop (asyncio or trio)."""
 
-    __slots__ = ("_event",)
+    __slots__ = ()
 
     def __init__(self, key: Any) -> None:
         import anyio
 
-        super().__init__(key)
-        self._event = anyio.Event()
-
-    def wake(self) -> None:
-        """Called by the releasing task, in the same event loop, once ``granted`` is set."""
-        self._event.set()
+        super().__init__(key, anyio.Event())
 
     async def wait(self, timeout: float | None) -> None:
         """Until woken or ``timeout`` seconds have passed (``None``: no limit); cancellation propagates."""
@@ -110,34 +103,21 @@ class AsyncWaiter(_Grant):
 class Waiter(_Grant):
     """A request queued for a connection, in a thread."""
 
-    __slots__ = ("_event",)
+    __slots__ = ()
 
     def __init__(self, key: Any) -> None:
-        super().__init__(key)
-        self._event = threading.Event()
-
-    def wake(self) -> None:
-        """Called by the releasing thread once ``granted`` is set."""
-        self._event.set()
+        super().__init__(key, threading.Event())
 
     def wait(self, timeout: float | None) -> None:
         """Until woken or ``timeout`` seconds have passed (``None``: no limit)."""
         self._event.wait(timeout)
 
 
-class AsyncShield:
+def AsyncShield() -> Any:  # named as `Shield` is, which unasync maps it to
     """Cancellation held off inside the block: a connection being closed is closed whole, or a slot would leak."""
+    import anyio
 
-    __slots__ = ("_scope",)
-
-    def __enter__(self) -> None:
-        import anyio
-
-        self._scope = anyio.CancelScope(shield=True)
-        self._scope.__enter__()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self._scope.__exit__(*exc_info)
+    return anyio.CancelScope(shield=True)
 
 
 Shield = contextlib.nullcontext

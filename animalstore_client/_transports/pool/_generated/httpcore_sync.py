@@ -1,9 +1,8 @@
 # Generated from _transports/pool/httpcore_async.py by scripts/unasync.py: do not edit; regenerate with `python scripts/unasync.py`.
 """The SDK's own connection pool for the default backend: httpcore, built through its public API.
 
-Imported when a client without an ``http_client`` is made, not by
-``import animalstore_client``: httpcore (and anyio under it) cost import time
-that an application which only imports the package should not pay.
+Imported when a client without an ``http_client`` is made, not by ``import animalstore_client``: httpcore (and
+anyio under it) cost import time that an application which only imports the package should not pay.
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ if "is_readable" not in httpcore.HTTP11Connection.has_expired.__code__.co_consts
     )
 
 
-# httpcore's failures and the httpx class the retry policy knows each by (the ones
-# httpx's own transport maps them to), most specific first.
+# httpcore's failures and the httpx class the retry policy knows each by (as httpx maps them), most specific first.
 _HTTPCORE_FAILURES: Translations = (
     (httpcore.PoolTimeout, httpx.PoolTimeout),
     (httpcore.ConnectTimeout, httpx.ConnectTimeout),
@@ -59,6 +57,8 @@ _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ 
 
 
 class _HttpcoreStream(LibraryStream[httpcore.Response]):
+    """An httpcore response, its body's failures translated; closed, its connection goes back to the pool."""
+
     __slots__ = ()
 
     def _library_headers(self) -> httpx.Headers:
@@ -81,16 +81,12 @@ class _HttpcoreStream(LibraryStream[httpcore.Response]):
     def _chunks(self) -> Iterator[bytes]:
         # No context is set around each chunk: the deadline network stream holds every read of the body to the
         # deadline of the call whose request it wrote (one context set a call, the send's).
-        chunks = self._response.iter_stream().__iter__()
+        chunks = self._response.iter_stream()
         try:
-            while True:
-                try:
-                    chunk = next(chunks, None)
-                except _FAILURES as exc:
-                    raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
-                if chunk is None:
-                    return
+            for chunk in chunks:
                 yield chunk
+        except _FAILURES as exc:
+            raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
         finally:
             close = getattr(chunks, "close", None)  # typed as an iterator; httpcore gives a generator
             if close is not None:
@@ -102,18 +98,10 @@ class _HttpcoreStream(LibraryStream[httpcore.Response]):
 
 
 class HttpcoreTransport:
-    """The SDK's own connection pool: httpcore, built through its public API, for the default backend.
-
-    One `httpcore.ConnectionPool` sends direct, and one
-    `httpcore.HTTPProxy` per proxy the environment names; the proxy is
-    chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
-    `_transports.proxies.environment_proxy` reads them). Every pool's network
-    backend is `DeadlineBackend`, given through httpcore's
-    ``network_backend=`` argument, so each socket operation is held to the
-    call's deadline. No cookie is kept and no redirect followed. The tables
-    of pools and proxies are shared by the threads or tasks using the
-    client, behind a lock.
-    """
+    """The SDK's own connection pool for the default backend: one `ConnectionPool` sends direct, and one
+    `httpcore.HTTPProxy` per proxy the environment names for a URL (`_transports.proxies`). Each pool's
+    network backend is `DeadlineBackend`, holding each socket operation to the call's deadline. No cookie
+    is kept and no redirect followed."""
 
     __slots__ = ("_pools", "_ssl_context")
     library = f"httpx/{httpx.__version__}"
@@ -170,8 +158,8 @@ class HttpcoreTransport:
     def send(self, exchange: Exchange) -> _HttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         request = exchange.request
-        pool = self._pool_for(request.url)
         url = request.url
+        pool = self._pool_for(url)
         core = httpcore.Request(
             method=request.method.encode("ascii"),
             url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
@@ -180,10 +168,8 @@ class HttpcoreTransport:
             extensions={"timeout": exchange.timeouts},
         )
         started = time.monotonic()
-        # The pool and its network streams report to the attempt's exchange (a connection opened, none free, the
-        # first byte written): what "was it stored?" is decided from. A mock patched in below here (respx) reports
-        # nothing, so its failures are no evidence.
-        # `with exchange:` inline: two calls fewer on every call.
+        # The pool and its network streams report to the attempt's exchange what "was it stored?" is decided from;
+        # a mock patched in below here (respx) reports nothing. `with exchange:` inline: two calls fewer a call.
         token = RUNNING.set(exchange)
         try:
             response = pool.handle_request(core)
@@ -210,10 +196,8 @@ class HttpcoreTransport:
             pool.close()
 
     def abandon(self) -> None:
-        """Close every pool's connections without their event loop, which has ended (`ConnectionPool.abandon`).
-
-        httpcore's proxy pools cannot do that: their sockets are left to the garbage collector.
-        """
+        """Close every pool's connections without their event loop, which has ended; httpcore's proxy pools cannot:
+        their sockets are left to the garbage collector."""
         for pool in self._pools.close():
             if isinstance(pool, ConnectionPool):
                 pool.abandon()

@@ -2,10 +2,8 @@
 # regenerate with `python scripts/unasync.py`.
 """A network backend for httpcore2 that holds every socket operation to the call's total deadline.
 
-Used only under the SDK's own httpx client (see ``AsyncHttpxTransport``). It also
-knows the socket under each connection it opened (`_transports.sockets`): a
-forked child closes its copies of them, and a pool whose event loop ended
-closes them without the loop.
+It also knows the socket under each connection it opened (`_transports.sockets`): a forked child closes its
+copies, and a pool whose event loop ended closes them without the loop.
 """
 
 from __future__ import annotations
@@ -22,9 +20,8 @@ from animalstore_client._transports.sockets import Sockets, opening_async
 
 __all__ = ["AsyncDeadlineBackend", "tls_holds_unread"]
 
-_NO_TIMEOUT: float | None = None
+# What a name lookup that does not answer in time, or fails, raises (the sync side looks names up itself).
 _CONNECT_ERRORS = (httpcore2.ConnectTimeout, httpcore2.ConnectError)
-"""What a name lookup that does not answer in time, or fails, raises (the sync side looks names up itself)."""
 
 
 class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
@@ -40,21 +37,18 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
 
     def __init__(self, stream: httpcore2.AsyncNetworkStream, sockets: Sockets) -> None:
         self._stream = stream
-        self._sockets = sockets
-        """The backend's sockets, this connection's among them (`AsyncDeadlineBackend.abandon`, and a fork)."""
+        self._sockets = sockets  # the backend's, this connection's among them
         sockets.add(stream.get_extra_info("socket"))
-        self.unread_since_write = False
-        """Whether nothing was read since the last write: an answer now came before the request did."""
-        self._deadline: float | None = None
-        """The deadline of the call whose request was written last: what every read until the next write is for."""
+        self.unread_since_write = False  # if so, an answer read now came before the request did
+        self._deadline: float | None = None  # the last request's call's: every read until the next write is for it
 
-    async def read(self, max_bytes: int, timeout: float | None = _NO_TIMEOUT) -> bytes:
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         # An HTTP/1.1 connection reads only the answer to the request it wrote last: that call's deadline, kept
         # at the write, holds the body's reads too, so a body is read with no context set around each chunk.
         self.unread_since_write = False
         return await self._stream.read(max_bytes, within(timeout, httpcore2.ReadTimeout, self._deadline))
 
-    async def write(self, buffer: bytes, timeout: float | None = _NO_TIMEOUT) -> None:
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self.unread_since_write = True
         exchange = RUNNING.get()
         deadline = None
@@ -75,7 +69,7 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
         self,
         ssl_context: ssl.SSLContext,
         server_hostname: str | None = None,
-        timeout: float | None = _NO_TIMEOUT,
+        timeout: float | None = None,
     ) -> httpcore2.AsyncNetworkStream:
         try:
             timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
@@ -86,8 +80,6 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
         # descriptor, so the plain one, known already, no longer closes the child's copy.
         with opening_async():
             stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-            # The TLS stream over it is the connection now; its socket may be another object (the sync side's
-            # `ssl.SSLSocket`, which took the plain socket's descriptor).
             return _AsyncDeadlineStream(stream, self._sockets)
 
     def get_extra_info(self, info: str) -> Any:
@@ -103,20 +95,11 @@ class _AsyncDeadlineStream(httpcore2.AsyncNetworkStream):
 
 
 def tls_holds_unread(ssl_object: object) -> bool:
-    """Whether an idle connection's TLS layer holds bytes received and not yet read (or the peer's close).
+    """Whether an idle connection's TLS layer (the stream's ``ssl_object``) holds bytes unread, or the peer's close.
 
-    ``ssl_object`` is what the network stream gives as ``ssl_object``: an
-    ``ssl.SSLObject`` over memory buffers (anyio's TLS stream, asyncio's and
-    uvloop's TLS transports), whatever a blocking socket's TLS layer is, or
-    ``None`` in the clear. ``pending()`` counts what is decrypted and unread.
-    A record still encrypted waits in the SSLObject's incoming buffer, which
-    only the TLS layer's owner holds (anyio's is private): reading one byte
-    through the public ``read`` decrypts it if it is whole. That read takes
-    from no one: the connection is idle, and whatever it finds makes the
-    connection unfit, so it is closed, never read again. Nothing whole there,
-    the read raises ``SSLWantReadError`` and leaves the layer as it was. A
-    blocking socket's TLS layer is only asked ``pending()``: reading it would
-    wait, and it takes from the socket no more than it decrypts.
+    An ``ssl.SSLObject`` over memory buffers may hold a whole record still encrypted, which only a public
+    ``read(1)`` reveals: it takes from no one, the connection being idle and closed if anything is found. A
+    blocking socket's TLS layer is only asked ``pending()``: reading it would wait (docs/architecture.md).
     """
     if ssl_object is None:
         return False
@@ -154,7 +137,7 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = _NO_TIMEOUT,
+        timeout: float | None = None,
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore2.AsyncNetworkStream:
@@ -162,39 +145,16 @@ class AsyncDeadlineBackend(httpcore2.AsyncNetworkBackend):
         timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
         with opening_async():  # a fork waits until the socket is known (`_transports.sockets`)
             stream = await connect_tcp_async(
-                self._backend,
-                host,
-                port,
-                timeout,
-                local_address,
-                socket_options,
-                _CONNECT_ERRORS,
+                self._backend, host, port, timeout, local_address, socket_options, _CONNECT_ERRORS
             )
-            return _AsyncDeadlineStream(stream, self._sockets)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = _NO_TIMEOUT,
-        socket_options: Any = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        _opening()
-        timeout = within(timeout, httpcore2.ConnectTimeout, running_deadline())
-        with opening_async():  # as connect_tcp
-            stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
             return _AsyncDeadlineStream(stream, self._sockets)
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
 
     def abandon(self) -> None:
-        """Close every open connection without its event loop, which has ended.
-
-        The SDK's asyncio backend does it itself (closing the socket, then the
-        transport); under another backend (anyio's, for trio and uvloop) the
-        socket of each connection is closed (`_transports.sockets.Sockets.close`;
-        uvloop's are libuv's, and left to it).
-        """
+        """Close every open connection without its event loop, which has ended: the SDK's asyncio backend does
+        it itself; under anyio's the socket of each is closed (uvloop's are libuv's, and left to it)."""
         abandon = getattr(self._backend, "abandon", None)
         if abandon is not None:
             abandon()

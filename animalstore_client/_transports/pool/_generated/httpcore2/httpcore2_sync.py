@@ -2,9 +2,8 @@
 # regenerate with `python scripts/unasync.py`.
 """The SDK's own connection pool for the httpx2 backend: httpcore2, built through its public API.
 
-Imported when a client without an ``http_client`` is made, not by
-``import animalstore_client``: httpcore2 (and anyio under it) cost import time
-that an application which only imports the package should not pay.
+Imported when a client without an ``http_client`` is made, not by ``import animalstore_client``: httpcore2 (and
+anyio under it) cost import time that an application which only imports the package should not pay.
 """
 
 from __future__ import annotations
@@ -41,8 +40,7 @@ if "is_readable" not in httpcore2.HTTP11Connection.has_expired.__code__.co_const
     )
 
 
-# httpcore2's failures and the httpx class the retry policy knows each by (the ones
-# httpx's own transport maps them to), most specific first.
+# httpcore2's failures and the httpx class the retry policy knows each by (as httpx maps them), most specific first.
 _HTTPCORE_FAILURES: Translations = (
     (httpcore2.PoolTimeout, httpx.PoolTimeout),
     (httpcore2.ConnectTimeout, httpx.ConnectTimeout),
@@ -61,6 +59,8 @@ _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ 
 
 
 class _HttpcoreStream(LibraryStream[httpcore2.Response]):
+    """An httpcore2 response, its body's failures translated; closed, its connection goes back to the pool."""
+
     __slots__ = ()
 
     def _library_headers(self) -> httpx.Headers:
@@ -83,16 +83,12 @@ class _HttpcoreStream(LibraryStream[httpcore2.Response]):
     def _chunks(self) -> Iterator[bytes]:
         # No context is set around each chunk: the deadline network stream holds every read of the body to the
         # deadline of the call whose request it wrote (one context set a call, the send's).
-        chunks = self._response.iter_stream().__iter__()
+        chunks = self._response.iter_stream()
         try:
-            while True:
-                try:
-                    chunk = next(chunks, None)
-                except _FAILURES as exc:
-                    raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
-                if chunk is None:
-                    return
+            for chunk in chunks:
                 yield chunk
+        except _FAILURES as exc:
+            raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
         finally:
             close = getattr(chunks, "close", None)  # typed as an iterator; httpcore2 gives a generator
             if close is not None:
@@ -104,18 +100,10 @@ class _HttpcoreStream(LibraryStream[httpcore2.Response]):
 
 
 class Httpcore2Transport:
-    """The SDK's own connection pool: httpcore2, built through its public API, for the httpx2 backend.
-
-    One `httpcore2.ConnectionPool` sends direct, and one
-    `httpcore2.HTTPProxy` per proxy the environment names; the proxy is
-    chosen for each request URL (``HTTPS_PROXY``, ``NO_PROXY``, read as
-    `_transports.proxies.environment_proxy` reads them). Every pool's network
-    backend is `DeadlineBackend`, given through httpcore2's
-    ``network_backend=`` argument, so each socket operation is held to the
-    call's deadline. No cookie is kept and no redirect followed. The tables
-    of pools and proxies are shared by the threads or tasks using the
-    client, behind a lock.
-    """
+    """The SDK's own connection pool for the httpx2 backend: one `ConnectionPool` sends direct, and one
+    `httpcore2.HTTPProxy` per proxy the environment names for a URL (`_transports.proxies`). Each pool's
+    network backend is `DeadlineBackend`, holding each socket operation to the call's deadline. No cookie
+    is kept and no redirect followed."""
 
     __slots__ = ("_pools", "_ssl_context")
     library = f"httpx2/{httpx2.__version__}"
@@ -172,8 +160,8 @@ class Httpcore2Transport:
     def send(self, exchange: Exchange) -> _HttpcoreStream:
         """Send through the pool; return once the status and headers have arrived."""
         request = exchange.request
-        pool = self._pool_for(request.url)
         url = request.url
+        pool = self._pool_for(url)
         core = httpcore2.Request(
             method=request.method.encode("ascii"),
             url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
@@ -182,10 +170,8 @@ class Httpcore2Transport:
             extensions={"timeout": exchange.timeouts},
         )
         started = time.monotonic()
-        # The pool and its network streams report to the attempt's exchange (a connection opened, none free, the
-        # first byte written): what "was it stored?" is decided from. A mock patched in below here (respx) reports
-        # nothing, so its failures are no evidence.
-        # `with exchange:` inline: two calls fewer on every call.
+        # The pool and its network streams report to the attempt's exchange what "was it stored?" is decided from;
+        # a mock patched in below here (respx) reports nothing. `with exchange:` inline: two calls fewer a call.
         token = RUNNING.set(exchange)
         try:
             response = pool.handle_request(core)
@@ -212,10 +198,8 @@ class Httpcore2Transport:
             pool.close()
 
     def abandon(self) -> None:
-        """Close every pool's connections without their event loop, which has ended (`ConnectionPool.abandon`).
-
-        httpcore2's proxy pools cannot do that: their sockets are left to the garbage collector.
-        """
+        """Close every pool's connections without their event loop, which has ended; httpcore2's proxy pools cannot:
+        their sockets are left to the garbage collector."""
         for pool in self._pools.close():
             if isinstance(pool, ConnectionPool):
                 pool.abandon()

@@ -2,30 +2,15 @@
 # regenerate with `python scripts/unasync.py`.
 """The SDK's own connection pool for the httpx2 backend: constant-time, over httpcore2's public connection class.
 
-httpcore2's ``ConnectionPool`` places every queued request on every connection each time a request
-arrives or a connection comes back, asking each idle connection whether it is readable: at 100 calls in
-flight that scan is most of the CPU and a 1.5 s tail (docs/performance.md). This pool does the same job in
-constant time per call:
-
-- idle connections are kept per origin, newest first (the one most likely still open);
-- a connection is checked (`_expired`) only when taken or handed straight to a waiting request, plus the
-  oldest idle ones of every origin when a call gives one back, so an origin never called again does not keep
-  its sockets past their expiry, nor hold idle places that newer connections need; nothing scans the pool;
-- at ``max_keepalive_connections`` idle, the oldest idle connection, of any origin, is closed to keep the one
-  coming back (as httpcore2's pool does);
-- a request finding no connection free (``max_connections`` in all) waits in arrival order, at most the pool
-  timeout, and a connection or a free slot coming back goes straight to the first waiter;
-- a call cancelled or failing anywhere gives back what it took: the connection if it can be reused, closed
-  (shielded from cancellation) if not, or the slot it held to open one.
-
-The connections are httpcore2's public ``HTTPConnection`` (HTTP/1.1
-only), over the network backend given (the SDK's deadline backend); the
+httpcore2's ``ConnectionPool`` scans every queued request and idle connection on each arrival and return:
+at 100 calls in flight most of the CPU and a 1.5 s tail (docs/performance.md). How this one keeps each call
+constant-time is docs/architecture.md's "The default backend's pool". The connections are httpcore2's public
+``HTTPConnection`` (HTTP/1.1), over the network backend given; each
 connection opens itself, TCP then TLS, on its first request. respx
 patches the connection class of httpx's transport layer, not this one:
 it does not mock the httpx2 backend (an httpx2.MockTransport in a caller's
 httpx2 client does the same work). One lock guards the
-tables; nothing awaits while holding it, so the same text is the sync pool; what differs by nature (waiting,
-shielding) is in `_transports.pool.wait`.
+tables; nothing awaits while holding it, so the same text is the sync pool (what differs is `pool.wait`).
 """
 
 from __future__ import annotations
@@ -42,13 +27,12 @@ from animalstore_client._core.deadline import within
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.exchange import RUNNING, running_deadline
 from animalstore_client._transports.pool.wait import Shield, Waiter
+from animalstore_client._transports.shared import CLOSED_MID_CALL
 
 __all__ = ["ConnectionPool"]
 
 _SCHEMES = (b"http", b"https")
-_Key = tuple[bytes, bytes, int]
-"""An origin as the pool keys it: scheme, host, port."""
-_CLOSED = "This client was closed while the call was under way; create a new client."
+_Key = tuple[bytes, bytes, int]  # an origin as the pool keys it: scheme, host, port
 
 
 def _not_written() -> None:
@@ -91,13 +75,11 @@ class ConnectionPool:
         self._max_keepalive = max_keepalive_connections
         self._keepalive_expiry = keepalive_expiry
         self._lock = threading.Lock()
-        self._idle: dict[_Key, deque[httpcore2.HTTPConnection]] = {}
-        """Per origin, oldest on the left, newest on the right (taken first)."""
+        self._idle: dict[_Key, deque[httpcore2.HTTPConnection]] = {}  # per origin, newest (taken first) right
         self._idle_count = 0
+        # Every idle connection by ``id``, oldest first, whatever its origin: what expires or gives way first.
         self._idle_order: OrderedDict[int, tuple[_Key, httpcore2.HTTPConnection]] = OrderedDict()
-        """Every idle connection by ``id``, oldest first, whatever its origin: what expires or gives way first."""
-        self._opened = 0
-        """Connections open or being opened, idle or in use: what ``max_connections`` bounds."""
+        self._opened = 0  # connections open or being opened, idle or in use: what ``max_connections`` bounds
         self._waiters: deque[Waiter] = deque()
         self._closed = False
 
@@ -128,7 +110,7 @@ class ConnectionPool:
                     held, connection = self._settle(waiter)
                 if not held:
                     if self._closed:
-                        raise AnimalStoreError(_CLOSED)
+                        raise AnimalStoreError(CLOSED_MID_CALL)
                     _not_written()
                     raise httpcore2.PoolTimeout(
                         f"no connection became free within the pool timeout ({self._max_connections} in use)"
@@ -148,7 +130,7 @@ class ConnectionPool:
     ) -> tuple[httpcore2.HTTPConnection | None, Waiter | None]:
         """Under the lock: an idle connection, or a slot to open one (``None, None``), or a place in the queue."""
         if self._closed:
-            raise AnimalStoreError(_CLOSED)
+            raise AnimalStoreError(CLOSED_MID_CALL)
         idle = self._idle.get(key)
         while idle:
             connection = idle.pop()
@@ -180,11 +162,7 @@ class ConnectionPool:
         return connection
 
     def _drop_expired(self, close: list[httpcore2.HTTPConnection]) -> None:
-        """Under the lock: the oldest idle connections, of any origin, go to ``close`` while expired (two at most).
-
-        Idle connections expire oldest first, so the oldest alone is asked;
-        two per call drain a backlog faster than calls add to it.
-        """
+        """Under the lock: the oldest idle connections go to ``close`` while expired (two a call outpace a backlog)."""
         order = self._idle_order
         for _ in range(2):
             if not order:
@@ -195,23 +173,18 @@ class ConnectionPool:
             close.append(self._pop_oldest())
             self._opened -= 1
 
+    def _new_connection(self, origin: httpcore2.Origin) -> httpcore2.HTTPConnection:
+        """A connection to ``origin``, opened (TCP, then TLS for https) by the first request sent on it."""
+        return httpcore2.HTTPConnection(
+            origin, self._ssl_context, self._keepalive_expiry, http2=False, network_backend=self._backend
+        )
+
     def _settle(self, waiter: Waiter) -> tuple[bool, httpcore2.HTTPConnection | None]:
         """After a wait, however it ended: whether the waiter holds a connection or slot, and the connection."""
         with self._lock:
             if not waiter.granted:
                 waiter.withdrawn = True  # whoever gives back next passes over it
             return waiter.granted, waiter.connection
-
-    def _new_connection(self, origin: httpcore2.Origin) -> httpcore2.HTTPConnection:
-        """A connection to ``origin``, opened (TCP, then TLS for https) by the first request sent on it."""
-        return httpcore2.HTTPConnection(
-            origin=origin,
-            ssl_context=self._ssl_context,
-            keepalive_expiry=self._keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=self._backend,
-        )
 
     def give_back(self, key: _Key, connection: httpcore2.HTTPConnection | None) -> None:
         """Return what a call held: a connection (kept if reusable, else closed) or, ``None``, its slot."""
@@ -258,17 +231,22 @@ class ConnectionPool:
                 return waiter
         return None
 
+    def _empty(self) -> tuple[list[httpcore2.HTTPConnection], list[Waiter]]:
+        """Under the lock: refuse new calls, and take every idle connection and waiter out of the tables."""
+        self._closed = True
+        idle = [connection for _, connection in self._idle_order.values()]
+        waiters = list(self._waiters)
+        self._idle.clear()
+        self._idle_order.clear()
+        self._idle_count = 0
+        self._waiters.clear()
+        return idle, waiters
+
     def close(self) -> None:
         """Close the idle connections and refuse new calls; one in use is closed when its call gives it back."""
         with self._lock:
-            self._closed = True
-            idle = [connection for connections in self._idle.values() for connection in connections]
-            self._idle.clear()
-            self._idle_order.clear()
-            self._idle_count = 0
+            idle, waiters = self._empty()
             self._opened -= len(idle)
-            waiters = list(self._waiters)
-            self._waiters.clear()
         for waiter in waiters:
             waiter.wake()  # not granted: each raises that the client was closed
         _close(idle)
@@ -286,11 +264,8 @@ class ConnectionPool:
         if abandon is not None:
             abandon()
         with self._lock:
-            self._idle.clear()
-            self._idle_order.clear()
-            self._idle_count = 0
+            self._empty()
             self._opened = 0
-            self._waiters.clear()
 
 
 class _PooledBody:
@@ -298,16 +273,10 @@ class _PooledBody:
 
     __slots__ = ("_body", "_connection", "_key", "_pool", "_returned")
 
-    def __init__(
-        self,
-        pool: ConnectionPool,
-        key: _Key,
-        connection: httpcore2.HTTPConnection,
-        body: Any,
-    ) -> None:
+    def __init__(self, pool: ConnectionPool, key: _Key, conn: httpcore2.HTTPConnection, body: Any) -> None:
         self._pool = pool
         self._key = key
-        self._connection = connection
+        self._connection = conn
         self._body = body
         self._returned = False
 
@@ -332,12 +301,8 @@ class _PooledBody:
 
 
 def _expired(connection: httpcore2.HTTPConnection) -> bool:
-    """httpcore2's ``has_expired()``, or bytes past its last answer in its parser; unanswerable counts as expired.
-
-    Bytes received after an idle connection's answer ended, in the socket or a TLS layer (``is_readable``,
-    answered by the deadline stream) or in httpcore2's parser (`_unparsed`), make it unfit: reused, it would
-    hand the next call an answer nobody asked for.
-    """
+    """httpcore2's ``has_expired()`` (``is_readable``: the socket, a TLS layer), or bytes past its last answer in its
+    parser (`_unparsed`): reused, it would hand the next call an answer nobody asked for. Unanswerable is expired."""
     try:
         return connection.has_expired() or _unparsed(connection)
     except Exception:  # noqa: BLE001  # the question failing is itself the answer: not fit for use
