@@ -1,8 +1,5 @@
-"""Every client option, declared once (`OPTIONS`), and `Settings`, the checked values a client keeps.
-
-How an option is added: docs/architecture.md. A name an annotation or default uses for the first time needs
-its import in the modules with the regions ``scripts/codegen.py`` writes (mypy and pyright say which).
-"""
+"""Every client option, declared once (`OPTIONS`), and `Settings`, the checked values a client keeps. Adding one:
+docs/architecture.md (a name new to annotations needs its import where ``scripts/codegen.py`` writes regions)."""
 
 from __future__ import annotations
 
@@ -49,12 +46,9 @@ __all__ = ["OPTIONS", "Arguments", "Option", "Settings", "new_settings"]
 class Option(NamedTuple):
     """One client option, as every signature that takes it spells it.
 
-    ``annotation`` and ``default`` are source text, in the async client's
-    spelling (``scripts/unasync.py`` spells the sync one); ``changes`` is
-    `with_options`'s annotation, or ``None`` where the option cannot change
-    on a copy; ``kit`` says whether the testing kit's client factories take
-    it, ``pickled`` whether a pickle carries it. Not a dataclass: one would
-    cost ``import animalstore_client`` about a millisecond more.
+    ``annotation`` and ``default`` are source text, in the async client's spelling; ``changes`` is `with_options`'s
+    annotation (``None``: fixed on a copy); ``kit``: the testing kit's factories take it; ``pickled``: a pickle
+    carries it. Not a dataclass: one would cost ``import animalstore_client`` about a millisecond more.
     """
 
     name: str
@@ -232,11 +226,8 @@ _check_meter_provider = _provider_check("meter_provider", "get_meter", "MeterPro
 
 @attrs.define(kw_only=True, repr=False, eq=False)
 class Arguments:
-    """The options one constructor, `with_options` or kit factory call was given, by name and unchecked.
-
-    Built and read by name, so that an option can be followed from a signature to its use; a field a call
-    does not take stays `NOT_GIVEN`. No ``repr``: it holds the API key.
-    """
+    """The options one constructor, `with_options` or kit factory call was given, unchecked, by name (to follow one
+    from signature to use); one a call does not take stays `NOT_GIVEN`. No ``repr``: it holds the API key."""
 
     # <options: arguments> written by scripts/codegen.py from _clients.options.OPTIONS
     api_key: object = NOT_GIVEN
@@ -267,11 +258,8 @@ def _kept_or(given: object, kept: T, check: Callable[[Any], T]) -> T:
 
 @attrs.frozen(repr=False)
 class Settings(Generic[B, M]):
-    """The checked options a client keeps; `with_options` copies share what they do not change.
-
-    One field per option but ``environment`` (which sets ``base_url``) and ``http_client`` (which becomes
-    the client's pool); ``B`` is the client's ``backend=`` names, ``M`` its middleware.
-    """
+    """The checked options a client keeps (`with_options` copies share the rest): one field per option but
+    ``environment`` (sets ``base_url``) and ``http_client`` (the pool); ``B``: ``backend=`` names, ``M``: middleware."""
 
     api_key: str
     base_url: str
@@ -299,12 +287,8 @@ class Settings(Generic[B, M]):
         on_verify: Callable[[object], None],
         on_base_url: Callable[[str], None],
     ) -> Settings[B, M]:
-        """These settings with `with_options`'s arguments applied: only those given (not `NOT_GIVEN`).
-
-        The checks keep one order, so that of several bad arguments the same one is named: ``on_verify`` runs
-        before ``verify`` is checked (the client may refuse it), ``on_base_url`` once a new ``base_url`` is
-        (the client warns about plain http).
-        """
+        """These settings with `with_options`'s given arguments applied, checked in one order so that of several bad
+        ones the same is named: ``on_verify`` before ``verify`` is checked, ``on_base_url`` once a new one is."""
 
         def verify(value: object) -> bool | str | ssl.SSLContext:
             on_verify(value)
@@ -352,12 +336,8 @@ def new_settings(
     choose_backend: Callable[[object, object], B],
     check_middleware: Callable[[object], tuple[M, ...]],
 ) -> Settings[B, M]:
-    """The settings of a new client from its constructor's arguments; raises on a bad one.
-
-    The checks run in the order of `OPTIONS` (the backend first, the
-    ``verify``/``http_client`` conflict last), so that of several bad
-    arguments the same one is named whatever changes here.
-    """
+    """The settings of a new client from its constructor's arguments, checked in `OPTIONS`' order (the
+    ``verify``/``http_client`` conflict last) so that of several bad ones the same is named; raises on a bad one."""
     env = os.environ
     http_client = given.http_client
     backend = choose_backend(given.backend, http_client)
@@ -377,8 +357,7 @@ def new_settings(
     )
     timeout = given.timeout
     if timeout is NOT_GIVEN:
-        # A caller's own httpx (or httpx2) client keeps its timeout unless
-        # it is the stock 5 s, which is shorter than this API needs.
+        # A caller's httpx (or httpx2) client keeps its timeout unless it is the stock 5 s, too short for this API.
         theirs = caller_timeout(http_client)
         timeout = theirs if theirs is not None and theirs != HTTPX_DEFAULT_TIMEOUT else DEFAULT_TIMEOUT
     settings = Settings(

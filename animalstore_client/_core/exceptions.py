@@ -1,16 +1,8 @@
 """Everything the SDK raises, rooted at `AnimalStoreError` (docs/errors.md draws the tree).
 
-Misuse of the library (`ClientValidationError`) is kept apart from failures of
-the exchange (`APIError`), so ``except APIError`` never hides a bug in the
-calling code.
-
-Every exception pickles with its class, message and attributes, so it can
-cross a process pool or a task queue. The ``Authorization`` header (and any
-other header named in ``_core.secrets.SECRET_NAMES``) of a request it carries is
-replaced by ``[redacted]`` when pickled, and secret-looking query values by
-``REDACTED``, so the API key never leaves the process that way. An attribute that cannot be pickled (a
-lambda, a socket, a list nested past the recursion limit) arrives as a short
-description in a str instead, such as ``'a list nested too deeply to show'``.
+Misuse (`ClientValidationError`) is kept apart from failures of the exchange (`APIError`), so ``except APIError``
+never hides a bug in the calling code. Every exception pickles with its attributes, a request's secrets masked
+(``_core.secrets.SECRET_NAMES``); an attribute that cannot be pickled arrives as its short description (`show`).
 """
 
 from __future__ import annotations
@@ -97,8 +89,7 @@ class AnimalStoreError(Exception):
     """
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The default reduce calls cls(*args), which our keyword-only
-        # constructors refuse; rebuild from the args and attributes instead.
+        # The default reduce calls cls(*args), which the keyword-only constructors refuse.
         state = {name: _picklable(value) for name, value in self.__dict__.items()}
         return (_restore, (type(self), self.args, state))
 
@@ -142,11 +133,8 @@ class ClientValidationError(AnimalStoreError, ValueError):
 
 
 def stored_note(exc: _CallFailure) -> str:
-    """What ``str(exc)`` adds for a call that changes the store: what ``may_have_been_processed`` says, in words.
-
-    A log line written with ``%s`` keeps the one fact an importer needs. Reads (GET, HEAD, OPTIONS)
-    change nothing, and add nothing.
-    """
+    """What ``str(exc)`` adds for a call that changes the store (reads add nothing): ``may_have_been_processed`` in
+    words, so a log line written with ``%s`` keeps it."""
     request = exc.__dict__.get("request")
     if not isinstance(request, httpx.Request) or is_idempotent(request.method):
         return ""

@@ -1,8 +1,5 @@
-"""Who raised a failure, and what it tells of the request: the caller's code, the network, or a library.
-
-`unknown_failure` decides by what was raised and where (`callers_code`) and by the attempt's exchange, never by
-the exception's class alone.
-"""
+"""Who raised a failure, and what it tells of the request: the caller's code, the network, or a library; decided
+by what was raised, where (`callers_code`) and the attempt's exchange, never by the exception's class alone."""
 
 from __future__ import annotations
 
@@ -41,9 +38,8 @@ error_type = qualified_name
 """A failure's class as OpenTelemetry's ``error.type`` wants it: fully qualified (``httpx.ReadTimeout``)."""
 
 
-# The packages of the libraries behind the seam and of what they send through (each library's declared
-# stack), what runs them (the event loops, the operating system's trust store) and the SDK's own: an
-# exception raised in one of them is the exchange's.
+# The libraries behind the seam and their declared stacks, what runs them (event loops, the OS trust store) and
+# the SDK's own: an exception raised in one of them is the exchange's.
 HTTP_STACK_PACKAGES = frozenset(
     {
         "animalstore_client",
@@ -79,15 +75,8 @@ def _function(frame: FrameType) -> str:
 def callers_code(exc: BaseException) -> CallersCode | None:
     """The caller's function that ``exc`` was raised in, or that a library was running when it was; else ``None``.
 
-    The frames of ``exc``'s traceback are read from the outermost in, passing
-    over the standard library's. Code of the caller's is a frame of a
-    package outside `HTTP_STACK_PACKAGES` that is either the innermost one
-    (their code raised) or inside a frame of an HTTP library (the library
-    called it: a hook, even when the exception came from a library function
-    it called, such as httpx's ``Headers`` raising ``KeyError``). A frame of
-    the caller's outside every library frame (a tracer wrapping the library's
-    ``send``) does not count, and the SDK's own frames neither are the
-    caller's nor open a library.
+    Which frames count: docs/architecture.md, "A caller's own client" (read from the outermost in, the standard
+    library's passed over; the SDK's own frames neither are the caller's nor open a library).
     """
     frames: list[tuple[str, FrameType]] = []
     tb = exc.__traceback__
@@ -116,22 +105,16 @@ def raised_by_callers_code(exc: BaseException) -> bool:
 
 
 def _is_a(exc: BaseException, names: frozenset[tuple[str, str]]) -> bool:
-    """Whether ``exc`` is an instance of a class named in ``names`` as (top-level package, class name).
-
-    By name, so that no optional library is imported to ask.
-    """
+    """Whether ``exc``'s class is named in ``names`` as (top-level package, class name): no library imported to ask."""
     return any((cls.__module__.split(".")[0], cls.__name__) in names for cls in type(exc).__mro__)
 
 
-# The error each library's raise-for-status raises: only code of the caller's raises one for the SDK's
-# requests (the SDK never asks for it, and turns off a client's own raising: aiohttp's raise_for_status=,
-# pyreqwest's error_for_status). aiohttp's class also reports a malformed answer: its adapter translates
-# those, which come from the connection, before this table sees them.
+# Each library's raise-for-status error: only code of the caller's raises one for the SDK's requests (the SDK
+# turns off a client's own). aiohttp's class also reports a malformed answer, which its adapter translates first.
 _RAISED_FOR_STATUS = frozenset(
     {("httpx", "HTTPStatusError"), ("httpx2", "HTTPStatusError"), ("aiohttp", "ClientResponseError")}
 )
-# A proxy library's failures that are no OSError (python-socks, under httpx-socks's transports): the
-# proxy refused or failed before the request reached the store.
+# A proxy library's failures that are no OSError (python-socks, under httpx-socks): before reaching the store.
 _PROXY_REFUSED = frozenset({("python_socks", "ProxyError")})
 
 
@@ -140,15 +123,9 @@ _FILE_SYSTEM = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirec
 
 
 def _network_failure(exc: BaseException, text: str, request: httpx.Request) -> httpx.TransportError | None:
-    """``exc`` (shown as ``text``) as the transport failure it is by its class, wherever raised; else ``None``.
-
-    An `OSError` is the network's (but a file system's, which no socket
-    raises): a refused connection or a name that does not resolve sent
-    nothing, a timeout and anything else may have followed the request (so
-    only a read is retried), as the transports' own tables say for their
-    libraries' errors (each library's connection and timeout errors are
-    translated there, before this).
-    """
+    """``exc`` (shown as ``text``) as the transport failure its class makes it, wherever raised; else ``None``: an
+    `OSError` (not a file system's) is the network's, refused or unresolved sent nothing, any other may have followed
+    the request (only a read is retried), as the transports' own tables say for their libraries."""
     if isinstance(exc, OSError) and not isinstance(exc, _FILE_SYSTEM):
         if (
             isinstance(exc, (ConnectionRefusedError, socket.gaierror, ssl.SSLCertVerificationError))
@@ -164,11 +141,8 @@ def _network_failure(exc: BaseException, text: str, request: httpx.Request) -> h
 
 
 def callers_text(exc: BaseException, request: httpx.Request) -> str:
-    """``": "`` and ``exc``'s text, as an SDK error may quote it: the key and URL credentials masked.
-
-    Code of the caller's may quote the request's headers (``request.headers["authorization"]``): the key
-    is masked whatever the format, with the URL secrets `redact_text` knows.
-    """
+    """``": "`` and ``exc``'s text, as an SDK error may quote it: the key (code of the caller's may quote the headers,
+    in any format) and the URL secrets `redact_text` knows masked."""
     try:
         said = f": {exc}"
     except Exception:  # noqa: BLE001  # a __str__ of the caller's that raises must not replace the failure
@@ -182,13 +156,9 @@ _BEFORE_WRITING = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 def contradicts_the_exchange(exchange: Exchange, exc: httpx.RequestError) -> bool:
-    """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``exchange`` shows.
-
-    A failure that claims nothing was sent (a connect error) once a byte of the request was written, or any
-    failure once the answer's head had arrived (only code run after it, an event hook, raises then), came
-    from code of the caller's inside the client. A read timeout after the write is what the library's own
-    I/O gives: it stays the network's, even with an instrumented client's wrapper in its traceback.
-    """
+    """Whether ``exc``, raised out of a send, cannot be the library's own I/O, given what ``exchange`` shows: a
+    "nothing sent" failure once a byte was written, or any once the answer's head arrived (only code run after it, an
+    event hook, raises then). A read timeout after the write stays the network's, even under an instrumented client."""
     return exchange.may_have_written and (exchange.phase >= ANSWERED or isinstance(exc, _BEFORE_WRITING))
 
 
@@ -202,9 +172,8 @@ def _what_raised(found: CallersCode | None, describe: Callable[[tuple[str, str] 
 
 
 def cause_of(exc: Exception) -> Exception | None:
-    """What the error `unknown_failure` makes of ``exc`` is raised from: ``exc`` itself, but nothing for a rule of the
-    SDK's that a caller's client broke (`ClientRuleBroken`), whose text is the error's whole message and whose class
-    is private: a traceback would show the same words twice, under a name the caller cannot catch."""
+    """What the error `unknown_failure` makes of ``exc`` is raised from: ``exc``, but nothing for a `ClientRuleBroken`,
+    whose text is the whole message (a traceback would repeat it under a class the caller cannot catch)."""
     return None if isinstance(exc, ClientRuleBroken) else exc
 
 
@@ -215,35 +184,21 @@ def unknown_failure(
 
     One table decides, by what was raised and then by where, for every library:
 
-    1. `ClientRuleBroken` (a caller's client broke a rule of the SDK's on this
-       send, and its adapter stopped it): a `MiddlewareError` with its text.
-    2. Anything raised in code of the caller's (`callers_code`) once the
-       attempt's exchange (``attempts.exchange``) shows that the request may have
-       been written: a `MiddlewareError`, whatever its class (a hook's
-       ``ConnectionRefusedError`` or ``httpx.ConnectError`` from its own call
-       to a metrics service that is down says who failed, never that nothing
-       was sent). The send loop routes an httpx error of the caller's here too.
-    3. An `OSError`, wherever it was raised (a socket, TLS, a hand-written
-       transport's ``ConnectionRefusedError``, a SOCKS proxy refusing; not a
-       file system's, such as ``FileNotFoundError``), or a proxy library's
-       refusal: a network failure, retried as its kind allows
-       (`_network_failure`: nothing sent, or maybe sent).
-    4. A library's raise-for-status error (httpx's and httpx2's
-       ``HTTPStatusError``, aiohttp's ``ClientResponseError``): the caller's
-       code asked for it, so a `MiddlewareError`.
-    5. Anything else raised in code of the caller's, or in a library while it
-       ran code of the caller's (`callers_code`: an event hook, a transport,
-       a session's middleware, a respx route): a `MiddlewareError`. Not
-       retried and not an `APIError`, as for a failing middleware: ``except
-       APIError`` must not hide a bug in the calling code.
-    6. Anything else is a library's own failure: counted as "sent, no
-       complete answer", since the service may have acted on the request, so
-       only a read is retried.
+    1. `ClientRuleBroken` (an adapter stopped a rule of the SDK's broken on this send): a `MiddlewareError`.
+    2. Anything raised in code of the caller's (`callers_code`) once ``attempts.exchange`` shows the request may have
+       been written: a `MiddlewareError`, whatever its class (a hook's ``httpx.ConnectError`` from its own call to a
+       metrics service says who failed, never that nothing was sent). The send loop routes such httpx errors here.
+    3. An `OSError` wherever raised (a socket, TLS, a SOCKS proxy; not a file system's), or a proxy library's
+       refusal: a network failure, retried as its kind allows (`_network_failure`).
+    4. A library's raise-for-status error (httpx's and httpx2's ``HTTPStatusError``, aiohttp's
+       ``ClientResponseError``): the caller's code asked for it, so a `MiddlewareError`.
+    5. Anything else raised in code of the caller's, or in a library running it (an event hook, a transport, a
+       session's middleware, a respx route): a `MiddlewareError`, not retried, so ``except APIError`` hides no bug.
+    6. Anything else is a library's own failure: "sent, no complete answer", so only a read is retried.
 
-    ``describe`` is the transport's: what of the caller's its library ran from
-    a frame (`CallersCode.called_by`), ``None`` when it cannot tell (or no
-    ``http_client`` was given). Raise the result from what `cause_of` gives;
-    note the failure first (`Attempts.failed`), which a `MiddlewareError` reads.
+    ``describe`` is the transport's: what of the caller's its library ran from a frame (`CallersCode.called_by`),
+    ``None`` when it cannot tell. Raise the result from what `cause_of` gives; note the failure first
+    (`Attempts.failed`), which a `MiddlewareError` reads.
     """
     said = callers_text(exc, attempts.request)
     if isinstance(exc, ClientRuleBroken):

@@ -1,11 +1,7 @@
-"""Middleware: the caller's code around each attempt, inside the retry loop, on every backend.
+"""Middleware: the caller's code around each attempt, inside the retry loop, on every backend, the first outermost.
 
-The first in the client's list is the outermost. The rules a middleware cannot break are checked here
-(docs/architecture.md, "Guarantees above the seam"): the method, the origin and `CLIENT_HEADERS` stay as the
-SDK built them (a `ClientValidationError`, like ``extra_headers``); ``call_next`` runs at most once per attempt
-(a second call is a `MiddlewareError`); an exception a middleware raises that is not an `AnimalStoreError` ends
-the call as a `MiddlewareError` (the original as ``__cause__``), not retried. What ``call_next`` raised passes
-through a middleware unchanged and is retried as if no middleware were there.
+The rules a middleware must keep are checked here (docs/architecture.md, "Guarantees above the seam"; the user's
+side: docs/production.md). What ``call_next`` raised passes through unchanged, retried as without middleware.
 """
 
 from __future__ import annotations
@@ -82,8 +78,7 @@ class AttemptInfo:
 
     @property
     def call_id(self) -> str:
-        """An id (16 hex digits) that every attempt of one call shares, and no other call: a request id that
-        survives retries."""
+        """An id (16 hex digits) every attempt of one call shares, and no other: a request id that survives retries."""
         return self._call_id
 
     def __eq__(self, other: object) -> bool:
@@ -280,8 +275,7 @@ def check_middleware_sync(value: object) -> tuple[Middleware, ...]:
 
 
 class AttemptState:
-    """One attempt's bookkeeping for the chain: what the SDK built (kept apart: a middleware may
-    change the request object in place), and what the send raised."""
+    """One attempt's bookkeeping: what the SDK built (a middleware may change the request in place), what was raised."""
 
     __slots__ = ("body", "error", "method", "origin", "owned")
 
@@ -337,8 +331,7 @@ def called_twice(middleware: object, attempts: Attempts) -> MiddlewareError:
 
 
 def checked_request(state: AttemptState, request: object, middleware: object, attempts: Attempts) -> httpx.Request:
-    """The request a middleware passed to ``call_next``, once it keeps the rules (else a `ClientValidationError`,
-    which says whether earlier attempts were sent)."""
+    """The request a middleware passed to ``call_next``, once it keeps the rules; else a `ClientValidationError`."""
     who = f"middleware {_name(middleware)}"
     sent = attempts.count - 1
     earlier = (

@@ -1,10 +1,5 @@
-"""The sans-IO core: requests are built and responses interpreted here, with no I/O.
-
-``build_<operation>`` checks the arguments and returns the `httpx.Request`;
-``parse_<operation>`` turns the `httpx.Response` into a model or raises the
-matching exception. Both clients call these, so the two cannot drift apart,
-and every rule can be tested without a network or a mock.
-"""
+"""The sans-IO core, shared by both clients (so they cannot drift apart): ``build_<operation>`` checks the arguments
+and returns the `httpx.Request`; ``parse_<operation>`` turns the response into a model or the matching exception."""
 
 from __future__ import annotations
 
@@ -51,10 +46,7 @@ _MAX_QUOTED = 500
 
 
 class RequestConfig:
-    """What every request of one client shares, prepared once so each call only copies it.
-
-    A plain slotted class: an attrs class costs import time.
-    """
+    """What every request of one client shares, prepared once; a plain slotted class: attrs costs import time."""
 
     __slots__ = (
         "base_url",
@@ -134,7 +126,6 @@ def build_list_pets(
     extra_headers: Mapping[str, str] | None = None,
 ) -> httpx.Request:
     """List animals (``GET /pets``): at most ``limit`` (1 to 100; the service defaults to 20)."""
-    # ``limit`` and ``status`` are sent only when given.
     checked_limit = check_limit(limit)
     checked_status = check_status(status)
     key = (checked_limit, None if checked_status is None else checked_status.value)
@@ -287,12 +278,8 @@ def build_request(
 
 
 def parse_list_pets(response: Finished, attempts: int = 1) -> list[Pet]:
-    """The 200 body of ``GET /pets``, or the matching exception.
-
-    A list longer than the ``limit`` sent (100 when none was) is a broken
-    response, not a bigger page; it is refused by its length, before any
-    `Pet` is built, so a huge body costs no more than its JSON decoding.
-    """
+    """The 200 body of ``GET /pets``, or the matching exception; a list longer than the ``limit`` sent (100 when
+    none was) is refused by its length before any `Pet` is built, so a huge body costs only its JSON decoding."""
     data = _decode(response, attempts)
     limit = response.request.extensions.get(_LIMIT, LIMIT_MAX)
     count = len(cast("list[object]", data)) if data.__class__ is list else 0  # no narrowing: data stays object
@@ -367,13 +354,8 @@ def _processed(response: httpx.Response) -> bool:
 
 
 def status_error(response: httpx.Response, *, attempts: int = 1) -> APIStatusError:
-    """The exception for a non-2xx response, of the class its status names.
-
-    The server's text is quoted, not pasted: at most 500 characters of its
-    ``code`` and ``message`` appear, control characters escaped, so that one
-    response cannot flood or forge a log line. The exception's attributes
-    keep the full values.
-    """
+    """The exception for a non-2xx response, of the class its status names; the server's ``code`` and ``message``
+    are quoted (500 characters, control characters escaped) so one response cannot flood or forge a log line."""
     body = _error_payload(response)
     try:
         error: ErrorBody | None = structure(body, ErrorBody)
@@ -450,10 +432,8 @@ def _snippet(text: str, limit: int = 200) -> str:
 class Operation(NamedTuple):
     """One operation of the service, declared once, in `OPERATIONS` (docs/architecture.md says what follows from it).
 
-    ``route`` is the path template as the service's specification writes it
-    (``/pets/{petId}``); ``example`` holds arguments a call may take, by
-    name (the tests run every operation with them, against a store holding
-    pet 1); ``deprecated`` is the message the methods warn with.
+    ``route`` is the specification's path template (``/pets/{petId}``); ``example`` holds arguments a call may take
+    (the tests run every operation with them, against a store holding pet 1); ``deprecated``, the methods' warning.
     """
 
     name: str

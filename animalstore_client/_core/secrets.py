@@ -1,9 +1,5 @@
-"""What the SDK treats as secret, declared once (`SECRET_NAMES`), and how it keeps secrets out of what it shows:
-masked text (`redact_url`, `redact_text`), and cleared frames (`forget_locals`; docs/architecture.md, "No secret
-in a crash report").
-
-Nothing here imports the rest of the package: every layer may use it.
-"""
+"""What the SDK treats as secret (`SECRET_NAMES`), and how it keeps secrets out of what it shows: masked text
+(`redact_url`, `redact_text`), cleared frames (`forget_locals`). It imports nothing of the package: any layer may."""
 
 from __future__ import annotations
 
@@ -57,12 +53,8 @@ SECRET_NAMES = frozenset(
         "x-goog-signature",
     }
 )
-"""Query parameter and header names whose values are credentials, lower case; compared case-insensitively.
-
-OpenTelemetry's list for ``url.full`` (``AWSAccessKeyId``, ``Signature``, ``sig``,
-``X-Goog-Signature``), plus the names that carry a key, a token, a password or a
-session as often.
-"""
+"""Query parameter and header names whose values are credentials, lower case; compared case-insensitively:
+OpenTelemetry's list for ``url.full``, plus names that as often carry a key, a token, a password or a session."""
 
 REDACTED = "REDACTED"
 """What a secret value is replaced by (OpenTelemetry's spelling for ``url.full``)."""
@@ -96,12 +88,8 @@ def _masked_pair(match: re.Match[str]) -> str:
 
 
 def redact_text(text: str, *, userinfo: str = "***@") -> str:
-    """``text`` with every ``user:password@`` of a URL in it, and every secret-looking query value, masked.
-
-    For URLs (`redact_url`) and for text that quotes one, such as a library's error message
-    (aiohttp's ``Connection timeout to host https://...?token=...``). ``userinfo`` replaces the
-    ``user:password@`` part (``""`` drops it, as ``url.full`` wants).
-    """
+    """``text`` (a URL, or text quoting one, such as a library's error) with every ``user:password@`` replaced by
+    ``userinfo`` (``""`` drops it, as ``url.full`` wants) and every secret-looking query value masked."""
     if "@" in text:
         text = _without_userinfo(text, userinfo)
     if "=" in text:
@@ -112,10 +100,8 @@ def redact_text(text: str, *, userinfo: str = "***@") -> str:
 def _without_userinfo(text: str, userinfo: str) -> str:
     """``text`` with the ``user:password@`` after each ``scheme://`` replaced by ``userinfo``: one pass.
 
-    What ``_USERINFO.sub`` does, without its cost on a server's text: that pattern tries a scheme from every
-    letter of a long run and scans the run each time (quadratic). Here each ``://`` is found once, its scheme
-    looked for in the few characters before it, and the authority scanned once: a scan that finds no ``@``
-    skips every ``://`` inside what it scanned, which would end the same way.
+    ``_USERINFO.sub`` is quadratic on a long run of letters (a scheme tried from each); here each ``://`` is found
+    once, its scheme sought in the few characters before it, and a scan finding no ``@`` skips the ``://`` in it.
     """
     parts: list[str] = []
     done = 0
@@ -142,17 +128,13 @@ def _without_userinfo(text: str, userinfo: str) -> str:
 
 
 def redact_url(url: object, *, userinfo: str = "***@") -> str:
-    """``url`` (an `httpx.URL` or any text) as it may be shown: no ``user:password@``, no secret query value.
-
-    Works on text that is not a valid URL too (a ``base_url`` being refused).
-    """
+    """``url`` (an `httpx.URL` or any text, even invalid) as it may be shown: no ``user:password@`` or secret value."""
     return redact_text(str(url), userinfo=userinfo)
 
 
 _GENERATOR_CODE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-# Before Python 3.13, frame.clear() closes a suspended generator or coroutine instead of refusing
-# (RuntimeError), as it refuses a running frame; before 3.12, a finished coroutine's frame has no
-# f_back to prove which frame awaited it.
+# Before 3.13 frame.clear() closes a suspended generator or coroutine instead of refusing (RuntimeError); before
+# 3.12 a finished coroutine's frame has no f_back to prove which frame awaited it.
 _CLEAR_REFUSES_SUSPENDED = sys.version_info >= (3, 13)
 _FINISHED_CORO_KNOWS_CALLER = sys.version_info >= (3, 12)
 _MOST_EXCEPTIONS = 64
@@ -160,12 +142,8 @@ _MOST_EXCEPTIONS = 64
 
 
 def forget_locals(exc: BaseException, secrets: tuple[str, ...] = ()) -> None:
-    """Clear the local variables of the frames ``exc`` and the exceptions it chains passed out of.
-
-    Called where an exception leaves the SDK, with that frame still running; which exceptions and
-    frames are this call's, and which generator frames are spared, is docs/architecture.md's "No
-    secret in a crash report". Never raises: it is best effort on a path that is already failing.
-    """
+    """Clear the local variables of the frames ``exc`` and the exceptions it chains passed out of (which ones:
+    docs/architecture.md, "No secret in a crash report"). Never raises: best effort on a path already failing."""
     try:
         _forget(exc, secrets)
     except Exception:  # noqa: BLE001  # the exception being raised must stay the one that leaves
@@ -255,9 +233,8 @@ def _members(exc: BaseException) -> tuple[BaseException, ...] | None:
 
 
 def _leaks(exc: BaseException, secrets: tuple[str, ...], depth: int = 0) -> bool:
-    """Whether ``exc`` (not the SDK's own) may still show one of ``secrets``: in its text, ``repr``, arguments,
-    attributes or notes, whatever their shape, or in a member of an exception group; ``True`` when that cannot
-    be told (a ``__str__`` that raises, a group nested past `_MOST_NESTED`)."""
+    """Whether ``exc`` (not the SDK's own) may still show one of ``secrets``, in any part or group member; ``True``
+    when that cannot be told (a ``__str__`` that raises, a group nested past `_MOST_NESTED`)."""
     if type(exc).__module__.split(".")[0] == "animalstore_client":
         return False  # the SDK's own messages are masked when made
     members = _members(exc)
@@ -329,11 +306,8 @@ SHORTEST_MASKED = 8
 
 
 def _mask_args(exc: BaseException, secrets: tuple[str, ...]) -> None:
-    """Mask ``secrets`` in the text arguments of ``exc``, one of this call's: code of the caller's may quote the key.
-
-    A crash reporter records an exception's ``args`` (and its ``str``, made from them) for every
-    exception of a chain; the SDK's own messages are masked when made, this covers the others'.
-    """
+    """Mask ``secrets`` in the text arguments of ``exc``, one of this call's: code of the caller's may quote the key,
+    and a crash reporter records every chained exception's ``args`` (the SDK's own are masked when made)."""
     args = exc.args
     masked = tuple(_masked(arg, secrets) if isinstance(arg, str) else arg for arg in args)
     if masked != args:

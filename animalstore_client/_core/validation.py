@@ -1,8 +1,5 @@
-"""Argument checks, run before any request is built.
-
-Each check raises `ClientValidationError` naming the argument, the rule and
-the value, so a caller can fix the call without reading the source.
-"""
+"""Argument checks, run before any request is built: each raises `ClientValidationError` naming the argument, the
+rule and the value, so a caller can fix the call without reading the source."""
 
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ MAX_SECONDS = 365 * 24 * 3600.0
 class NotGiven:
     """The type of `NOT_GIVEN`: an argument left out, as distinct from ``None``.
 
-    For ``timeout=`` the difference matters: left out means "the client's
-    timeout", ``None`` means "no timeout at all".
+    For ``timeout=`` the difference matters: left out means "the client's timeout", ``None`` "no timeout at all".
     """
 
     _instance: NotGiven | None = None
@@ -184,9 +180,8 @@ def check_max_response_bytes(value: object) -> int | None:
     raise _fail("max_response_bytes", "an int from 1 to 2**63-1, or None for no cap", value)
 
 
-# Headers that frame the message or belong to one hop: httpx sets them from
-# the request itself, and a caller's copy would contradict it (a request with
-# both Content-Length and Transfer-Encoding is the request-smuggling shape).
+# Headers that frame the message or belong to one hop: httpx sets them from the request, and a caller's copy would
+# contradict it (a request with both Content-Length and Transfer-Encoding is the request-smuggling shape).
 FORBIDDEN_HEADERS = frozenset(
     {
         "content-length",
@@ -276,7 +271,6 @@ def _query_text(value: object) -> str | None:
     if value is True or value is False or value is None:
         return "true" if value else "" if value is None else "false"
     if _is_instance(value, "uuid", "UUID") or _is_instance(value, "decimal", "Decimal"):
-        # 1.1.0 sent these as str() gives them (as httpx does); kept, a Decimal only when finite.
         return str(value) if getattr(value, "is_finite", lambda: True)() else None
     if not isinstance(value, (str, int, float)) or (isinstance(value, float) and not math.isfinite(value)):
         return None
@@ -326,8 +320,7 @@ def check_params(params: object) -> list[tuple[str, str]]:
 
 
 JSON_MAX_DEPTH = 500
-"""How many containers deep ``json=`` may nest: real documents stay under a few dozen levels; 500 leaves json.dumps,
-which recurses once per level, room below Python's default recursion limit of 1000."""
+"""How deep ``json=`` may nest: real documents need a few dozen levels; json.dumps recurses per level (limit 1000)."""
 
 _JSON_TYPES_RULE = "JSON data: dicts with str keys, lists, tuples, str, int, float, bool or None"
 _JSON_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -370,13 +363,9 @@ def _json_leaf_fault(item: object) -> str | None:
 
 
 def check_json(data: object) -> None:
-    """``json`` of `request`: data that json.dumps encodes and every JSON parser reads back.
-
-    Allowed are dicts with str keys, lists and tuples, str encodable as
-    UTF-8, int, finite float, bool and ``None``; no container may hold
-    itself, and nesting stops at `JSON_MAX_DEPTH` levels. The walk is a loop
-    with its own stack, so no depth of nesting can exhaust Python's.
-    """
+    """``json`` of `request`: data json.dumps encodes and every JSON parser reads back (dicts with str keys, lists,
+    tuples, str encodable as UTF-8, int, finite float, bool, ``None``), without cycles, at most `JSON_MAX_DEPTH` deep.
+    Walked with a stack of its own, so no nesting can exhaust Python's."""
     path: list[object] = []  # the key or index of the current item in each open container
     children: list[Iterator[tuple[object, object]]] = []
     open_ids: list[int] = []

@@ -1,10 +1,8 @@
 """The transport seam over an `aiohttp.ClientSession` (``backend="aiohttp"``), imported only when it is chosen.
 
-aiohttp's failures become the httpx classes the retry policy tells apart; bodies arrive raw
-(``auto_decompress=False``); redirects are never followed; the call's deadline is aiohttp's ``total`` timeout,
-which bounds the body too. The SDK's own session makes its sockets itself (`_transports.sockets`), so that
-they are closed where aiohttp cannot close them: after its event loop ended (`AiohttpTransport.abandon`) and in
-a forked child (`AiohttpTransport._forked`); docs/architecture.md says how.
+Failures become the httpx classes the retry policy knows; bodies arrive raw; no redirect is followed; the deadline
+is aiohttp's ``total`` timeout (bounding the body too). The SDK's own session makes its sockets, to close them where
+aiohttp cannot (docs/architecture.md, "Sockets closed where their owner cannot close them").
 """
 
 from __future__ import annotations
@@ -40,9 +38,8 @@ _RETRY_CONNECTION = "_retry_connection"
 # A session's middlewares, passed on with `_OneSend` innermost on each send through a caller's session
 # (middlewares= per request replaces them; no public attribute reads them).
 _MIDDLEWARES = "_middlewares"
-# A connector's close without its event loop (what aiohttp's `__del__` calls): the public `close()` makes a task
-# that a loop that has ended, or a forked child's, never runs (destroyed pending, logged); `_close()` marks the
-# connector closed, closes its transports where the loop is open, and makes nothing to wait for.
+# A connector's close without its loop (aiohttp's `__del__` calls it): `close()` makes a task an ended loop, or a
+# forked child's, never runs; `_close()` marks it closed, closes transports where the loop is open, awaits nothing.
 _CLOSE = "_close"
 
 
@@ -98,11 +95,8 @@ def _unresolved(exc: BaseException) -> BaseException:
 
 
 def _without_key(exc: BaseException) -> BaseException:
-    """``exc``, and the exceptions it chains, with ``Authorization`` masked in their ``request_info``.
-
-    aiohttp's ``ClientResponseError`` carries the request's headers in its ``request_info`` and ``args``, where a
-    crash reporter records them: the SDK chains it only with the key masked, keeping its class and message.
-    """
+    """``exc``, and the exceptions it chains, with ``Authorization`` masked in their ``request_info`` and ``args``,
+    where aiohttp's ``ClientResponseError`` carries the request's headers and a crash reporter records them."""
     current: BaseException | None = exc
     for _ in range(8):  # a chain is a few long
         if current is None:
@@ -123,8 +117,7 @@ _FAILURES = (aiohttp.ClientError, TimeoutError)
 # aiohttp's failures that are the network's wherever raised. Its others (a ClientResponseError: a malformed answer,
 # or raise_for_status()) are the network's when they came from the connection (`_OneSend.from_wire`).
 _NETWORK = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, aiohttp.ClientHttpProxyError, TimeoutError)
-# What aiohttp says when credentials of the session's own (its auth, or ~/.netrc under trust_env=True) meet
-# the SDK's Authorization header: it refuses the request, before sending anything.
+# aiohttp's refusal, nothing sent, when the session's own credentials (auth, ~/.netrc) meet the SDK's Authorization.
 _OWN_CREDENTIALS = "Cannot combine AUTHORIZATION header"
 # aiohttp's failures raised only while the connection is being made, before any byte of the request is written.
 _BEFORE_WRITE = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
@@ -136,10 +129,8 @@ _Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
 class _OneSend:
     """The innermost middleware of one send through a caller's session: the request leaves once, with the SDK's key.
 
-    Passed last in ``middlewares=`` on each send, it wraps aiohttp's sending and stops a second sending in one
-    attempt (a middleware retrying or answering a challenge, aiohttp re-sending a GET after a dropped connection),
-    a changed ``Authorization`` and another origin or ``Host``. What came out of the sending is kept (`from_wire`)
-    and reported to the exchange: below the caller's middlewares, it is what "was it stored?" is decided from.
+    It stops a second sending in one attempt (a middleware retrying or answering a challenge, aiohttp re-sending a
+    GET), a changed ``Authorization`` and another origin or ``Host``; what came out (`from_wire`) decides "stored?".
     """
 
     __slots__ = ("_authorization", "_exchange", "_failure", "_first", "_sent")
@@ -236,8 +227,7 @@ class _AiohttpStream(AsyncLibraryStream[aiohttp.ClientResponse]):
             raise translated(exc, self._request, _TRANSLATIONS) from exc
 
     async def aclose(self) -> None:
-        # Read to the end: the connection goes back to the pool. Cut short (the
-        # size cap): close it, or the unread rest would be taken for the next answer.
+        # Cut short (the size cap), it is closed: the unread rest would be taken for the next answer.
         if self._response.content.at_eof():
             self._response.release()
         else:
@@ -248,11 +238,8 @@ _COARSE = 10.0  # seconds left past which the total timeout is rounded down to a
 
 
 def _total(deadline: float | None, clock: Callable[[], float] = time.monotonic) -> float | None:
-    """aiohttp's ``total`` for a call with ``deadline``: the time left, rounded down to 0.1 s when over `_COARSE`.
-
-    So calls in the same tenth of a second share one `aiohttp.ClientTimeout` (~3 µs each made), ending at most
-    0.1 s before their deadline, never after.
-    """
+    """aiohttp's ``total`` for a call with ``deadline``: the time left, over `_COARSE` rounded down to 0.1 s, so calls
+    in the same tenth share one `aiohttp.ClientTimeout`, ending at most 0.1 s early, never late."""
     if deadline is None:
         return None
     left = within(None, httpx.ConnectTimeout, deadline, clock) or 0.0  # none left: nothing is sent
@@ -268,8 +255,7 @@ def _timeout(timeouts: Timeouts, total: float | None) -> aiohttp.ClientTimeout:
         connect=None if connect is None or pool is None else connect + pool,
         sock_connect=connect,
         sock_read=timeouts.get("read"),
-        # aiohttp rounds timers of 5 s or more up to the next whole second, which would let a call
-        # run up to 1 s past its deadline: the SDK's timers fire when they are due.
+        # aiohttp rounds timers of 5 s or more up to a whole second: a call could run 1 s past its deadline.
         ceil_threshold=math.inf,
     )
 
@@ -291,10 +277,7 @@ def _socket_factory(sockets: Sockets) -> Callable[[tuple[Any, ...]], socket.sock
 
 
 def _let_go_of(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop | None, closed: list[int]) -> None:
-    """Let go of ``session``, its sockets' descriptors ``closed`` already, without a loop call or an "Unclosed" log.
-
-    Its transports are released on ``loop``, then its connector is marked closed (`_CLOSE`).
-    """
+    """Let go of ``session``, its sockets' descriptors ``closed`` already, without a loop call or an "Unclosed" log."""
     if loop is not None:
         release_transports(loop, closed)
     try:
@@ -354,11 +337,8 @@ class AiohttpTransport:
 
     @staticmethod
     def refusal(session: object) -> tuple[str, str] | None:
-        """Why a caller's ``session`` cannot be held to the SDK's rules on every send, and the rule; else ``None``.
-
-        An auth middleware, though `_OneSend` would stop it: a session built for another service fails at once,
-        not on the first challenge (a session's auth is refused in `_clients.backends`, as httpx's).
-        """
+        """Why a caller's ``session`` cannot be held to the SDK's rules on every send, and the rule; else ``None``:
+        an auth middleware, though `_OneSend` would stop it, so a session for another service fails at once."""
         if not any(isinstance(m, aiohttp.DigestAuthMiddleware) for m in getattr(session, _MIDDLEWARES, ())):
             return None
         return (
@@ -390,9 +370,8 @@ class AiohttpTransport:
             auto_decompress=False,
             # No cookie jar: a cookie set for one API key must never go out with another's (with_options shares it).
             cookie_jar=aiohttp.DummyCookieJar(),
-            # The SDK's header limits, not aiohttp's 8 KB a field: past them aiohttp's refusal is the SDK's one error
-            # (`translated`); the send loop checks the total and the count. Not max_headers: aiohttp 3.12.7, the
-            # oldest the extra allows, has none (aiohttp's own count, 128 where it has one, is above the SDK's).
+            # The SDK's header limits, not aiohttp's 8 KB a field (the send loop checks the total and the count).
+            # Not max_headers: aiohttp 3.12.7, the oldest the extra allows, has none.
             max_line_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
             max_field_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
         )
@@ -471,21 +450,15 @@ class AiohttpTransport:
             await self._session.close()
 
     def abandon(self) -> None:
-        """Close the SDK's own session's connections without its event loop, which has ended; then let go of it.
-
-        Its sockets are closed as descriptors (the loop can run no callback), and the session let go of
-        without a loop call: no "Unclosed client session" when it is collected.
-        """
+        """Close the SDK's own session's connections without its ended event loop (as descriptors), then let go of
+        the session without a loop call: no "Unclosed client session" when it is collected."""
         if self._owned and self._sockets is not None:  # a caller's session is theirs; one never made needs nothing
             self._closed = True
             self._forked(self._sockets.close())  # let go of as in a forked child, its sockets closed first
 
     def _forked(self, closed: list[int]) -> None:
         """In a forked child, once its copies of the session's sockets are closed (``closed``): let go of the session.
-
-        Only this process's tables change: the descriptors were closed first, so the selector the parent
-        shares is untouched.
-        """
+        The descriptors were closed first, so the selector the parent shares is untouched."""
         session, self._session = self._session, None
         if session is not None and self._owned:
             _let_go_of(session, self._loop, closed)

@@ -1,12 +1,8 @@
 """What both clients' transports over pyreqwest (``backend="pyreqwest"``) share, through pyreqwest's public API.
 
-The library clients' settings, the translation of pyreqwest's failures and the releases at exit; imported only
-when that backend is chosen. The library client is always the SDK's own
-(`refusal`), with every decoder off, no redirect followed, no cookie store and no proxy but the SDK's reading of
-the environment. The call's deadline is the request's own total timeout; the per-phase timeouts are the library
-client's, so the SDK keeps one per proxy and set of timeouts. It is built on the first call, for pyreqwest's
-runtime cannot be used in a process forked after it started (`_built`), and let go of before the interpreter
-finalizes (`_Releases`).
+Imported only for that backend. The library client is always the SDK's own (`refusal`): no decoder, redirect, cookie
+store or proxy but the SDK's; one per proxy and set of per-phase timeouts, the deadline being each request's total
+timeout. Built on first use (`_built`: a fork cannot use a started pyreqwest), let go of at exit (`_Releases`).
 """
 
 # pyreqwest's stubs leave some types unknown to pyright; mypy reads them and checks every call here strictly.
@@ -66,12 +62,10 @@ _REMEMBERED = 64  # distinct request header sets (and URLs) whose library form a
 LIBRARY = f"pyreqwest/{pyreqwest.__version__}"
 """The library that sends, as the User-Agent names it."""
 MAX_CONNECTIONS = 100
-"""The connections one of the SDK's pyreqwest clients holds at most: its failures unwind in more CPU than other
-backends' (1,050 calls failing at once against 1,000 connections took 2.3 s to end, at total_timeout=1)."""
+"""The most connections one of the SDK's pyreqwest clients holds: its failures unwind in more CPU than others'."""
 FAILURES = (errors.PyreqwestError,)
-# pyreqwest's classes do not say whether the request left (its ConnectError covers a reset after writing too);
-# reqwest's chain does: only the connector's failures carry this cause. Worded otherwise, every failure counts as
-# "sent" (no POST repeated); tests/test_pyreqwest.py pins the wording.
+# pyreqwest's classes do not say whether the request left (ConnectError covers a reset after writing); reqwest's
+# chain does: only connector failures carry this cause (else "sent"; tests/test_pyreqwest.py pins the wording).
 CONNECT_CAUSE = "client error (Connect)"
 DNS_CAUSE = "dns error"
 """reqwest's cause for a host name that did not resolve (tests/test_pyreqwest.py pins the wording)."""
@@ -106,9 +100,8 @@ _SENT: Translations = (
 
 
 def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange | None) -> httpx.TransportError:
-    """The library's failure as the httpx class the retry policy knows; one of reqwest's connector (or a pool
-    slot that never came free) is reported to ``exchange`` as nothing written: the SDK made the library's client,
-    and no code of the caller's runs inside it."""
+    """The library's failure as the httpx class the retry policy knows; a connector failure (or no pool slot) is
+    reported to ``exchange`` as nothing written: no code of the caller's runs in the SDK's own library client."""
     causes = _cause_messages(exc)
     if exchange is not None and (CONNECT_CAUSE in causes or isinstance(exc, errors.PoolTimeoutError)):
         exchange.not_written()
@@ -139,8 +132,7 @@ def _translated(exc: BaseException, request: httpx.Request, exchange: Exchange |
 
 
 def library_failure(exc: BaseException, request: httpx.Request, exchange: Exchange | None = None) -> Exception:
-    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`
-    (which reports to the sending's ``exchange`` what the library's own failure proves)."""
+    """What a library failure becomes: the SDK's error for a client closed mid-call, else `_translated`'s."""
     if not isinstance(exc, errors.ClientClosedError):
         return _translated(exc, request, exchange)
     closed = AnimalStoreError(CLOSED_MID_CALL)
@@ -162,12 +154,8 @@ def forked_error(cause: object) -> AnimalStoreError:
 
 
 def _built(new: Any, proxy: str | None, key: tuple[float | None, ...]) -> Any:
-    """A library client from ``new``, unless this is a child forked after its parent started pyreqwest.
-
-    pyreqwest refuses such a child itself, but one forked while a parent thread was still inside
-    pyreqwest's start-up inherits its lock held and would wait in pyreqwest for ever
-    (tests/test_fork.py caught one): so the child does not call pyreqwest at all.
-    """
+    """A library client from ``new``, unless this is a child forked after its parent started pyreqwest: one forked
+    during pyreqwest's start-up inherits its lock held and would hang in it, so the child does not call it at all."""
     global _started_in  # noqa: PLW0603  # one fact per process, inherited across fork on purpose
     pid = os.getpid()
     if _started_in is not None and _started_in != pid:
@@ -185,14 +173,9 @@ _EXIT_GRACE = 0.1  # seconds a process waits at exit after the SDK let go of its
 
 
 class _Releases:
-    """The pyreqwest clients the SDK holds in this process, let go of before the interpreter finalizes.
-
-    Shortly after a library client is let go (closed or not), pyreqwest's runtime thread calls into Python; if
-    the interpreter is finalizing by then, the process aborts ("Fatal Python error: PyGILState_Release: thread
-    state ... must be current when releasing"; tests/test_pyreqwest.py). So at exit, before finalizing, the SDK
-    closes the library clients it still holds and waits until `_EXIT_GRACE` has passed since it let go of the
-    last one (20 ms sufficed in 150 loaded runs); a process that let go of them earlier does not wait.
-    """
+    """The pyreqwest clients the SDK holds in this process, let go of before the interpreter finalizes: pyreqwest's
+    runtime thread calls into Python shortly after a client is let go, which aborts a finalizing process
+    (tests/test_pyreqwest.py); so at exit the SDK closes them and waits out `_EXIT_GRACE` since the last."""
 
     def __init__(
         self, clock: Callable[[], float], register: Callable[[Callable[[], None]], object] = atexit.register
@@ -225,11 +208,8 @@ class _Releases:
             self._last = self._clock()
 
     def at_exit(self, sleep: Callable[[float], object] = time.sleep) -> None:
-        """Close every library client still held, then wait out the rest of `_EXIT_GRACE`.
-
-        The SDK clients stay open (a later exit handler's call builds a library client again). Nothing in a
-        forked child: it must not call pyreqwest (`_built`), and the runtime thread was not copied into it.
-        """
+        """Close every library client still held, then wait out the rest of `_EXIT_GRACE`; nothing in a forked child
+        (`_built`). The SDK clients stay open: a later exit handler's call builds a library client again."""
         if _started_in != os.getpid():
             return
         with self._lock:
@@ -331,10 +311,7 @@ class Settings:
         _trust(builder, self._verify)
 
     def prepare(self, request: httpx.Request, new: Any) -> tuple[Any, str, list[tuple[str, str]]]:
-        """The library client for this request, its URL and its headers in the library's form.
-
-        The client is the one for the request's proxy and timeouts, built by ``new(proxy, key)`` on first use.
-        """
+        """The library client for the request's proxy and timeouts (``new(proxy, key)``), its URL and headers."""
         url = request.url
         raw = tuple(request.headers.raw)
         with self._lock:
@@ -353,8 +330,7 @@ class Settings:
         client = self._clients.get(entry)
         if client is None:
             if len(self._clients) >= _MOST_CLIENTS:
-                # Many timeout settings in one client family: the oldest library client is
-                # dropped from the table (calls under way keep it; it closes when collected).
+                # Many timeout settings: the oldest is dropped (calls under way keep it; it closes when collected).
                 del self._clients[next(iter(self._clients))]
                 _releases.released()
             client = self._clients[entry] = _built(new, proxy, key)
@@ -386,8 +362,7 @@ def _raw_pairs(response: Any) -> list[tuple[bytes, bytes]]:
     try:
         pairs = [(name.encode(), value.encode()) for name, value in headers.items()]
     except ValueError:
-        # A value that is not UTF-8 (Latin-1 from an old server): pyreqwest cannot hand it over
-        # at all, so such headers are left out, one by one, and the rest kept.
+        # A value not UTF-8 (Latin-1 from an old server) pyreqwest cannot hand over: such headers are left out.
         pairs = []
         for name in headers:
             try:
@@ -419,18 +394,15 @@ def _total(deadline: float | None) -> timedelta | None:
     return timedelta(seconds=min(within(None, httpx.ConnectTimeout, deadline) or 0.0, _ONE_DAY))
 
 
-# What pyreqwest reads of a body before handing the response over (its default, kept). Turning that
-# off (streamed_read_buffer_limit(0)) would let a task cancelled during the body close its connection
-# at once, but costs an extra trip to the library's thread, ~27 us a call (a sixth); a cancelled
-# request runs on to its answer or its deadline instead (docs/usage.md).
+# What pyreqwest reads of a body before handing the response over (its default). Turned off, a task cancelled
+# mid-body could close its connection at once, for an extra trip to the library's thread a call (a sixth more);
+# a cancelled request runs on to its answer or its deadline instead (docs/usage.md).
 _READ_AHEAD = BaseRequestBuilder.default_streamed_read_buffer_limit()
 
 
 def refusal(client: object) -> tuple[str, str]:
-    """Why a caller's pyreqwest ``client`` is refused as ``http_client`` (always), and the rule.
-
-    Nor does its answer say where it came from (no final URL): the SDK would take another host's for the store's.
-    """
+    """Why a caller's pyreqwest ``client`` is refused as ``http_client`` (always), and the rule; nor does its answer
+    say where it came from (no final URL): the SDK would take another host's for the store's."""
     return (
         "http_client cannot be a pyreqwest client: a built pyreqwest client follows redirects unless its builder "
         "was told follow_redirects(False), and it can neither be asked which nor told otherwise per request, so a "
@@ -470,8 +442,7 @@ class PyreqwestHead(StreamHead[PyreqwestResponse]):
         return headers_from_library(self.raw_headers())
 
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
-        # Read on every answer (the SDK's header limit, the service's notices): the pairs alone, made once, not the
-        # httpx.Headers of the base class, which cost pyreqwest's calls 60 to 80 thousand instructions each.
+        # Read on every answer: the pairs alone, made once, not the base class's httpx.Headers, costly to make.
         raw = self._raw
         if raw is None:
             raw = self._raw = _raw_pairs(self._response)
@@ -492,9 +463,6 @@ class PyreqwestHead(StreamHead[PyreqwestResponse]):
             return None
 
     def _read_ahead_whole(self) -> bool:
-        """Whether the body's declared length is within what pyreqwest has read ahead: then it is taken in one piece.
-
-        One call instead of a chunk loop and its end-of-body call, for this service's small JSON bodies.
-        """
+        """Whether the declared body length is within pyreqwest's read-ahead: then it is taken in one call, no loop."""
         length = self._response.get_header("content-length")
         return length is not None and length.isdigit() and int(length) <= _READ_AHEAD
