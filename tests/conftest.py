@@ -420,7 +420,7 @@ GET_PET_NOTICE = pytest.mark.filterwarnings("ignore:The animal store announces t
 and Sunset headers warn of get_pet's removal (tests/test_service_deprecation.py holds that warning)."""
 
 
-def on_library(library: str, value: str) -> Any:
+def on_library(library: str, value: object) -> Any:
     """``value`` as a parameter of a test that needs ``library``: skipped without it, marked if it runs once."""
     marks = [NEEDS[library]] if library in NEEDS else []
     if library in RUN_ONCE:
@@ -455,7 +455,7 @@ needs_httpx2 = NEEDS["httpx2"]
 """Marks a test that needs httpx2: skipped, with the reason printed, where it cannot be installed."""
 
 
-def on_httpx2(value: str) -> Any:
+def on_httpx2(value: object) -> Any:
     """``value`` as a parameter of a test that needs httpx2, marked so (``needs_httpx2`` and ``httpx2``)."""
     return on_library("httpx2", value)
 

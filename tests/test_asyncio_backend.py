@@ -429,15 +429,26 @@ def test_the_import_checks_of_the_asyncio_reaches_fail_loudly_when_asyncio_chang
         check_transport_table()
 
 
-def test_the_pool_refuses_an_httpcore_that_no_longer_asks_is_readable() -> None:
-    """The pool's import checks that httpcore's idle check still asks ``is_readable`` (which the SDK's stream
-    answers): an httpcore without the query fails the import by name, not silently at the first dead connection."""
+_POOL = "animalstore_client._transports.pool"
+_IS_READABLE_CHECKS = [
+    pytest.param(("httpcore", "AsyncHTTP11Connection", f"{_POOL}.httpcore_async"), id="httpcore-async"),
+    pytest.param(("httpcore", "HTTP11Connection", f"{_POOL}._generated.httpcore_sync"), id="httpcore-sync"),
+    on_httpx2(("httpcore2", "AsyncHTTP11Connection", f"{_POOL}._generated.httpcore2.httpcore2_async")),
+    on_httpx2(("httpcore2", "HTTP11Connection", f"{_POOL}._generated.httpcore2.httpcore2_sync")),
+]
+
+
+@pytest.mark.parametrize("checked", _IS_READABLE_CHECKS)
+def test_the_pool_refuses_an_httpcore_that_no_longer_asks_is_readable(checked: tuple[str, str, str]) -> None:
+    """Each pool's import checks that its httpcore's (or httpcore2's) idle check still asks ``is_readable`` (which
+    the SDK's stream answers): one without the query fails the import by name, not at the first dead connection."""
+    library, connection, module = checked
     code = (
-        "import httpcore\n"
+        f"import {library}\n"
         "def has_expired(self): return False\n"
-        "httpcore.AsyncHTTP11Connection.has_expired = has_expired\n"
+        f"{library}.{connection}.has_expired = has_expired\n"
         "try:\n"
-        "    import animalstore_client._transports.pool.httpcore_async\n"
+        f"    import {module}\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )
