@@ -139,8 +139,11 @@ SHARED_TRANSPORT_PARTS = {
     f"{TOP}._transports.lookups",
     f"{TOP}._transports.seam_async",
     f"{TOP}._transports._generated.seam_sync",
+    f"{TOP}._transports.stream_async",
+    f"{TOP}._transports._generated.stream_sync",
 }
-"""What every library's module may use below the clients: the seam, the shared parts, the proxies' pools, the
+"""What every library's module may use below the clients: the seam, the shared parts (a library's response stream
+among them), the proxies' pools, the
 sockets a forked child or an ended event loop closes (`_transports.sockets`), and the process's bounded name
 lookups (`_transports.lookups`)."""
 

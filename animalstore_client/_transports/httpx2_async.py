@@ -20,32 +20,19 @@ from animalstore_client._core.exchange import ClientRuleBroken, Exchange, compos
 from animalstore_client._core.failures import contradicts_the_exchange, raised_by_callers_code
 from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.shared import (
-    AsyncLibraryStream,
-    Translations,
     callers_part_in_httpx,
     request_hooks_in_httpx,
+    same_named,
     translated,
 )
+from animalstore_client._transports.stream_async import AsyncLibraryStream
 
 __all__ = ["AsyncHttpx2Transport"]
 
 # As httpx's (`_transports.httpx_async._NO_AUTH`): httpx2 too reads auth=None as "the client's own".
 _NO_AUTH = httpx2.Auth()
 
-# httpx2's failures and the httpx class of the same meaning, most specific first.
-_HTTPX2_FAILURES: Translations = (
-    (httpx2.PoolTimeout, httpx.PoolTimeout),
-    (httpx2.ConnectTimeout, httpx.ConnectTimeout),
-    (httpx2.ReadTimeout, httpx.ReadTimeout),
-    (httpx2.WriteTimeout, httpx.WriteTimeout),
-    (httpx2.ConnectError, httpx.ConnectError),
-    (httpx2.ReadError, httpx.ReadError),
-    (httpx2.WriteError, httpx.WriteError),
-    (httpx2.ProxyError, httpx.ProxyError),
-    (httpx2.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpx2.LocalProtocolError, httpx.LocalProtocolError),
-    (httpx2.RemoteProtocolError, httpx.RemoteProtocolError),
-)
+_HTTPX2_FAILURES = same_named(httpx2)  # each of its failures to httpx's class of the same name
 
 
 class _AsyncHttpx2Stream(AsyncLibraryStream[httpx2.Response]):
@@ -67,21 +54,8 @@ class _AsyncHttpx2Stream(AsyncLibraryStream[httpx2.Response]):
     def _reason(self) -> str | None:
         return self._response.reason_phrase
 
-    async def aiter_raw(self) -> AsyncIterator[bytes]:
-        chunks = self._response.aiter_raw()
-        try:
-            while True:
-                try:
-                    chunk = await anext(chunks, None)
-                except httpx2.TransportError as exc:
-                    raise translated(exc, self._request, _HTTPX2_FAILURES) from exc
-                if chunk is None:
-                    return
-                yield chunk
-        finally:
-            close = getattr(chunks, "aclose", None)  # typed as an iterator; httpx2 gives a generator
-            if close is not None:
-                await close()
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._translated(self._response.aiter_raw(), (httpx2.TransportError,), _HTTPX2_FAILURES)
 
     async def aclose(self) -> None:
         await self._response.aclose()

@@ -10,7 +10,8 @@ import httpx
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.exchange import ClientRuleBroken, Exchange, composed_trace_async
 from animalstore_client._core.httpx_private import finished_response
-from animalstore_client._transports.shared import AsyncLibraryStream, callers_part_in_httpx, request_hooks_in_httpx
+from animalstore_client._transports.shared import callers_part_in_httpx, request_hooks_in_httpx
+from animalstore_client._transports.stream_async import AsyncLibraryStream
 
 __all__ = ["AsyncHttpxTransport"]
 

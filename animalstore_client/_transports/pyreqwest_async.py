@@ -22,6 +22,7 @@ from animalstore_client._transports.pyreqwest import (
     released,
     request_builder,
 )
+from animalstore_client._transports.shared import NO_HEADERS, no_callers_code
 
 if TYPE_CHECKING:
     import pyreqwest.request
@@ -83,14 +84,8 @@ class AsyncPyreqwestTransport:
         self._settings.configure(builder, proxy, key)
         return builder.build()
 
-    @property
-    def default_headers(self) -> httpx.Headers:
-        """None: a pyreqwest client's default headers cannot be read back, and the SDK's own win anyway."""
-        return httpx.Headers()
-
-    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
-        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
-        return None
+    default_headers = NO_HEADERS
+    callers_part = staticmethod(no_callers_code)
 
     @property
     def is_closed(self) -> bool:

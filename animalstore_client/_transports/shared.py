@@ -1,7 +1,7 @@
 """What every library's transport shares below the seam: the response stream's common part, and failure translation.
 
-Each library's stream derives from `AsyncLibraryStream` or `LibraryStream` and adds only how its library reads
-the headers, the codings, the reason phrase and the body; its failures go through `translated` with its table.
+Each library's stream derives from `StreamHead` (through `_transports.stream_async.AsyncLibraryStream` and its
+generated sync twin); its failures go through `translated` with its table.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from animalstore_client._core.httpx_private import response_from_library
 
 __all__ = [
     "CLOSED_MID_CALL",
-    "AsyncLibraryStream",
-    "LibraryStream",
+    "NO_HEADERS",
     "StreamHead",
     "Translations",
     "callers_part_in_httpx",
     "is_literal",
     "looked_up",
     "middlewares_named",
+    "no_callers_code",
     "request_hooks_in_httpx",
+    "same_named",
     "translated",
 ]
 
@@ -78,28 +79,39 @@ class StreamHead(Generic[R]):
         )
 
 
-class AsyncLibraryStream(StreamHead[R]):
-    """An async client's stream, whose body is read in chunks unless the library overrides `whole_body`."""
-
-    __slots__ = ()
-
-    async def whole_body(self) -> bytes | None:
-        """None: the body is read in chunks (``aiter_raw``)."""
-        return None
-
-
-class LibraryStream(StreamHead[R]):
-    """A sync client's stream, whose body is read in chunks unless the library overrides `whole_body`."""
-
-    __slots__ = ()
-
-    def whole_body(self) -> bytes | None:
-        """None: the body is read in chunks (``iter_raw``)."""
-        return None
-
-
 Translations = tuple[tuple[type[BaseException], type[httpx.TransportError]], ...]
 """A library's failures, most specific first, each with the httpx class the retry policy knows it by."""
+
+# httpx's transport failures, most specific first, as httpx maps httpcore's; httpcore and httpx2 use the same names.
+_HTTPX_NAMES = (
+    "PoolTimeout",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "WriteTimeout",
+    "ConnectError",
+    "ReadError",
+    "WriteError",
+    "ProxyError",
+    "UnsupportedProtocol",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+)
+
+
+def same_named(library: Any) -> Translations:
+    """The `Translations` of a library that names its failures as httpx does (httpcore, httpx2): each of its classes
+    to httpx's of the same name (a name it no longer has fails the import, naming it)."""
+    return tuple((getattr(library, name), getattr(httpx, name)) for name in _HTTPX_NAMES)
+
+
+NO_HEADERS = httpx.Headers()
+"""``default_headers`` of a transport over a library client the SDK made: its own are all there is (never changed)."""
+
+
+def no_callers_code(called_by: tuple[str, str] | None) -> str | None:
+    """``callers_part`` of a transport over a library client the SDK made, which runs no code of the caller's (but a
+    mock's): None."""
+    return None
 
 
 # How each library says it refused an answer's head over its own limits (tests/test_header_limits.py pins each):

@@ -11,7 +11,8 @@ import httpx
 from animalstore_client._core.body import codings_in
 from animalstore_client._core.exchange import ClientRuleBroken, Exchange, composed_trace_sync
 from animalstore_client._core.httpx_private import finished_response
-from animalstore_client._transports.shared import LibraryStream, callers_part_in_httpx, request_hooks_in_httpx
+from animalstore_client._transports.shared import callers_part_in_httpx, request_hooks_in_httpx
+from animalstore_client._transports._generated.stream_sync import LibraryStream
 
 __all__ = ["HttpxTransport"]
 

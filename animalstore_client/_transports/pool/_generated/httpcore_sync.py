@@ -23,7 +23,8 @@ from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.pool._generated.deadline_network_sync import DeadlineBackend
 from animalstore_client._transports.pool._generated.pool_sync import ConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
-from animalstore_client._transports.shared import LibraryStream, Translations, translated
+from animalstore_client._transports.shared import NO_HEADERS, no_callers_code, same_named, translated
+from animalstore_client._transports._generated.stream_sync import LibraryStream
 
 __all__ = ["HttpcoreTransport"]
 
@@ -39,19 +40,7 @@ if "is_readable" not in httpcore.HTTP11Connection.has_expired.__code__.co_consts
 
 
 # httpcore's failures and the httpx class the retry policy knows each by (as httpx maps them), most specific first.
-_HTTPCORE_FAILURES: Translations = (
-    (httpcore.PoolTimeout, httpx.PoolTimeout),
-    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
-    (httpcore.ReadTimeout, httpx.ReadTimeout),
-    (httpcore.WriteTimeout, httpx.WriteTimeout),
-    (httpcore.ConnectError, httpx.ConnectError),
-    (httpcore.ReadError, httpx.ReadError),
-    (httpcore.WriteError, httpx.WriteError),
-    (httpcore.ProxyError, httpx.ProxyError),
-    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
-    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
-)
+_HTTPCORE_FAILURES = same_named(httpcore)
 # What is translated; anything else passes untouched.
 _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ in _HTTPCORE_FAILURES)
 
@@ -76,21 +65,8 @@ class _HttpcoreStream(LibraryStream[httpcore.Response]):
         return reason.decode("latin-1") if isinstance(reason, bytes) else None
 
     def iter_raw(self) -> Iterator[bytes]:
-        return self._chunks()
-
-    def _chunks(self) -> Iterator[bytes]:
-        # No context is set around each chunk: the deadline network stream holds every read of the body to the
-        # deadline of the call whose request it wrote (one context set a call, the send's).
-        chunks = self._response.iter_stream()
-        try:
-            for chunk in chunks:
-                yield chunk
-        except _FAILURES as exc:
-            raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
-        finally:
-            close = getattr(chunks, "close", None)  # typed as an iterator; httpcore gives a generator
-            if close is not None:
-                close()
+        # The deadline network stream holds every read of the body to the deadline of the call whose request it wrote.
+        return self._translated(self._response.iter_stream(), _FAILURES, _HTTPCORE_FAILURES)
 
     def close(self) -> None:
         # Read to its end, the connection goes back to the pool; cut short, httpcore closes it.
@@ -111,14 +87,8 @@ class HttpcoreTransport:
         self._ssl_context = ssl_context
         self._pools: PoolsByProxy[ConnectionPool | httpcore.HTTPProxy] = PoolsByProxy(self._new_pool)
 
-    @property
-    def default_headers(self) -> httpx.Headers:
-        """None: the SDK's own headers are all there is."""
-        return httpx.Headers()
-
-    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
-        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
-        return None
+    default_headers = NO_HEADERS
+    callers_part = staticmethod(no_callers_code)
 
     @property
     def is_closed(self) -> bool:

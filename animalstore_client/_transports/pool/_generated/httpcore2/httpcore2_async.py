@@ -25,7 +25,8 @@ from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._transports.pool._generated.httpcore2.deadline_network_async import AsyncDeadlineBackend
 from animalstore_client._transports.pool._generated.httpcore2.pool_async import AsyncConnectionPool
 from animalstore_client._transports.proxies import PoolsByProxy
-from animalstore_client._transports.shared import AsyncLibraryStream, Translations, translated
+from animalstore_client._transports.shared import NO_HEADERS, no_callers_code, same_named, translated
+from animalstore_client._transports.stream_async import AsyncLibraryStream
 
 __all__ = ["AsyncHttpcore2Transport"]
 
@@ -41,19 +42,7 @@ if "is_readable" not in httpcore2.AsyncHTTP11Connection.has_expired.__code__.co_
 
 
 # httpcore2's failures and the httpx class the retry policy knows each by (as httpx maps them), most specific first.
-_HTTPCORE_FAILURES: Translations = (
-    (httpcore2.PoolTimeout, httpx.PoolTimeout),
-    (httpcore2.ConnectTimeout, httpx.ConnectTimeout),
-    (httpcore2.ReadTimeout, httpx.ReadTimeout),
-    (httpcore2.WriteTimeout, httpx.WriteTimeout),
-    (httpcore2.ConnectError, httpx.ConnectError),
-    (httpcore2.ReadError, httpx.ReadError),
-    (httpcore2.WriteError, httpx.WriteError),
-    (httpcore2.ProxyError, httpx.ProxyError),
-    (httpcore2.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpcore2.LocalProtocolError, httpx.LocalProtocolError),
-    (httpcore2.RemoteProtocolError, httpx.RemoteProtocolError),
-)
+_HTTPCORE_FAILURES = same_named(httpcore2)
 # What is translated; anything else passes untouched.
 _FAILURES: tuple[type[BaseException], ...] = tuple(core_class for core_class, _ in _HTTPCORE_FAILURES)
 
@@ -78,21 +67,8 @@ class _AsyncHttpcoreStream(AsyncLibraryStream[httpcore2.Response]):
         return reason.decode("latin-1") if isinstance(reason, bytes) else None
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
-        return self._chunks()
-
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        # No context is set around each chunk: the deadline network stream holds every read of the body to the
-        # deadline of the call whose request it wrote (one context set a call, the send's).
-        chunks = self._response.aiter_stream()
-        try:
-            async for chunk in chunks:
-                yield chunk
-        except _FAILURES as exc:
-            raise translated(exc, self._request, _HTTPCORE_FAILURES) from exc
-        finally:
-            close = getattr(chunks, "aclose", None)  # typed as an iterator; httpcore2 gives a generator
-            if close is not None:
-                await close()
+        # The deadline network stream holds every read of the body to the deadline of the call whose request it wrote.
+        return self._translated(self._response.aiter_stream(), _FAILURES, _HTTPCORE_FAILURES)
 
     async def aclose(self) -> None:
         # Read to its end, the connection goes back to the pool; cut short, httpcore2 closes it.
@@ -113,14 +89,8 @@ class AsyncHttpcore2Transport:
         self._ssl_context = ssl_context
         self._pools: PoolsByProxy[AsyncConnectionPool | httpcore2.AsyncHTTPProxy] = PoolsByProxy(self._new_pool)
 
-    @property
-    def default_headers(self) -> httpx.Headers:
-        """None: the SDK's own headers are all there is."""
-        return httpx.Headers()
-
-    def callers_part(self, called_by: tuple[str, str] | None) -> str | None:
-        """None: the SDK made the library's client, which runs no code of the caller's (but a mock's)."""
-        return None
+    default_headers = NO_HEADERS
+    callers_part = staticmethod(no_callers_code)
 
     @property
     def is_closed(self) -> bool:
