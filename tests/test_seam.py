@@ -105,8 +105,8 @@ def test_an_idle_connection_the_server_closed_is_not_reused(make_client: ClientF
         assert client.list_pets()[0].id == 7
         # The server's close (awaited, bounded: a loaded machine may delay its thread) reaches the client's idle
         # socket. An async client's event loop runs meanwhile, as in any application: aiohttp learns of a close
-        # only from its running loop (its own silent re-send, which used to hide this, is off: see
-        # docs/architecture.md).
+        # only from its running loop (its own silent re-send, which used to hide this, is stopped by the SDK's
+        # innermost middleware: see docs/architecture.md).
         assert server.wait_for_open_connections(0) == 0
         loop = getattr(client, "_loop", None)
         if isinstance(loop, asyncio.AbstractEventLoop):

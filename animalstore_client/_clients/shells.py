@@ -28,6 +28,7 @@ from animalstore_client._core.deprecation import (
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.log import logger
 from animalstore_client._core.operations import ROUTES, operation_of
+from animalstore_client._transports.sockets import opening_sync
 
 if TYPE_CHECKING:
     from animalstore_client._clients.telemetry import CallObserver, Telemetry
@@ -385,7 +386,10 @@ def _abandon(transport: Any) -> None:
     if abandon is None:
         return  # a library's own session: its sockets are left to the garbage collector
     try:
-        abandon()
+        # A fork waits for it: a child forked half-way would find the sockets closed and the transports over them
+        # still held, which nothing then lets go of (each warns of an unclosed transport when collected).
+        with opening_sync():
+            abandon()
     except Exception as exc:  # noqa: BLE001  # closing what is dead anyway must not fail a call
         logger.debug("Closing the connections of an ended event loop failed: %s: %s", type(exc).__name__, exc)
 

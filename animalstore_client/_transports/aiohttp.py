@@ -28,13 +28,10 @@ from animalstore_client._core.httpx_private import headers_from_library
 from animalstore_client._core.log import logger
 from animalstore_client._core.tls import ssl_context
 from animalstore_client._transports.proxies import Origins, proxy_for
-from animalstore_client._transports.shared import AsyncLibraryStream, Translations, middlewares_named, translated
+from animalstore_client._transports.shared import Translations, middlewares_named, translated
 from animalstore_client._transports.sockets import Sockets, check_transport_table, opening_sync, release_transports
+from animalstore_client._transports.stream_async import AsyncLibraryStream
 
-# aiohttp sends a GET, HEAD or OPTIONS again by itself when a connection drops (RFC 9112), unseen by the attempt
-# count, the middleware, the retry budget and the trace. The SDK's own sessions turn that off with this attribute
-# (as aiohttp's own test client does; no public argument does it); through a caller's, `_OneSend` stops it.
-_RETRY_CONNECTION = "_retry_connection"
 # A session's middlewares, passed on with `_OneSend` innermost on each send through a caller's session
 # (middlewares= per request replaces them; no public attribute reads them).
 _MIDDLEWARES = "_middlewares"
@@ -55,8 +52,7 @@ def _require(present: bool, name: str, use: str) -> None:
 
 
 _SESSION_ATTRIBUTES: frozenset[str] = getattr(aiohttp.ClientSession, "ATTRS", frozenset())
-for _private in (_RETRY_CONNECTION, _MIDDLEWARES):
-    _require(_private in _SESSION_ATTRIBUTES, f"ClientSession.{_private}", "keep every request it sends counted")
+_require(_MIDDLEWARES in _SESSION_ATTRIBUTES, f"ClientSession.{_MIDDLEWARES}", "keep every request it sends counted")
 _require(
     callable(getattr(aiohttp.BaseConnector, _CLOSE, None)),
     f"BaseConnector.{_CLOSE}",
@@ -127,15 +123,17 @@ _Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
 
 
 class _OneSend:
-    """The innermost middleware of one send through a caller's session: the request leaves once, with the SDK's key.
+    """The innermost middleware of every send: the request leaves once, with the SDK's key.
 
-    It stops a second sending in one attempt (a middleware retrying or answering a challenge, aiohttp re-sending a
-    GET), a changed ``Authorization`` and another origin or ``Host``; what came out (`from_wire`) decides "stored?".
+    It stops a second sending in one attempt (aiohttp re-sending a GET by itself when a connection drops, unseen by
+    the attempt count and the retry budget; a caller's middleware retrying or answering a challenge), a changed
+    ``Authorization`` and another origin or ``Host`` (``authorization`` is ``None`` for the SDK's own session, where
+    nothing of a caller's runs before it); what came out (`from_wire`) decides "stored?".
     """
 
     __slots__ = ("_authorization", "_exchange", "_failure", "_first", "_sent")
 
-    def __init__(self, authorization: list[str], exchange: Exchange) -> None:
+    def __init__(self, authorization: list[str] | None, exchange: Exchange) -> None:
         self._exchange = exchange
         self._authorization = authorization
         self._sent = False
@@ -157,20 +155,21 @@ class _OneSend:
                 "not sent. The SDK sends each attempt once and retries by itself (max_retries=): give it a session "
                 "without that middleware"
             )
-        if request.headers.getall("Authorization", []) != self._authorization:
-            raise ClientRuleBroken(
-                "a middleware of http_client (an aiohttp session) changed the request's Authorization header, which "
-                "carries api_key: the request was not sent. The SDK authenticates with api_key alone: give it a "
-                "session without that middleware (or with_options(api_key=...) for another key)"
+        if self._authorization is not None:
+            if request.headers.getall("Authorization", []) != self._authorization:
+                raise ClientRuleBroken(
+                    "a middleware of http_client (an aiohttp session) changed the request's Authorization header, "
+                    "which carries api_key: the request was not sent. The SDK authenticates with api_key alone: give "
+                    "it a session without that middleware (or with_options(api_key=...) for another key)"
+                )
+            url = request.url
+            exchange.about_to_write(
+                url.scheme.encode("ascii"),
+                (url.raw_host or "").encode("ascii"),
+                url.port,
+                [value.encode("latin-1") for value in request.headers.getall("Host", [])],
+                "http_client (an aiohttp session)",
             )
-        url = request.url
-        exchange.about_to_write(
-            url.scheme.encode("ascii"),
-            (url.raw_host or "").encode("ascii"),
-            url.port,
-            [value.encode("latin-1") for value in request.headers.getall("Host", [])],
-            "http_client (an aiohttp session)",
-        )
         self._sent = True
         try:
             response = await handler(request)
@@ -359,7 +358,7 @@ class AiohttpTransport:
         # reads ~/.netrc in a worker thread on every request; the environment's proxies are applied in `_url`.
         self._loop = asyncio.get_running_loop()
         sockets = self._sockets = Sockets(after_fork=self._forked)
-        session = aiohttp.ClientSession(
+        return aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
                 limit=1000,
                 limit_per_host=0,
@@ -375,8 +374,6 @@ class AiohttpTransport:
             max_line_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
             max_field_size=MAX_RESPONSE_HEADER_BYTES + _STATUS_LINE,
         )
-        setattr(session, _RETRY_CONNECTION, False)  # every request the SDK sends is an attempt it counts
-        return session
 
     def _timeout_for(self, timeouts: Timeouts, deadline: float | None) -> aiohttp.ClientTimeout:
         total = _total(deadline)
@@ -400,8 +397,12 @@ class AiohttpTransport:
             _KEPT,
         )
         _, url, proxy = remembered(self._urls, id(request.url), lambda: self._url(request.url), _KEPT)
-        one_send = None if self._owned else _OneSend(request.headers.get_list("authorization"), exchange)
-        middlewares = None if one_send is None else (*getattr(session, _MIDDLEWARES), one_send)
+        if self._owned:
+            one_send = _OneSend(None, exchange)
+            middlewares: tuple[Any, ...] = (one_send,)
+        else:
+            one_send = _OneSend(request.headers.get_list("authorization"), exchange)
+            middlewares = (*getattr(session, _MIDDLEWARES), one_send)
         started = time.monotonic()
         try:
             response = await session.request(
@@ -421,10 +422,8 @@ class AiohttpTransport:
             raise exc.naming(middlewares_named(getattr(session, _MIDDLEWARES))) from None
         except _FAILURES as exc:
             _without_key(exc)
-            if one_send is None and isinstance(exc, _BEFORE_WRITE):
-                exchange.not_written()  # the SDK's own session: aiohttp's connector failed, nothing of the caller's ran
             if (
-                one_send is not None
+                not self._owned
                 and not one_send.from_wire(exc)
                 and (exchange.may_have_written or not isinstance(exc, _NETWORK))
                 # aiohttp's own timeouts (its total is the deadline) fire in a caller's middleware that waits too.
@@ -433,7 +432,7 @@ class AiohttpTransport:
                 raise  # a middleware or trace callback of the caller's raised it: `unknown_failure` judges
             raise translated(exc, request, _TRANSLATIONS) from _unresolved(exc)
         except ValueError as exc:
-            if one_send is None or _OWN_CREDENTIALS not in str(exc):
+            if self._owned or _OWN_CREDENTIALS not in str(exc):
                 raise
             raise ClientRuleBroken(
                 "http_client (an aiohttp session) adds credentials of its own to this request (from ~/.netrc for this "

@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["Sockets", "check_transport_table", "close_copy", "opening_async", "opening_sync", "release_transports"]
 
-FORK_WAIT = 5.0  # seconds a fork waits at most for other threads' connections being opened (`opening_sync`)
+FORK_WAIT = 5.0  # seconds a fork waits at most for other threads' connections being opened or let go (`opening_sync`)
 
 _opening = threading.Condition()
 _openers: dict[int, int] = {}  # per thread ident, the connections it is opening, not yet in their `Sockets`
@@ -23,10 +23,12 @@ _openers: dict[int, int] = {}  # per thread ident, the connections it is opening
 
 @contextlib.contextmanager
 def opening_sync() -> Generator[None]:
-    """Around a sync pool's opening of a connection, until its socket is added to the pool's `Sockets`.
+    """Around a sync pool's opening of a connection, until its socket is added to the pool's `Sockets`; and around
+    letting go of an ended event loop's connections (`_clients.shells._abandon`), sockets then transports.
 
-    Till then only the opening thread holds it: a fork waits (`_wait_for_openings`), or the child's copy would
-    escape `_after_fork_in_child`; a fork under way holds the condition, so none is created during it either.
+    Till then only this thread knows the state: a fork waits (`_wait_for_openings`), or the child's copy of a
+    socket would escape `_after_fork_in_child`, or its transports stay held over sockets closed already; a fork
+    under way holds the condition, so none of these starts during it either.
     """
     me = threading.get_ident()
     with _opening:
