@@ -545,3 +545,39 @@ def test_a_child_keeping_the_inherited_event_loop_looks_a_name_up_at_once() -> N
     finally:
         server.shutdown()
         server.server_close()
+
+
+ABANDON_THEN_FORK = """
+import os, sys, threading
+from animalstore_client._clients import shells
+
+started, release, done = threading.Event(), threading.Event(), []
+
+class EndedLoopsTransport:
+    def abandon(self):  # closes sockets, then lets go of transports: a fork must not land in between
+        started.set()
+        release.wait(10)
+        done.append(True)
+
+thread = threading.Thread(target=shells._abandon, args=(EndedLoopsTransport(),))
+thread.start()
+assert started.wait(10)
+# Registered after the SDK's hook, so it runs before it: the abandon goes on only once the fork has begun.
+os.register_at_fork(before=release.set)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if done else 1)
+thread.join(10)
+print("child saw the abandon finished:", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX-only")
+def test_a_fork_waits_for_another_threads_abandoning_of_an_ended_loops_connections() -> None:
+    """A fork while another thread abandons an ended event loop's connections (sockets closed, then transports let
+    go of) waits until it ends: forked half-way, a child would hold transports over sockets closed already."""
+    result = subprocess.run(
+        [sys.executable, "-c", ABANDON_THEN_FORK], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "child saw the abandon finished: True", result.stdout + result.stderr

@@ -28,7 +28,6 @@ from animalstore_client._core.deprecation import (
 from animalstore_client._core.exceptions import AnimalStoreError
 from animalstore_client._core.log import logger
 from animalstore_client._core.operations import ROUTES, operation_of
-from animalstore_client._transports.sockets import opening_sync
 
 if TYPE_CHECKING:
     from animalstore_client._clients.telemetry import CallObserver, Telemetry
@@ -385,6 +384,8 @@ def _abandon(transport: Any) -> None:
     abandon = getattr(transport, "abandon", None)
     if abandon is None:
         return  # a library's own session: its sockets are left to the garbage collector
+    from animalstore_client._transports.sockets import opening_sync  # here: only a pool's import loads the hooks
+
     try:
         # A fork waits for it: a child forked half-way would find the sockets closed and the transports over them
         # still held, which nothing then lets go of (each warns of an unclosed transport when collected).

@@ -125,10 +125,10 @@ _Handler = Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]
 class _OneSend:
     """The innermost middleware of every send: the request leaves once, with the SDK's key.
 
-    It stops a second sending in one attempt (aiohttp re-sending a GET by itself when a connection drops, unseen by
-    the attempt count and the retry budget; a caller's middleware retrying or answering a challenge), a changed
-    ``Authorization`` and another origin or ``Host`` (``authorization`` is ``None`` for the SDK's own session, where
-    nothing of a caller's runs before it); what came out (`from_wire`) decides "stored?".
+    It stops a second sending in one attempt (aiohttp re-sending a GET, PUT or DELETE by itself when its connection
+    drops, unseen by the attempt count and the retry budget; a caller's middleware retrying or answering a
+    challenge), a changed ``Authorization`` and another origin or ``Host`` (``authorization`` is ``None`` for the
+    SDK's own session, where nothing of a caller's runs before it); what came out (`from_wire`) decides "stored?".
     """
 
     __slots__ = ("_authorization", "_exchange", "_failure", "_first", "_sent")

@@ -186,8 +186,9 @@ class _Connection(asyncio.BufferedProtocol, httpcore.AsyncNetworkStream):
         try:
             cast("asyncio.Transport", self.transport).abort()
         except RuntimeError:
-            if self.loop.is_closed():  # the socket is closed without the loop
-                self.abandon()
+            if self.loop.is_closed():  # the socket is closed without the loop; a fork waits (as in `abandon`'s caller)
+                with opening_sync():
+                    self.abandon()
         except Exception:  # noqa: BLE001  # a transport asyncio is closing already: closed enough
             return
 
